@@ -1,0 +1,24 @@
+# Every dependency comes from the distribution's packages through find_package (scripts/ installs them).
+find_package(benchmark REQUIRED)
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(Threads REQUIRED)
+
+# OpenBLAS's own CMake file (Debian) hard-codes /usr paths, so look for the library and cblas.h
+# through the prefix path instead; that also finds a copy unpacked elsewhere (the GPU machine).
+find_path(OPENBLAS_CBLAS_INCLUDE_DIR cblas.h
+  PATH_SUFFIXES openblas-pthread openblas x86_64-linux-gnu/openblas-pthread x86_64-linux-gnu)
+find_library(OPENBLAS_LIBRARY NAMES openblas PATH_SUFFIXES openblas-pthread)
+if(NOT OPENBLAS_CBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS with cblas.h not found: install libopenblas-dev (scripts/bench does)")
+endif()
+add_library(OpenBLAS::cblas INTERFACE IMPORTED)
+set_target_properties(OpenBLAS::cblas PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES "${OPENBLAS_CBLAS_INCLUDE_DIR}"
+  INTERFACE_LINK_LIBRARIES "${OPENBLAS_LIBRARY}")
+
+if(OFFLOADBENCH_TESTS)
+  find_package(GTest REQUIRED)
+endif()

@@ -1,0 +1,59 @@
+// How a benchmark family declares its cases and reports from inside one.
+// A case is a Google Benchmark registration plus its parameters as data (`fields`), which the
+// results file carries as row fields so nothing downstream ever parses a benchmark name.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+namespace offloadbench {
+
+enum class Clock {
+  device_events,  // UseManualTime: the case calls SetIterationTime with CUDA-event time
+  host_wall,      // UseRealTime: wall clock around the loop body (CPU cases, host-side costs)
+};
+
+struct CaseSpec {
+  std::string name;       // "transfer/h2d/pinned/16MiB"; unique
+  std::string family;     // the suite name
+  nlohmann::json fields;  // every parameter: {"direction": "h2d", "bytes": 16777216, "device": 0, ...}
+  Clock clock = Clock::host_wall;
+  std::function<void(benchmark::State&)> run;
+};
+
+void register_case(CaseSpec spec);
+
+// The fields a case was registered with (family included); null when the name is unknown.
+nlohmann::json case_fields(const std::string& name);
+
+// Every case registered so far, in registration order.
+const std::vector<CaseSpec>& registered_cases();
+
+// Forget every registered case (tests register several suites in one process).
+void clear_registered_cases();
+
+// ---- inside a case ----
+// Skip (cannot run here: no GPU, does not fit). The row keeps the reason, the run goes on.
+void skip_case(benchmark::State& state, const std::string& reason);
+// The output check failed: the row is marked invalid and the run exits non-zero at the end.
+void invalidate_case(benchmark::State& state, const std::string& what_was_wrong);
+// The output check passed (call once, outside the timed region).
+void mark_validated(benchmark::State& state);
+// Totals over all iterations; the file gets them per iteration (device_time_s, host_time_s).
+void report_device_seconds(benchmark::State& state, double total_seconds);
+void report_host_seconds(benchmark::State& state, double total_seconds);
+// A physical limit this case's bytes_per_second must not exceed (PCIe link, DRAM peak). A row above
+// it is kept but marked invalid with above_ceiling: that is how a missing synchronize shows itself.
+void set_bytes_ceiling(benchmark::State& state, double bytes_per_second);
+void set_flops_ceiling(benchmark::State& state, double flop_per_second);
+// FLOPs done per iteration; the file gets flop_per_second.
+void set_flops_per_iteration(benchmark::State& state, double flops);
+
+// Prefixes that the results reporter reads back out of Google Benchmark's error message.
+inline constexpr const char* kSkipPrefix = "skipped: ";
+inline constexpr const char* kInvalidPrefix = "invalid: ";
+
+}  // namespace offloadbench

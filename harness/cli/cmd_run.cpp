@@ -1,0 +1,151 @@
+// `offloadbench run`: registers the chosen suites, runs them through Google Benchmark and keeps the
+// results file current. Every bad input is rejected before anything is measured or written.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "harness/benchmark_case.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/options.h"
+#include "harness/results_reporter.h"
+#include "harness/run_context.h"
+#include "harness/sizes.h"
+#include "harness/summary.h"
+#include "harness/system_info.h"
+
+namespace offloadbench::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string suites = "all";
+  bool quick = false;
+  bool full = false;
+  std::string device;
+  std::string out;
+  int repetitions = 5;
+  std::string sizes;
+  std::vector<std::string> benchmark_flags;
+};
+
+std::string default_out_path() {
+  std::filesystem::create_directories("results");
+  return fmt::format("results/{}-{}.json", query_host_info().hostname, utc_now_stamp());
+}
+
+// Fails now, before anything runs, if the results file could not be written later.
+void check_writable(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw UsageError(fmt::format("--out '{}' is a directory", path));
+  const std::string probe = fmt::format("{}.tmp.{}", path, getpid());
+  std::ofstream out(probe);
+  if (!out) throw UsageError(fmt::format("cannot write --out '{}': {}", path, std::strerror(errno)));
+  out.close();
+  std::remove(probe.c_str());
+}
+
+// How many registered cases a --benchmark_filter selects (for the progress line only).
+int count_selected(const std::vector<std::string>& flags) {
+  std::string filter;
+  for (const auto& f : flags)
+    if (f.rfind("--benchmark_filter=", 0) == 0) filter = f.substr(19);
+  int n = 0;
+  bool negate = !filter.empty() && filter[0] == '-';
+  std::regex re;
+  try {
+    re = std::regex(negate ? filter.substr(1) : filter, std::regex::extended);
+  } catch (const std::regex_error&) {
+    return static_cast<int>(registered_cases().size());
+  }
+  for (const auto& c : registered_cases())
+    if (filter.empty() || std::regex_search(c.name, re) != negate) ++n;
+  return n;
+}
+
+int execute_run(const RunOptions& o, const std::vector<std::string>& command_line) {
+  if (o.quick && o.full) throw UsageError("--quick and --full cannot be used together");
+  if (o.repetitions < 1 || o.repetitions > 1000)
+    throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
+  for (const auto& flag : o.benchmark_flags)
+    if (flag.rfind("--benchmark_", 0) != 0)
+      throw UsageError(fmt::format("'{}' after -- is not a Google Benchmark flag (--benchmark_...)", flag));
+
+  RunConfig config;
+  config.quick = !o.full;
+  try {
+    if (!o.sizes.empty()) config.sizes = parse_size_list(o.sizes);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--sizes: {}", e.what()));
+  }
+  const auto suites = select_suites(o.suites);
+  const std::string device = o.device.empty() ? "0" : o.device;
+  config.gpu_devices = select_devices(device);
+
+  // Google Benchmark parses its own flags; ours go first so that the user's override them.
+  std::vector<std::string> gb_args = {command_line.empty() ? "offloadbench" : command_line[0],
+                                      fmt::format("--benchmark_repetitions={}", o.repetitions),
+                                      fmt::format("--benchmark_min_time={}", config.quick ? 0.02 : 0.1)};
+  gb_args.insert(gb_args.end(), o.benchmark_flags.begin(), o.benchmark_flags.end());
+  std::vector<char*> gb_argv;
+  for (auto& a : gb_args) gb_argv.push_back(a.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+
+  const std::string out = o.out.empty() ? default_out_path() : o.out;
+  check_writable(out);
+
+  RunDescription description;
+  for (auto* s : suites) {
+    s->register_cases(config);
+    description.suites.push_back(s->name);
+  }
+  description.mode = config.quick ? "quick" : "full";
+  description.repetitions = o.repetitions;
+  description.devices = device;
+  description.command_line = command_line;
+
+  ResultsReporter reporter(out, make_run_context(description), count_selected(o.benchmark_flags),
+                           isatty(STDERR_FILENO) != 0);
+  try {
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } catch (const std::exception& e) {
+    reporter.finish(fmt::format("failure: {}", e.what()));
+    throw;
+  }
+  reporter.finish();
+  benchmark::Shutdown();
+
+  print_summary(stdout, reporter.document());
+  fmt::print("results: {}\n", out);
+  if (reporter.invalid_rows() > 0) {
+    fmt::print(stderr, "offloadbench: {} benchmark row(s) failed validation (see 'validated' in {})\n",
+               reporter.invalid_rows(), out);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app, const std::vector<std::string>& command_line) {
+  auto o = std::make_shared<RunOptions>();
+  auto* run = app.add_subcommand("run", "Run benchmark suites and write one results file");
+  run->add_option("--suite", o->suites, "Comma-separated suites, or all")->default_str("all");
+  run->add_flag("--quick", o->quick, "Quick sweep (the default)");
+  run->add_flag("--full", o->full, "Full sweep of every size");
+  run->add_option("--device", o->device, "GPU index, all, or cpu (no GPU cases)")->default_str("0");
+  run->add_option("--out", o->out, "Results file (default results/<host>-<UTC time>.json)");
+  run->add_option("--repetitions", o->repetitions, "Repetitions per benchmark")->default_str("5");
+  run->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, e.g. 4KiB,1MiB,256MiB");
+  run->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
+  return {run, [o, command_line] { return execute_run(*o, command_line); }};
+}
+
+}  // namespace offloadbench::cli

@@ -1,0 +1,28 @@
+// The offloadbench CLI's subcommands. Each add_* function declares its options on `app` and
+// returns the subcommand with the function that runs it; main() dispatches. Exit codes:
+// 0 ok, 1 the measured outcome failed (invalid rows, a regression), 2 bad input.
+#pragma once
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace offloadbench::cli {
+
+struct Command {
+  CLI::App* app;
+  std::function<int()> execute;
+};
+
+// Bad input: main() prints "offloadbench: <message>" on one line and exits 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+Command add_run_command(CLI::App& app, const std::vector<std::string>& command_line);
+Command add_list_command(CLI::App& app);
+Command add_info_command(CLI::App& app);
+
+}  // namespace offloadbench::cli

@@ -1,0 +1,118 @@
+// The parts of gpu_info.h that need no CUDA: link arithmetic, sysfs, JSON.
+#include "gpu_info.h"
+
+#include <cctype>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "pcie.h"
+
+namespace offloadbench {
+
+namespace {
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string sysfs_device_dir(const std::string& pci_bus_id, const std::string& root) {
+  std::string id = pci_bus_id;
+  for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // CUDA may print an 8-digit domain ("00000000:1b:00.0"); sysfs uses 4.
+  if (id.size() > 12 && id.find(':') == 8) id = id.substr(4);
+  return root + "/" + id;
+}
+}  // namespace
+
+double PcieLink::theoretical_bytes_per_second() const {
+  return pcie_link_bytes_per_second(current_generation, current_width);
+}
+
+bool PcieLink::degraded() const {
+  return known() && ((max_generation > 0 && current_generation < max_generation) ||
+                     (max_width > 0 && current_width < max_width));
+}
+
+PcieLink read_sysfs_link(const std::string& pci_bus_id, const std::string& sysfs_root) {
+  PcieLink link;
+  const auto dir = sysfs_device_dir(pci_bus_id, sysfs_root);
+  const auto cur_speed = read_line(dir + "/current_link_speed");
+  const auto max_speed = read_line(dir + "/max_link_speed");
+  const auto cur_width = read_line(dir + "/current_link_width");
+  const auto max_width = read_line(dir + "/max_link_width");
+  if (cur_speed.empty() || cur_width.empty()) return link;
+  link.current_generation = pcie_generation_from_speed(cur_speed);
+  link.max_generation = pcie_generation_from_speed(max_speed);
+  link.current_width = std::atoi(cur_width.c_str());
+  link.max_width = std::atoi(max_width.c_str());
+  link.source = "sysfs";
+  return link;
+}
+
+int read_sysfs_numa_node(const std::string& pci_bus_id, const std::string& sysfs_root) {
+  const auto text = read_line(sysfs_device_dir(pci_bus_id, sysfs_root) + "/numa_node");
+  return text.empty() ? -1 : std::atoi(text.c_str());
+}
+
+std::string link_warning(const GpuInfo& gpu) {
+  const auto& l = gpu.link;
+  if (!l.degraded()) return "";
+  return fmt::format(
+      "GPU {} link runs at PCIe Gen{} x{}, below its maximum Gen{} x{}: host<->device copies are capped at "
+      "{:.1f} GB/s instead of {:.1f} GB/s (check the slot, riser and BIOS; an idle GPU may also downclock "
+      "its link until it is busy)",
+      gpu.index, l.current_generation, l.current_width, l.max_generation, l.max_width,
+      l.theoretical_bytes_per_second() / 1e9, pcie_link_bytes_per_second(l.max_generation, l.max_width) / 1e9);
+}
+
+std::string cuda_version_string(int encoded) {
+  if (encoded <= 0) return "none";
+  return fmt::format("{}.{}", encoded / 1000, (encoded % 1000) / 10);
+}
+
+nlohmann::json to_json(const GpuInfo& gpu) {
+  const auto& l = gpu.link;
+  nlohmann::json link = {{"current_generation", l.current_generation}, {"max_generation", l.max_generation},
+                         {"current_width", l.current_width},           {"max_width", l.max_width},
+                         {"source", l.source},
+                         {"theoretical_bytes_per_second", l.theoretical_bytes_per_second()},
+                         {"degraded", l.degraded()}};
+  return {{"index", gpu.index},
+          {"name", gpu.name},
+          {"compute_capability", fmt::format("{}.{}", gpu.cc_major, gpu.cc_minor)},
+          {"sm_count", gpu.sm_count},
+          {"memory_total_bytes", gpu.memory_total_bytes},
+          {"memory_free_bytes", gpu.memory_free_bytes},
+          {"l2_cache_bytes", gpu.l2_cache_bytes},
+          {"memory_bus_width_bits", gpu.memory_bus_width_bits},
+          {"dram_bytes_per_second", gpu.dram_bytes_per_second},
+          {"async_engine_count", gpu.async_engine_count},
+          {"pci_bus_id", gpu.pci_bus_id},
+          {"numa_node", gpu.numa_node},
+          {"pcie_link", link}};
+}
+
+nlohmann::json to_json(const GpuInventory& inv) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : inv.gpus) gpus.push_back(to_json(g));
+  return {{"built_with_cuda", inv.built_with_cuda},
+          {"cuda_runtime_version", cuda_version_string(inv.runtime_version)},
+          {"cuda_driver_version", cuda_version_string(inv.driver_version)},
+          {"driver_release", inv.driver_release},
+          {"nvml", inv.nvml_status},
+          {"unavailable_reason", inv.unavailable_reason},
+          {"gpus", gpus}};
+}
+
+std::string gpu_unavailable_reason(int index) {
+  const auto& inv = gpu_inventory();
+  if (!inv.unavailable_reason.empty()) return inv.unavailable_reason;
+  if (index < 0 || index >= static_cast<int>(inv.gpus.size()))
+    return fmt::format("GPU {} does not exist ({} visible)", index, inv.gpus.size());
+  return "";
+}
+
+}  // namespace offloadbench

@@ -1,0 +1,73 @@
+// What `offloadbench info` shows and every results file records about the GPUs: deviceQuery's
+// facts plus what decides transfer speed (PCIe link, copy engines, NUMA node).
+// Implemented by gpu_info_cuda.cpp, or by gpu_info_none.cpp in a build without CUDA.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace offloadbench {
+
+struct PcieLink {
+  int current_generation = 0;  // 0 = unknown
+  int max_generation = 0;
+  int current_width = 0;
+  int max_width = 0;
+  std::string source;  // "nvml", "sysfs" or "" when unknown
+
+  // Per direction, at the current generation and width; 0 when unknown.
+  double theoretical_bytes_per_second() const;
+  bool known() const { return current_generation > 0 && current_width > 0; }
+  // True when the link runs below its maximum generation or width.
+  bool degraded() const;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  std::uint64_t memory_total_bytes = 0;
+  std::uint64_t memory_free_bytes = 0;
+  std::uint64_t l2_cache_bytes = 0;
+  double dram_bytes_per_second = 0;  // theoretical: 2 (DDR) × memory clock × bus width / 8
+  int memory_bus_width_bits = 0;
+  int async_engine_count = 0;  // copy engines that can run beside compute
+  std::string pci_bus_id;
+  int numa_node = -1;
+  PcieLink link;
+};
+
+struct GpuInventory {
+  bool built_with_cuda = false;
+  int runtime_version = 0;  // 13000 = 13.0
+  int driver_version = 0;   // highest CUDA version the driver supports, same encoding
+  std::string driver_release;  // NVML's driver version ("570.86.15"), "" when NVML is absent
+  std::string nvml_status;     // "available" or why not
+  std::vector<GpuInfo> gpus;
+  std::string unavailable_reason;  // non-empty when no GPU can be used, with the CUDA error's text
+};
+
+// Queried once per process; later calls return the same answer.
+const GpuInventory& gpu_inventory();
+
+// "" when device `index` can run GPU cases, else why not (no GPU, no driver, out of range).
+std::string gpu_unavailable_reason(int index);
+
+// A plain sentence when a GPU's link runs below its maximum, else "".
+std::string link_warning(const GpuInfo& gpu);
+
+// "13.0" from 13000.
+std::string cuda_version_string(int encoded);
+
+nlohmann::json to_json(const GpuInfo& gpu);
+nlohmann::json to_json(const GpuInventory& inventory);
+
+// PCIe link from /sys/bus/pci/devices/<bus id>/{current,max}_link_{speed,width}; empty when absent.
+PcieLink read_sysfs_link(const std::string& pci_bus_id, const std::string& sysfs_root = "/sys/bus/pci/devices");
+int read_sysfs_numa_node(const std::string& pci_bus_id, const std::string& sysfs_root = "/sys/bus/pci/devices");
+
+}  // namespace offloadbench

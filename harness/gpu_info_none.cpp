@@ -1,0 +1,20 @@
+// gpu_inventory() for a build without CUDA: no GPU can be used, and the reason says why.
+#include "gpu_info.h"
+#include "nvml.h"
+
+namespace offloadbench {
+
+const GpuInventory& gpu_inventory() {
+  static const GpuInventory inventory = [] {
+    GpuInventory inv;
+    inv.built_with_cuda = false;
+    inv.unavailable_reason = "offloadbench was built without CUDA (no nvcc at configure time)";
+    const auto& nvml = Nvml::instance();
+    inv.nvml_status = nvml.available() ? "available" : nvml.unavailable_reason();
+    inv.driver_release = nvml.driver_version();
+    return inv;
+  }();
+  return inventory;
+}
+
+}  // namespace offloadbench

@@ -1,0 +1,80 @@
+// NVML through dlopen. The few entry points are declared here by their documented C ABI
+// (nvmlReturn_t is an int, nvmlDevice_t an opaque pointer), so no nvml.h is needed to build.
+#include "nvml.h"
+
+#include <dlfcn.h>
+
+namespace offloadbench {
+
+namespace {
+using nvml_device = void*;
+using init_fn = int (*)();
+using shutdown_fn = int (*)();
+using handle_by_bus_fn = int (*)(const char*, nvml_device*);
+using uint_query_fn = int (*)(nvml_device, unsigned*);
+using driver_version_fn = int (*)(char*, unsigned);
+
+template <typename Fn>
+Fn symbol(void* library, const char* name) {
+  return reinterpret_cast<Fn>(dlsym(library, name));
+}
+}  // namespace
+
+Nvml& Nvml::instance() {
+  static Nvml nvml;
+  return nvml;
+}
+
+Nvml::Nvml() {
+  library_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library_) {
+    reason_ = "libnvidia-ml.so.1 not found (no NVIDIA driver)";
+    return;
+  }
+  auto init = symbol<init_fn>(library_, "nvmlInit_v2");
+  if (!init) {
+    reason_ = "libnvidia-ml.so.1 has no nvmlInit_v2";
+    return;
+  }
+  const int rc = init();
+  if (rc != 0) {
+    reason_ = "nvmlInit_v2 failed with NVML error " + std::to_string(rc);
+    return;
+  }
+  available_ = true;
+}
+
+Nvml::~Nvml() {
+  if (available_) {
+    if (auto shutdown = symbol<shutdown_fn>(library_, "nvmlShutdown")) shutdown();
+  }
+  // The library stays loaded: unloading the driver's NVML at exit has crashed in the past.
+}
+
+std::string Nvml::driver_version() const {
+  if (!available_) return "";
+  auto query = symbol<driver_version_fn>(library_, "nvmlSystemGetDriverVersion");
+  char text[96] = {};
+  if (!query || query(text, sizeof text) != 0) return "";
+  return text;
+}
+
+std::optional<PcieLinkState> Nvml::pcie_link(const std::string& pci_bus_id) const {
+  if (!available_) return std::nullopt;
+  auto by_bus = symbol<handle_by_bus_fn>(library_, "nvmlDeviceGetHandleByPciBusId_v2");
+  auto cur_gen = symbol<uint_query_fn>(library_, "nvmlDeviceGetCurrPcieLinkGeneration");
+  auto max_gen = symbol<uint_query_fn>(library_, "nvmlDeviceGetMaxPcieLinkGeneration");
+  auto cur_width = symbol<uint_query_fn>(library_, "nvmlDeviceGetCurrPcieLinkWidth");
+  auto max_width = symbol<uint_query_fn>(library_, "nvmlDeviceGetMaxPcieLinkWidth");
+  nvml_device device = nullptr;
+  if (!by_bus || !cur_gen || !max_gen || !cur_width || !max_width) return std::nullopt;
+  if (by_bus(pci_bus_id.c_str(), &device) != 0) return std::nullopt;
+  unsigned values[4] = {};
+  if (cur_gen(device, &values[0]) || max_gen(device, &values[1]) || cur_width(device, &values[2]) ||
+      max_width(device, &values[3]))
+    return std::nullopt;
+  return PcieLinkState{static_cast<int>(values[0]), static_cast<int>(values[1]),
+                       static_cast<int>(values[2]), static_cast<int>(values[3])};
+}
+
+}  // namespace offloadbench

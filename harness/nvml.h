@@ -1,0 +1,36 @@
+// NVML, loaded at run time from the driver's libnvidia-ml.so.1 when it is there. Nothing here may
+// fail to start without it: every query answers "unknown" and says why.
+#pragma once
+#include <optional>
+#include <string>
+
+namespace offloadbench {
+
+struct PcieLinkState {
+  int current_generation = 0;
+  int max_generation = 0;
+  int current_width = 0;
+  int max_width = 0;
+};
+
+class Nvml {
+ public:
+  static Nvml& instance();  // loads and initialises once
+  bool available() const { return available_; }
+  const std::string& unavailable_reason() const { return reason_; }
+  std::string driver_version() const;  // "" when unknown
+  // pci_bus_id as cudaDeviceGetPCIBusId writes it ("0000:1B:00.0").
+  std::optional<PcieLinkState> pcie_link(const std::string& pci_bus_id) const;
+
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+ private:
+  Nvml();
+  ~Nvml();
+  void* library_ = nullptr;
+  bool available_ = false;
+  std::string reason_;
+};
+
+}  // namespace offloadbench

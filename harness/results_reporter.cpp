@@ -1,0 +1,179 @@
+#include "results_reporter.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "benchmark_case.h"
+#include "results.h"
+#include "system_info.h"
+
+namespace offloadbench {
+
+namespace {
+const char* time_unit_name(benchmark::TimeUnit unit) {
+  switch (unit) {
+    case benchmark::kNanosecond: return "ns";
+    case benchmark::kMicrosecond: return "us";
+    case benchmark::kMillisecond: return "ms";
+    case benchmark::kSecond: return "s";
+  }
+  return "ns";
+}
+
+bool starts_with(const std::string& text, const char* prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+std::string local_date() {  // Google Benchmark's own "date" format
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+  std::string s = text;  // +0000 -> +00:00
+  if (s.size() > 2) s.insert(s.size() - 2, ":");
+  return s;
+}
+
+// Reads a ceiling counter and marks the row when its throughput is above it.
+void check_ceiling(nlohmann::json& row, const char* rate_key, const char* ceiling_key) {
+  if (!row.contains(rate_key) || !row.contains(ceiling_key)) return;
+  const double rate = row[rate_key].get<double>();
+  const double ceiling = row[ceiling_key].get<double>();
+  if (ceiling > 0 && rate > ceiling) {
+    row["above_ceiling"] = true;
+    row["validated"] = false;
+    row["suspect_reason"] = fmt::format("{} {:.4g} is above the physical ceiling {:.4g}", rate_key, rate, ceiling);
+  }
+}
+}  // namespace
+
+nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
+  using Run = benchmark::BenchmarkReporter::Run;
+  nlohmann::json row;
+  row["name"] = run.benchmark_name();
+  row["family_index"] = run.family_index;
+  row["per_family_instance_index"] = run.per_family_instance_index;
+  row["run_name"] = run.run_name.str();
+  row["run_type"] = run.run_type == Run::RT_Aggregate ? "aggregate" : "iteration";
+  row["repetitions"] = run.repetitions;
+  if (run.run_type != Run::RT_Aggregate) row["repetition_index"] = run.repetition_index;
+  row["threads"] = run.threads;
+  if (run.run_type == Run::RT_Aggregate) {
+    row["aggregate_name"] = run.aggregate_name;
+    row["aggregate_unit"] = run.aggregate_unit == benchmark::kPercentage ? "percentage" : "time";
+  }
+  if (run.error_occurred) {
+    row["error_occurred"] = true;
+    row["error_message"] = run.error_message;
+  }
+  row["iterations"] = run.iterations;
+  row["real_time"] = run.GetAdjustedRealTime();
+  row["cpu_time"] = run.GetAdjustedCPUTime();
+  row["time_unit"] = time_unit_name(run.time_unit);
+  for (const auto& [key, counter] : run.counters) row[key] = counter.value;
+  if (!run.report_label.empty()) row["label"] = run.report_label;
+
+  // offloadbench's fields. Registered parameters never replace Google Benchmark's own keys.
+  const auto fields = case_fields(run.run_name.function_name);
+  if (fields.is_object())
+    for (auto it = fields.begin(); it != fields.end(); ++it)
+      if (!row.contains(it.key())) row[it.key()] = it.value();
+
+  row["skipped"] = false;
+  nlohmann::json validated = nullptr;  // null: this case has no output to check
+  if (row.contains("validated")) validated = row["validated"].get<double>() >= 1.0;
+  if (run.error_occurred) {
+    if (starts_with(run.error_message, kSkipPrefix)) {
+      row["skipped"] = true;
+      row["skip_reason"] = run.error_message.substr(std::char_traits<char>::length(kSkipPrefix));
+    } else {
+      validated = false;
+      row["invalid_reason"] = starts_with(run.error_message, kInvalidPrefix)
+                                  ? run.error_message.substr(std::char_traits<char>::length(kInvalidPrefix))
+                                  : run.error_message;
+    }
+  }
+  row["validated"] = validated;
+  // Aggregates such as stddev or cv are not rates; only means, medians and single runs are checked.
+  const bool is_rate_row = run.run_type != Run::RT_Aggregate || run.aggregate_name == "mean" ||
+                           run.aggregate_name == "median";
+  if (is_rate_row && !run.error_occurred) {
+    check_ceiling(row, "bytes_per_second", "ceiling_bytes_per_second");
+    check_ceiling(row, "flop_per_second", "ceiling_flop_per_second");
+  }
+  return row;
+}
+
+ResultsReporter::ResultsReporter(std::string path, nlohmann::json context, int expected_cases,
+                                 bool show_progress)
+    : path_(std::move(path)), expected_cases_(expected_cases), show_progress_(show_progress) {
+  doc_["context"] = std::move(context);
+  doc_["benchmarks"] = nlohmann::json::array();
+}
+
+bool ResultsReporter::ReportContext(const Context& context) {
+  auto& ctx = doc_["context"];
+  const auto& cpu = context.cpu_info;
+  ctx["date"] = local_date();
+  ctx["host_name"] = context.sys_info.name;
+  if (Context::executable_name) ctx["executable"] = Context::executable_name;
+  ctx["num_cpus"] = cpu.num_cpus;
+  ctx["mhz_per_cpu"] = static_cast<long long>(cpu.cycles_per_second / 1e6 + 0.5);
+  ctx["cpu_scaling_enabled"] = cpu.scaling == benchmark::CPUInfo::ENABLED;
+  nlohmann::json caches = nlohmann::json::array();
+  for (const auto& c : cpu.caches)
+    caches.push_back({{"type", c.type}, {"level", c.level}, {"size", c.size},
+                      {"num_sharing", c.num_sharing}});
+  ctx["caches"] = caches;
+  ctx["load_avg"] = cpu.load_avg;
+#ifdef NDEBUG
+  ctx["library_build_type"] = "release";
+#else
+  ctx["library_build_type"] = "debug";
+#endif
+  write();
+  return true;
+}
+
+void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
+  for (const auto& run : runs) {
+    auto row = run_to_row(run);
+    if (row["validated"] == false && run.run_type == Run::RT_Iteration) ++invalid_rows_;
+    doc_["benchmarks"].push_back(std::move(row));
+  }
+  if (!runs.empty() && runs.front().run_name.function_name != last_case_) {
+    last_case_ = runs.front().run_name.function_name;
+    ++finished_cases_;
+    print_progress(runs.front());
+  }
+  write();
+}
+
+void ResultsReporter::print_progress(const Run& run) {
+  if (!show_progress_) return;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const int left = std::max(expected_cases_ - finished_cases_, 0);
+  const double estimate = finished_cases_ > 0 ? elapsed / finished_cases_ * left : 0.0;
+  fmt::print(stderr, "\r\033[K[{}/{}] {:<60.60} elapsed {:.0f}s, ~{:.0f}s left", finished_cases_,
+             expected_cases_, run.run_name.function_name, elapsed, estimate);
+  if (left == 0) fmt::print(stderr, "\n");
+  std::fflush(stderr);
+}
+
+void ResultsReporter::finish(const std::string& stopped_because) {
+  auto& ob = doc_["context"]["offloadbench"];
+  ob["end_time_utc"] = utc_now_iso8601();
+  ob["incomplete"] = !stopped_because.empty();
+  if (!stopped_because.empty()) ob["stopped_because"] = stopped_because;
+  if (show_progress_ && finished_cases_ < expected_cases_) fmt::print(stderr, "\n");
+  write();
+}
+
+void ResultsReporter::write() { write_json_atomically(path_, doc_); }
+
+}  // namespace offloadbench

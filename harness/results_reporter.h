@@ -1,0 +1,46 @@
+// Receives Google Benchmark's runs and keeps the results file current: after every benchmark the
+// whole file is rewritten atomically (marked incomplete), so a run stopped by Ctrl-C or a crash
+// leaves a valid file holding everything that finished. finish() marks it complete.
+#pragma once
+#include <chrono>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+namespace offloadbench {
+
+// One Google Benchmark run as its JSON reporter writes it, plus offloadbench's fields:
+// the case's registered parameters, validated, skipped/skip_reason, above_ceiling.
+nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run);
+
+class ResultsReporter : public benchmark::BenchmarkReporter {
+ public:
+  // `context` holds offloadbench's context; Google Benchmark's own fields are added to it.
+  ResultsReporter(std::string path, nlohmann::json context, int expected_cases, bool show_progress);
+
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override {}
+
+  // Marks the file complete (or records why it stopped) and writes it a last time.
+  void finish(const std::string& stopped_because = "");
+
+  int invalid_rows() const { return invalid_rows_; }
+  const nlohmann::json& document() const { return doc_; }
+
+ private:
+  void write();
+  void print_progress(const Run& run);
+
+  std::string path_;
+  nlohmann::json doc_;
+  int expected_cases_;
+  int finished_cases_ = 0;
+  bool show_progress_;
+  int invalid_rows_ = 0;
+  std::string last_case_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace offloadbench

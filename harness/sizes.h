@@ -1,0 +1,23 @@
+// Byte sizes as users type them ("4KiB", "256MiB", "1G", "4096") and as we print them.
+// Sizes are 64-bit everywhere: a 4 GiB buffer must never wrap.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace offloadbench {
+
+// Binary multiples only: K, Ki, KiB, M, Mi, MiB, G, Gi, GiB (case-insensitive), or a plain byte count.
+// Throws std::invalid_argument naming the text for anything else, for zero and for overflow.
+std::uint64_t parse_size(const std::string& text);
+
+// A comma-separated list of sizes ("4KiB,1MiB"); throws like parse_size, and on an empty list.
+std::vector<std::uint64_t> parse_size_list(const std::string& text);
+
+// "4KiB", "256MiB", "1GiB"; sizes that are not a whole multiple print in the largest unit that is.
+std::string format_size(std::uint64_t bytes);
+
+// from, 2·from, 4·from, … ≤ to.
+std::vector<std::uint64_t> powers_of_two(std::uint64_t from, std::uint64_t to);
+
+}  // namespace offloadbench

@@ -1,0 +1,26 @@
+// A suite is a family of benchmarks (transfer, streams, compute, mlp). The harness knows suites
+// only through this table; benchmarks/suites.cpp defines it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace offloadbench {
+
+struct RunConfig {
+  bool quick = true;               // --quick (default) or --full
+  std::vector<int> gpu_devices;    // GPU indices to register GPU cases for; empty with --device cpu
+  std::optional<std::vector<std::uint64_t>> sizes;  // --sizes: overrides byte-size sweeps
+};
+
+struct Suite {
+  std::string name;
+  std::string description;
+  std::function<void(const RunConfig&)> register_cases;  // calls register_case() once per case
+};
+
+const std::vector<Suite>& all_suites();  // in benchmarks/suites.cpp
+
+}  // namespace offloadbench

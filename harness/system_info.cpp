@@ -1,0 +1,85 @@
+#include "system_info.h"
+
+#include <cblas.h>
+#include <omp.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+extern "C" {
+// OpenBLAS extensions; declared by its cblas.h on most builds, repeated here for the others.
+char* openblas_get_config(void);
+int openblas_get_num_threads(void);
+}
+
+namespace offloadbench {
+
+namespace {
+std::string proc_field(const char* path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size(), key) == 0) {
+      auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      auto value = line.substr(colon + 1);
+      value.erase(0, value.find_first_not_of(" \t"));
+      return value;
+    }
+  }
+  return "";
+}
+
+std::uint64_t meminfo_bytes(const std::string& key) {
+  const auto text = proc_field("/proc/meminfo", key);
+  return text.empty() ? 0 : std::stoull(text) * 1024;  // reported in kB (KiB)
+}
+
+std::string format_time(const char* pattern) {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, pattern, &utc);
+  return text;
+}
+}  // namespace
+
+std::uint64_t host_memory_available_bytes() { return meminfo_bytes("MemAvailable"); }
+
+HostInfo query_host_info() {
+  HostInfo host;
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  host.hostname = name;
+  host.cpu_model = proc_field("/proc/cpuinfo", "model name");
+  if (host.cpu_model.empty()) host.cpu_model = "unknown";
+  host.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  host.omp_threads = omp_get_max_threads();
+  host.memory_total_bytes = meminfo_bytes("MemTotal");
+  host.memory_available_bytes = meminfo_bytes("MemAvailable");
+  host.blas_library = openblas_get_config();
+  host.blas_threads = openblas_get_num_threads();
+  utsname uts{};
+  if (uname(&uts) == 0) host.os = std::string(uts.sysname) + " " + uts.release + " " + uts.machine;
+  return host;
+}
+
+nlohmann::json to_json(const HostInfo& host) {
+  return {{"hostname", host.hostname},
+          {"cpu_model", host.cpu_model},
+          {"logical_cpus", host.logical_cpus},
+          {"omp_threads", host.omp_threads},
+          {"memory_total_bytes", host.memory_total_bytes},
+          {"memory_available_bytes", host.memory_available_bytes},
+          {"blas", {{"library", host.blas_library}, {"threads", host.blas_threads}}},
+          {"os", host.os}};
+}
+
+std::string utc_now_iso8601() { return format_time("%Y-%m-%dT%H:%M:%SZ"); }
+std::string utc_now_stamp() { return format_time("%Y%m%dT%H%M%SZ"); }
+
+}  // namespace offloadbench

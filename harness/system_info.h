@@ -1,0 +1,32 @@
+// Facts about the host that every results file records: CPU, memory, BLAS, threads.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace offloadbench {
+
+struct HostInfo {
+  std::string hostname;
+  std::string cpu_model;
+  int logical_cpus = 0;
+  int omp_threads = 0;           // what "all threads" means for the CPU cases
+  std::uint64_t memory_total_bytes = 0;
+  std::uint64_t memory_available_bytes = 0;
+  std::string blas_library;      // openblas_get_config()
+  int blas_threads = 0;
+  std::string os;
+};
+
+HostInfo query_host_info();
+nlohmann::json to_json(const HostInfo& host);
+
+// Bytes of host memory available now (MemAvailable); 0 when unknown.
+std::uint64_t host_memory_available_bytes();
+
+// Current UTC time as ISO 8601 ("2026-11-22T16:30:05Z") and as a file-name stamp ("20261122T163005Z").
+std::string utc_now_iso8601();
+std::string utc_now_stamp();
+
+}  // namespace offloadbench
