@@ -1,0 +1,85 @@
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "harness/gpu_info.h"
+#include "harness/pcie.h"
+
+namespace offloadbench {
+
+TEST(Pcie, LinkRatesMatchTheSpecification) {
+  // Gen3 x16: 8 GT/s · 128/130 · 16 lanes / 8 = 15.75 GB/s; Gen5 x16 = 63.0 GB/s; Gen1 x1 = 250 MB/s.
+  EXPECT_NEAR(pcie_link_bytes_per_second(3, 16), 15.754e9, 0.01e9);
+  EXPECT_NEAR(pcie_link_bytes_per_second(4, 16), 31.508e9, 0.01e9);
+  EXPECT_NEAR(pcie_link_bytes_per_second(5, 16), 63.015e9, 0.01e9);
+  EXPECT_NEAR(pcie_link_bytes_per_second(1, 1), 0.25e9, 1e3);
+  EXPECT_EQ(pcie_link_bytes_per_second(0, 16), 0.0);
+  EXPECT_EQ(pcie_link_bytes_per_second(4, 0), 0.0);
+}
+
+TEST(Pcie, GenerationFromSysfsSpeed) {
+  EXPECT_EQ(pcie_generation_from_speed("32.0 GT/s PCIe"), 5);
+  EXPECT_EQ(pcie_generation_from_speed("16.0 GT/s PCIe"), 4);
+  EXPECT_EQ(pcie_generation_from_speed("8.0 GT/s PCIe"), 3);
+  EXPECT_EQ(pcie_generation_from_speed("2.5 GT/s PCIe"), 1);
+  EXPECT_EQ(pcie_generation_from_speed("Unknown"), 0);
+}
+
+class SysfsLink : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root = std::filesystem::temp_directory_path() / ("ob_sysfs_" + std::to_string(::getpid()));
+    auto dir = root / "0000:1b:00.0";
+    std::filesystem::create_directories(dir);
+    write(dir / "current_link_speed", "16.0 GT/s PCIe");
+    write(dir / "max_link_speed", "32.0 GT/s PCIe");
+    write(dir / "current_link_width", "8");
+    write(dir / "max_link_width", "16");
+    write(dir / "numa_node", "1");
+  }
+  void TearDown() override { std::filesystem::remove_all(root); }
+  static void write(const std::filesystem::path& p, const char* text) { std::ofstream(p) << text << "\n"; }
+  std::filesystem::path root;
+};
+
+TEST_F(SysfsLink, ReadsADegradedLinkByCudaBusId) {
+  // CUDA prints the bus id upper-case, sometimes with an 8-digit domain.
+  for (const char* id : {"0000:1B:00.0", "00000000:1B:00.0"}) {
+    const auto link = read_sysfs_link(id, root.string());
+    EXPECT_EQ(link.current_generation, 4) << id;
+    EXPECT_EQ(link.max_generation, 5);
+    EXPECT_EQ(link.current_width, 8);
+    EXPECT_EQ(link.max_width, 16);
+    EXPECT_EQ(link.source, "sysfs");
+    EXPECT_TRUE(link.degraded());
+  }
+  EXPECT_EQ(read_sysfs_numa_node("0000:1B:00.0", root.string()), 1);
+  GpuInfo gpu;
+  gpu.link = read_sysfs_link("0000:1b:00.0", root.string());
+  const auto warning = link_warning(gpu);
+  EXPECT_NE(warning.find("Gen4 x8"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("Gen5 x16"), std::string::npos) << warning;
+}
+
+TEST_F(SysfsLink, MissingDeviceIsUnknownNotAnError) {
+  const auto link = read_sysfs_link("0000:ff:00.0", root.string());
+  EXPECT_FALSE(link.known());
+  EXPECT_FALSE(link.degraded());
+  EXPECT_EQ(link.theoretical_bytes_per_second(), 0.0);
+  EXPECT_EQ(read_sysfs_numa_node("0000:ff:00.0", root.string()), -1);
+}
+
+TEST(GpuInventory, AnswersWithOrWithoutAGpu) {
+  const auto& inv = gpu_inventory();
+  if (inv.gpus.empty()) {
+    EXPECT_FALSE(inv.unavailable_reason.empty());
+    EXPECT_FALSE(gpu_unavailable_reason(0).empty());
+  } else {
+    EXPECT_TRUE(gpu_unavailable_reason(0).empty());
+    EXPECT_FALSE(inv.gpus[0].name.empty());
+  }
+  EXPECT_FALSE(gpu_unavailable_reason(static_cast<int>(inv.gpus.size()) + 1).empty());
+}
+
+}  // namespace offloadbench

@@ -1,0 +1,97 @@
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "harness/results.h"
+#include "test_support.h"
+
+namespace offloadbench {
+
+namespace {
+nlohmann::json minimal_results() {
+  return {{"context", {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}}}},
+          {"benchmarks", {{{"name", "a"}, {"run_type", "iteration"}, {"real_time", 1.5}}}}};
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string load_error(const std::string& path) {
+  try {
+    load_results(path);
+  } catch (const ResultsError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Results, RoundTripKeepsEveryField) {
+  const auto path = testing::temp_path("ob_roundtrip");
+  auto doc = minimal_results();
+  doc["benchmarks"][0]["bytes"] = 1ull << 40;
+  doc["benchmarks"][0]["host_memory"] = "pinned";
+  write_json_atomically(path, doc);
+  EXPECT_EQ(load_results(path), doc);
+  std::filesystem::remove(path);
+}
+
+TEST(Results, NonFiniteNumbersBecomeNull) {
+  nlohmann::json doc = {{"a", std::nan("")},
+                        {"b", {1.0, std::numeric_limits<double>::infinity()}},
+                        {"c", {{"d", -std::numeric_limits<double>::infinity()}}},
+                        {"e", 2.5}};
+  const auto clean = without_non_finite(doc);
+  EXPECT_TRUE(clean["a"].is_null());
+  EXPECT_TRUE(clean["b"][1].is_null());
+  EXPECT_TRUE(clean["c"]["d"].is_null());
+  EXPECT_EQ(clean["e"], 2.5);
+  const auto text = clean.dump();
+  EXPECT_EQ(text.find("NaN"), std::string::npos);
+  EXPECT_EQ(text.find("Infinity"), std::string::npos);
+}
+
+TEST(Results, AtomicWriteReplacesWholeFileAndLeavesNoTemporary) {
+  const auto path = testing::temp_path("ob_atomic");
+  write_text(path, "old contents");
+  write_json_atomically(path, minimal_results());
+  EXPECT_NO_THROW(load_results(path));
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+    EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos) << entry.path();
+  std::filesystem::remove(path);
+}
+
+TEST(Results, FailedWriteNamesThePathAndKeepsTheOldFile) {
+  EXPECT_THROW(write_json_atomically("/nonexistent-dir/x.json", minimal_results()), std::runtime_error);
+}
+
+TEST(Results, LoadRejectsBadFilesWithOneLineNamingFileAndProblem) {
+  const auto path = testing::temp_path("ob_bad");
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "empty file"},
+      {"{\"context\": {", "not valid JSON"},
+      {"not json at all", "not valid JSON"},
+      {R"({"context": {"offloadbench": {"schema_version": 1}}, "benchmarks": [{"name": "a", "run_type": "iteration", "real_time": NaN}]})",
+       "not valid JSON"},
+      {"[]", "top level is not a JSON object"},
+      {R"({"benchmarks": []})", "missing 'context'"},
+      {R"({"context": {}, "benchmarks": []})", "context.offloadbench"},
+      {R"({"context": {"offloadbench": {"schema_version": 99}}, "benchmarks": []})", "schema version 99"},
+      {R"({"context": {"offloadbench": {"schema_version": 1}}})", "missing 'benchmarks'"},
+      {R"({"context": {"offloadbench": {"schema_version": 1}}, "benchmarks": [{"run_type": "iteration"}]})",
+       "has no 'name'"},
+  };
+  for (const auto& [text, expected] : cases) {
+    write_text(path, text);
+    const auto message = load_error(path);
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(expected), std::string::npos) << "for " << text << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  std::filesystem::remove(path);
+  EXPECT_NE(load_error(path).find("cannot open"), std::string::npos);
+}
+
+}  // namespace offloadbench

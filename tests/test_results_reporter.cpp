@@ -1,0 +1,108 @@
+// The reporter turns Google Benchmark runs into rows with offloadbench's fields, and keeps the
+// file valid after every benchmark.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "harness/benchmark_case.h"
+#include "harness/results_reporter.h"
+#include "test_support.h"
+
+namespace offloadbench {
+
+namespace {
+void register_synthetic_cases() {
+  clear_registered_cases();
+  register_case({"synthetic/good", "synthetic", {{"bytes", 1024}, {"threads", 99}}, Clock::host_wall,
+                 [](benchmark::State& state) {
+                   mark_validated(state);
+                   double total = 0;
+                   for (auto _ : state) total += 1e-6;
+                   report_device_seconds(state, total);
+                   state.SetBytesProcessed(state.iterations() * 1024);
+                 }});
+  register_case({"synthetic/skipped", "synthetic", {}, Clock::host_wall,
+                 [](benchmark::State& state) { skip_case(state, "no usable GPU: test"); }});
+  register_case({"synthetic/invalid", "synthetic", {}, Clock::host_wall,
+                 [](benchmark::State& state) { invalidate_case(state, "byte 7 differs"); }});
+  register_case({"synthetic/above_ceiling", "synthetic", {}, Clock::device_events,
+                 [](benchmark::State& state) {
+                   mark_validated(state);
+                   for (auto _ : state) state.SetIterationTime(1e-3);
+                   state.SetBytesProcessed(state.iterations() * 1'000'000'000);  // 1 TB/s
+                   set_bytes_ceiling(state, 64e9);
+                 }});
+}
+
+nlohmann::json only_row(const nlohmann::json& doc, const std::string& prefix) {
+  auto rows = iteration_rows(doc);
+  for (const auto& row : rows)
+    if (row["name"].get<std::string>().rfind(prefix, 0) == 0) return row;
+  return nullptr;
+}
+}  // namespace
+
+TEST(ResultsReporter, RowsCarryFieldsValidationAndSkipReasons) {
+  register_synthetic_cases();
+  const auto doc = testing::run_registered("synthetic/");
+
+  const auto good = only_row(doc, "synthetic/good");
+  ASSERT_FALSE(good.is_null());
+  EXPECT_EQ(good["family"], "synthetic");
+  EXPECT_EQ(good["bytes"], 1024);
+  EXPECT_EQ(good["threads"], 1) << "a registered field must never replace Google Benchmark's own";
+  EXPECT_EQ(good["validated"], true);
+  EXPECT_EQ(good["skipped"], false);
+  EXPECT_NEAR(good["device_time_s"].get<double>(), 1e-6, 1e-12);
+  EXPECT_GT(good["bytes_per_second"].get<double>(), 0);
+  EXPECT_GT(good["iterations"].get<double>(), 0);
+
+  const auto skipped = only_row(doc, "synthetic/skipped");
+  EXPECT_EQ(skipped["skipped"], true);
+  EXPECT_EQ(skipped["skip_reason"], "no usable GPU: test");
+  EXPECT_TRUE(skipped["validated"].is_null());
+
+  const auto invalid = only_row(doc, "synthetic/invalid");
+  EXPECT_EQ(invalid["skipped"], false);
+  EXPECT_EQ(invalid["validated"], false);
+  EXPECT_EQ(invalid["invalid_reason"], "byte 7 differs");
+
+  const auto above = only_row(doc, "synthetic/above_ceiling");
+  EXPECT_EQ(above["above_ceiling"], true);
+  EXPECT_EQ(above["validated"], false);
+  EXPECT_NE(above["suspect_reason"].get<std::string>().find("ceiling"), std::string::npos);
+
+  EXPECT_EQ(doc["context"]["offloadbench"]["incomplete"], false);
+  EXPECT_TRUE(doc["context"].contains("machine_fingerprint"));
+  EXPECT_TRUE(doc["context"].contains("num_cpus")) << "Google Benchmark's own context is kept";
+}
+
+TEST(ResultsReporter, FileOnDiskIsValidAndIncompleteAfterEveryBenchmark) {
+  clear_registered_cases();
+  const auto path = testing::temp_path("ob_interrupted");
+  RunDescription description{{"test"}, "quick", 1, "0", {}};
+  ResultsReporter reporter(path, make_run_context(description), 2, false);
+  reporter.ReportContext(benchmark::BenchmarkReporter::Context{});
+  benchmark::BenchmarkReporter::Run run;
+  run.run_name.function_name = "synthetic/first";
+  run.iterations = 10;
+  run.real_accumulated_time = 1e-3;
+  run.cpu_accumulated_time = 1e-3;
+  run.repetitions = 1;
+  run.repetition_index = 0;
+  reporter.ReportRuns({run});
+
+  // This is what a run killed here leaves behind.
+  auto on_disk = load_results(path);
+  EXPECT_EQ(on_disk["context"]["offloadbench"]["incomplete"], true);
+  ASSERT_EQ(on_disk["benchmarks"].size(), 1u);
+  EXPECT_EQ(on_disk["benchmarks"][0]["name"], "synthetic/first");
+
+  reporter.finish("failure: test");
+  on_disk = load_results(path);
+  EXPECT_EQ(on_disk["context"]["offloadbench"]["incomplete"], true);
+  EXPECT_EQ(on_disk["context"]["offloadbench"]["stopped_because"], "failure: test");
+  std::filesystem::remove(path);
+}
+
+}  // namespace offloadbench

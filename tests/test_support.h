@@ -1,0 +1,54 @@
+// Shared by the tests: run whatever cases are registered through the real reporter into a
+// temporary results file and return the parsed document.
+#pragma once
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/benchmark_case.h"
+#include "harness/results.h"
+#include "harness/results_reporter.h"
+#include "harness/run_context.h"
+
+namespace offloadbench::testing {
+
+inline std::string temp_path(const std::string& stem) {
+  return (std::filesystem::temp_directory_path() / (stem + "_" + std::to_string(::getpid()) + ".json")).string();
+}
+
+// Runs the registered cases matching `filter` with a tiny time budget and `repetitions`.
+inline nlohmann::json run_registered(const std::string& filter = ".", int repetitions = 1,
+                                     double min_time = 0.001) {
+  std::vector<std::string> args = {"tests", "--benchmark_filter=" + filter,
+                                   "--benchmark_repetitions=" + std::to_string(repetitions),
+                                   "--benchmark_min_time=" + std::to_string(min_time)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  const auto path = temp_path("ob_test_run");
+  RunDescription description{{"test"}, "quick", repetitions, "0", args};
+  ResultsReporter reporter(path, make_run_context(description), 0, false);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.finish();
+  auto doc = load_results(path);
+  std::filesystem::remove(path);
+  return doc;
+}
+
+// Per-repetition rows whose registered field `key` equals `value`.
+inline std::vector<nlohmann::json> rows_where(const nlohmann::json& doc, const std::string& key,
+                                              const nlohmann::json& value) {
+  std::vector<nlohmann::json> rows;
+  for (const auto& row : iteration_rows(doc))
+    if (row.contains(key) && row[key] == value) rows.push_back(row);
+  return rows;
+}
+
+}  // namespace offloadbench::testing

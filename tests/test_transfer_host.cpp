@@ -1,0 +1,48 @@
+// The transfer suite's host baseline runs anywhere; its GPU cases skip with the reason here.
+#include <gtest/gtest.h>
+
+#include "benchmarks/transfer.h"
+#include "harness/gpu_info.h"
+#include "test_support.h"
+
+namespace offloadbench {
+
+TEST(TransferSuite, HostBaselineMeasuresAndValidates) {
+  clear_registered_cases();
+  RunConfig config;
+  config.gpu_devices = {};
+  config.sizes = std::vector<std::uint64_t>{4096, 1 << 20};
+  register_transfer_suite(config);
+  const auto doc = testing::run_registered("transfer/");
+  const auto memcpy_rows = testing::rows_where(doc, "op", "host_memcpy");
+  ASSERT_GE(memcpy_rows.size(), 4u);
+  for (const auto& row : memcpy_rows) {
+    EXPECT_EQ(row["validated"], true) << row["name"];
+    EXPECT_EQ(row["device"], "cpu");
+    // read + write counted: bytes_per_second · time per iteration = 2 · bytes
+    const double seconds = row["real_time"].get<double>() * 1e-6;
+    EXPECT_NEAR(row["bytes_per_second"].get<double>() * seconds / row["bytes"].get<double>(), 2.0, 0.05)
+        << row["name"];
+  }
+  const auto touch_rows = testing::rows_where(doc, "pin_operation", "first_touch");
+  EXPECT_EQ(touch_rows.size(), 2u);
+  EXPECT_TRUE(testing::rows_where(doc, "op", "device_copy").empty()) << "--device cpu registers no GPU cases";
+}
+
+TEST(TransferSuite, GpuCasesSkipWithTheReasonWhenNoGpu) {
+  if (gpu_unavailable_reason(0).empty()) GTEST_SKIP() << "a GPU is present; tests/test_gpu_transfer.cpp covers it";
+  clear_registered_cases();
+  RunConfig config;
+  config.gpu_devices = {0};
+  config.sizes = std::vector<std::uint64_t>{4096};
+  register_transfer_suite(config);
+  const auto doc = testing::run_registered("transfer/(h2d|d2h|bidirectional|pin_cost/host)");
+  const auto rows = iteration_rows(doc);
+  ASSERT_EQ(rows.size(), 14u);  // 3 directions × 4 memory kinds + 2 pinning operations
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["skipped"], true) << row["name"];
+    EXPECT_EQ(row["skip_reason"], gpu_unavailable_reason(0));
+  }
+}
+
+}  // namespace offloadbench
