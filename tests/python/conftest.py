@@ -1,0 +1,33 @@
+"""Shared pytest fixtures: where the built offloadbench is, and a results-file loader."""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def offloadbench_bin():
+    path = pathlib.Path(os.environ.get("OFFLOADBENCH_BIN", ROOT / "build" / "test" / "offloadbench"))
+    if not path.exists():
+        pytest.skip(f"{path} is not built (run scripts/test)")
+    return str(path)
+
+
+@pytest.fixture
+def run_offloadbench(offloadbench_bin):
+    """Runs the CLI and returns the CompletedProcess (text mode, never raises on exit codes)."""
+
+    def run(*args, timeout=600, **kwargs):
+        return subprocess.run([offloadbench_bin, *map(str, args)], capture_output=True, text=True,
+                              timeout=timeout, **kwargs)
+
+    return run
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
