@@ -20,7 +20,16 @@ void register_case(CaseSpec spec) {
   auto& r = registry();
   if (r.by_name.count(spec.name)) throw std::logic_error("benchmark case registered twice: " + spec.name);
   spec.fields["family"] = spec.family;
-  auto* bench = benchmark::RegisterBenchmark(spec.name.c_str(), spec.run);
+  // A CUDA error or failed allocation inside a case skips that case with the error's text; the run
+  // goes on. (Google Benchmark accepts an early return once an error is set, even mid-loop.)
+  auto guarded = [run = spec.run](benchmark::State& state) {
+    try {
+      run(state);
+    } catch (const std::exception& e) {
+      if (!state.error_occurred()) skip_case(state, e.what());
+    }
+  };
+  auto* bench = benchmark::RegisterBenchmark(spec.name.c_str(), guarded);
   bench->Unit(benchmark::kMicrosecond);
   if (spec.clock == Clock::device_events) bench->UseManualTime();
   else bench->UseRealTime();

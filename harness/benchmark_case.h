@@ -24,6 +24,8 @@ struct CaseSpec {
   std::function<void(benchmark::State&)> run;
 };
 
+// Registers with Google Benchmark. An exception escaping `run` (a CudaError, std::bad_alloc) is
+// caught and recorded as a skip with its text, so one failing case never ends the run.
 void register_case(CaseSpec spec);
 
 // The fields a case was registered with (family included); null when the name is unknown.

@@ -85,7 +85,10 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
 
   row["skipped"] = false;
   nlohmann::json validated = nullptr;  // null: this case has no output to check
-  if (row.contains("validated")) validated = row["validated"].get<double>() >= 1.0;
+  // The counter is 1 on every checked repetition; its stddev or cv aggregate says nothing about it.
+  const bool spread_row = run.run_type == Run::RT_Aggregate && run.aggregate_name != "mean" &&
+                          run.aggregate_name != "median";
+  if (row.contains("validated") && !spread_row) validated = row["validated"].get<double>() >= 1.0;
   if (run.error_occurred) {
     if (starts_with(run.error_message, kSkipPrefix)) {
       row["skipped"] = true;
@@ -99,9 +102,7 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
   }
   row["validated"] = validated;
   // Aggregates such as stddev or cv are not rates; only means, medians and single runs are checked.
-  const bool is_rate_row = run.run_type != Run::RT_Aggregate || run.aggregate_name == "mean" ||
-                           run.aggregate_name == "median";
-  if (is_rate_row && !run.error_occurred) {
+  if (!spread_row && !run.error_occurred) {
     check_ceiling(row, "bytes_per_second", "ceiling_bytes_per_second");
     check_ceiling(row, "flop_per_second", "ceiling_flop_per_second");
   }

@@ -106,3 +106,23 @@ TEST(ResultsReporter, FileOnDiskIsValidAndIncompleteAfterEveryBenchmark) {
 }
 
 }  // namespace offloadbench
+
+namespace offloadbench {
+
+TEST(ResultsReporter, AnExceptionInACaseBecomesASkipWithItsText) {
+  clear_registered_cases();
+  register_case({"synthetic/throws", "synthetic", {}, Clock::host_wall, [](benchmark::State& state) {
+                   for (auto _ : state) throw std::runtime_error("x.cu:12: cudaMalloc failed: out of memory");
+                 }});
+  register_case({"synthetic/after", "synthetic", {}, Clock::host_wall, [](benchmark::State& state) {
+                   for (auto _ : state) benchmark::DoNotOptimize(state.iterations());
+                 }});
+  const auto doc = testing::run_registered("synthetic/");
+  const auto rows = iteration_rows(doc);
+  ASSERT_EQ(rows.size(), 2u) << "the run goes on after the failing case";
+  EXPECT_EQ(rows[0]["skipped"], true);
+  EXPECT_EQ(rows[0]["skip_reason"], "x.cu:12: cudaMalloc failed: out of memory");
+  EXPECT_EQ(rows[1]["skipped"], false);
+}
+
+}  // namespace offloadbench

@@ -18,6 +18,19 @@ int main(int argc, char** argv) {
       add_list_command(app),
       add_info_command(app),
   };
+  // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto& command : commands) {
+      known |= command.app->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + command.app->get_name();
+    }
+    if (!known) {
+      fmt::print(stderr, "offloadbench: unknown command '{}' (known: {})\n", argv[1], names);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -14,7 +14,7 @@ def offloadbench_bin():
     path = pathlib.Path(os.environ.get("OFFLOADBENCH_BIN", ROOT / "build" / "test" / "offloadbench"))
     if not path.exists():
         pytest.skip(f"{path} is not built (run scripts/test)")
-    return str(path)
+    return str(path.resolve())
 
 
 @pytest.fixture

@@ -1,0 +1,131 @@
+"""The offloadbench CLI as a user meets it: bad input gets one line and exit 2 with no file written;
+a quick run writes a file that conforms to docs/results.schema.json; an interrupted run keeps what
+finished."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, load_json
+
+SCHEMA = json.loads((ROOT / "docs" / "results.schema.json").read_text())
+
+
+def validate(doc):
+    jsonschema.validate(doc, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--suite", "nosuch"], "unknown suite 'nosuch'"),
+        (["run", "--suite", "transfer,bogus"], "unknown suite 'bogus'"),
+        (["run", "--sizes", "12XB"], "malformed size '12XB'"),
+        (["run", "--sizes", "0"], "malformed size '0'"),
+        (["run", "--sizes", "4KiB,,1MiB"], "malformed size"),
+        (["run", "--device", "7"], "--device 7 is out of range"),
+        (["run", "--device", "gpu0"], "is not a GPU index"),
+        (["run", "--out", "/nonexistent-dir/r.json"], "cannot write --out '/nonexistent-dir/r.json'"),
+        (["run", "--quick", "--full"], "--quick and --full cannot be used together"),
+        (["run", "--repetitions", "0"], "--repetitions 0 is out of range"),
+        (["run", "--repetitions", "many"], "repetitions"),
+        (["run", "--", "--not_a_benchmark_flag"], "is not a Google Benchmark flag"),
+        (["run", "--", "--benchmark_nonsense=1"], "unrecognized"),
+        (["run", "--bogus-option"], "bogus-option"),
+        (["frobnicate"], "frobnicate"),
+        ([], "subcommand"),
+    ],
+)
+def test_bad_input_gives_one_line_exit_2_and_no_file(run_offloadbench, tmp_path, args, message):
+    result = run_offloadbench(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert message in lines[0]
+    assert not list(tmp_path.rglob("*.json")), "bad input must not leave a results file"
+
+
+def test_out_that_is_a_directory_is_rejected(run_offloadbench, tmp_path):
+    result = run_offloadbench("run", "--out", tmp_path)
+    assert result.returncode == 2
+    assert "is a directory" in result.stderr
+
+
+def test_list_and_info_answer_without_a_gpu(run_offloadbench):
+    listing = run_offloadbench("list", "--json")
+    assert listing.returncode == 0
+    cases = json.loads(listing.stdout)
+    assert any(c["fields"]["family"] == "transfer" for c in cases)
+    assert all("family" in c["fields"] for c in cases)
+    info = run_offloadbench("info", "--json")
+    assert info.returncode == 0
+    facts = json.loads(info.stdout)
+    assert facts["host"]["logical_cpus"] >= 1
+    if not facts["cuda"]["gpus"]:
+        assert facts["cuda"]["unavailable_reason"]
+    assert run_offloadbench("info").returncode == 0
+
+
+def test_quick_run_writes_a_conforming_file(run_offloadbench, tmp_path):
+    out = tmp_path / "quick.json"
+    result = run_offloadbench("run", "--quick", "--out", out, "--repetitions", "2", "--",
+                              "--benchmark_min_time=0.005")
+    assert result.returncode == 0, result.stderr
+    assert f"results: {out}" in result.stdout
+    doc = load_json(out)
+    validate(doc)
+    ctx = doc["context"]["offloadbench"]
+    assert ctx["incomplete"] is False and ctx["end_time_utc"] >= ctx["start_time_utc"]
+    rows = [r for r in doc["benchmarks"] if r["run_type"] == "iteration"]
+    assert rows and {r["repetition_index"] for r in rows} == {0, 1}, "per-repetition rows are kept"
+    measured = [r for r in rows if not r["skipped"]]
+    assert measured, "the host baseline runs on any machine"
+    for row in measured:
+        assert row["validated"] is not False, row
+        assert row["real_time"] > 0 and row["iterations"] > 0
+    gpu_rows = [r for r in rows if r.get("device") != "cpu"]
+    if not doc["context"]["cuda"]["gpus"]:
+        reason = doc["context"]["cuda"]["unavailable_reason"]
+        assert gpu_rows and all(r["skipped"] and r["skip_reason"] == reason for r in gpu_rows)
+    assert not list(tmp_path.glob("*.tmp.*")), "no temporary file is left behind"
+
+
+def test_google_benchmark_flags_pass_through(run_offloadbench, tmp_path):
+    out = tmp_path / "filtered.json"
+    result = run_offloadbench("run", "--suite", "transfer", "--sizes", "4KiB", "--repetitions", "1",
+                              "--out", out, "--", "--benchmark_filter=host_memcpy/pretouched",
+                              "--benchmark_min_time=0.001")
+    assert result.returncode == 0, result.stderr
+    names = {r["name"] for r in load_json(out)["benchmarks"]}
+    assert names and all("host_memcpy/pretouched" in n for n in names)
+
+
+def test_interrupted_run_keeps_what_finished(offloadbench_bin, tmp_path):
+    out = tmp_path / "interrupted.json"
+    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "transfer", "--device", "cpu", "--full",
+                             "--repetitions", "3", "--out", str(out), "--", "--benchmark_min_time=0.05"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:  # wait until a few benchmarks have finished
+            if out.exists():
+                try:
+                    if len(load_json(out)["benchmarks"]) >= 6:
+                        break
+                except (json.JSONDecodeError, KeyError):
+                    pytest.fail("a reader saw a half-written results file")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    doc = load_json(out)
+    validate(doc)
+    assert doc["context"]["offloadbench"]["incomplete"] is True
+    assert len(doc["benchmarks"]) >= 6
+    assert not [p for p in os.listdir(tmp_path) if ".tmp." in p]
