@@ -42,9 +42,9 @@ std::string streams_case_problem(const StreamsCase& c) {
   return "";
 }
 
-void run_streams_case(benchmark::State& state, const StreamsCase& c) {
+void run_streams_case(benchmark::State& state, const StreamsCase& c, StreamsWorkspace* workspace) {
   if (auto problem = streams_case_problem(c); !problem.empty()) return skip_case(state, problem);
-  run_streams_gpu(state, c);
+  run_streams_gpu(state, c, workspace);
 }
 
 std::string streams_case_name(const StreamsCase& c, const std::string& device_suffix) {
@@ -122,7 +122,7 @@ nlohmann::json base_fields(const StreamsCase& c) {
   return f;
 }
 
-nlohmann::json case_fields(const StreamsCase& c) {
+nlohmann::json streams_fields(const StreamsCase& c) {
   auto f = base_fields(c);
   const bool pinned = c.host_memory == HostMemoryKind::pinned;
   switch (c.op) {
@@ -151,11 +151,17 @@ nlohmann::json case_fields(const StreamsCase& c) {
   return f;
 }
 
-void add(const StreamsCase& c, const std::string& suffix, const std::string& headline = "") {
-  auto fields = case_fields(c);
+struct Registration {
+  StreamsCase c;
+  std::string name;
+  nlohmann::json fields;
+};
+using CaseTable = std::vector<Registration>;
+
+void add(CaseTable& table, const StreamsCase& c, const std::string& suffix, const std::string& headline = "") {
+  auto fields = streams_fields(c);
   if (!headline.empty()) fields["headline"] = headline;
-  register_case({streams_case_name(c, suffix), "streams", fields, Clock::device_events,
-                 [c](benchmark::State& state) { run_streams_case(state, c); }});
+  table.push_back({c, streams_case_name(c, suffix), std::move(fields)});
 }
 
 StreamsCase with_op(StreamsCase c, StreamsOp op, HostMemoryKind memory) {
@@ -173,43 +179,55 @@ StreamsCase with_shape(StreamsCase c, const PipelineShape& shape, HostMemoryKind
 }
 
 // Quick mode keeps pageable and best-of cases to the balanced workload, where the targets are.
-void register_for(const RunConfig& config, int device, std::uint64_t bytes, const std::string& suffix) {
+void register_for(CaseTable& table, const RunConfig& config, int device, std::uint64_t bytes,
+                  const std::string& suffix) {
   const auto pinned = HostMemoryKind::pinned, pageable = HostMemoryKind::pageable;
   for (double ratio : kRatios) {
     const bool balanced = ratio == 1.0, every = balanced || !config.quick;
-    const StreamsCase base{StreamsOp::serial, pinned, bytes, ratio, 1, 1, IssueOrder::depth_first, false, device, {}};
-    add(base, suffix, balanced ? "streams serial, pinned, balanced" : "");
-    if (every) add(with_op(base, StreamsOp::serial, pageable), suffix, balanced ? "streams serial, pageable, balanced" : "");
-    add(with_op(base, StreamsOp::async, pinned), suffix);
-    for (const auto& shape : pinned_shapes(config, ratio)) add(with_shape(base, shape, pinned), suffix);
+    const StreamsCase base{StreamsOp::serial, pinned, bytes, ratio, 1, 1, IssueOrder::depth_first, false, device, {},
+                           false};
+    add(table, base, suffix, balanced ? "streams serial, pinned, balanced" : "");
+    if (every)
+      add(table, with_op(base, StreamsOp::serial, pageable), suffix,
+          balanced ? "streams serial, pageable, balanced" : "");
+    add(table, with_op(base, StreamsOp::async, pinned), suffix);
+    for (const auto& shape : pinned_shapes(config, ratio)) add(table, with_shape(base, shape, pinned), suffix);
     if (!every) continue;
     for (const auto& shape : pageable_shapes(config))
-      add(with_shape(base, shape, pageable), suffix,
+      add(table, with_shape(base, shape, pageable), suffix,
           balanced && shape.order == IssueOrder::depth_first ? "streams pageable pipelined, balanced" : "");
     auto best = with_op(base, StreamsOp::pipelined_best, pinned);
     best.search = config.quick ? quick_search() : full_grid();
-    add(best, suffix, balanced ? "streams best pipelined, balanced" : "");
+    add(table, best, suffix, balanced ? "streams best pipelined, balanced" : "");
   }
-  const StreamsCase both{StreamsOp::bidirectional, pinned, bytes, 0, 2, 1, IssueOrder::depth_first, false, device, {}};
-  add(both, suffix, "streams bidirectional, pinned");
+  const StreamsCase both{StreamsOp::bidirectional, pinned, bytes, 0, 2, 1, IssueOrder::depth_first, false, device, {},
+                         false};
+  add(table, both, suffix, "streams bidirectional, pinned");
   // What the host can do meanwhile: naive synchronous code from pageable memory vs async from pinned.
   for (bool synchronous : {true, false}) {
     auto host = with_op(both, StreamsOp::host_overlap, synchronous ? pageable : pinned);
     host.workload_ratio = 1.0;
     host.streams = 1;
     host.synchronous_api = synchronous;
-    add(host, suffix);
+    add(table, host, suffix);
   }
 }
 
 }  // namespace
 
 void register_streams_suite(const RunConfig& config) {
-  const auto sizes = streams_sizes(config);
+  CaseTable table;
   for (int device : config.gpu_devices) {
     const std::string suffix = config.gpu_devices.size() > 1 ? fmt::format("/gpu:{}", device) : "";
-    for (auto bytes : sizes) register_for(config, device, bytes, suffix);
+    for (auto bytes : streams_sizes(config)) register_for(table, config, device, bytes, suffix);
   }
+  if (table.empty()) return;
+  table.back().c.release_after = true;
+  // One workspace for the suite: its cases run in this order, a size group at a time.
+  std::shared_ptr<StreamsWorkspace> workspace = make_streams_workspace();
+  for (auto& r : table)
+    register_case({r.name, "streams", std::move(r.fields), Clock::device_events,
+                   [c = r.c, workspace](benchmark::State& state) { run_streams_case(state, c, workspace.get()); }});
 }
 
 }  // namespace offloadbench

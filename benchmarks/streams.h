@@ -3,6 +3,7 @@
 // host→device, runs the FMA workload on it, and moves `bytes` back (bidirectional: copies only).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,17 +47,27 @@ struct StreamsCase {
   bool synchronous_api = false;  // host_overlap: cudaMemcpy (true) or cudaMemcpyAsync (false)
   int device = 0;
   std::vector<PipelineShape> search;  // pipelined_best: the shapes it tries
+  bool release_after = false;         // the suite's last case: free the shared workspace when done
 };
+
+// Host and device buffers, and per workload ratio the calibration and the measured parts (stage
+// times, serial time, bound), that consecutive cases of one size share: Google Benchmark calls a
+// case once per repetition and more to size the first, and pinning 2×256 MiB and calibrating on
+// every call would cost more than the measurement. A case of another size or device frees it;
+// so does the case marked release_after. Defined by the GPU runner's file.
+class StreamsWorkspace;
+std::shared_ptr<StreamsWorkspace> make_streams_workspace();
 
 // "" when the case can be set up at all (before asking for a GPU), else why not: bytes not a
 // whole number of floats, or a chunk/stream combination pipeline_problem rejects.
 std::string streams_case_problem(const StreamsCase& c);
 
-// Skips with streams_case_problem's reason, else runs the GPU runner.
-void run_streams_case(benchmark::State& state, const StreamsCase& c);
+// Skips with streams_case_problem's reason, else runs the GPU runner; without a workspace the
+// case sets up (and frees) its own.
+void run_streams_case(benchmark::State& state, const StreamsCase& c, StreamsWorkspace* workspace = nullptr);
 
 // GPU runner (streams_gpu.cpp; streams_gpu_none.cpp skips it in a build without CUDA).
-void run_streams_gpu(benchmark::State& state, const StreamsCase& c);
+void run_streams_gpu(benchmark::State& state, const StreamsCase& c, StreamsWorkspace* workspace);
 
 // "streams/pipelined/pinned/ratio:1/K:4/C:16/depth_first/256MiB" + device suffix.
 std::string streams_case_name(const StreamsCase& c, const std::string& device_suffix);

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -186,6 +188,55 @@ Parts measure_parts(const StreamsCase& c, const Buffers& b, cudaStream_t stream)
   return p;
 }
 
+}  // namespace
+
+// See streams.h. Two slots, pinned and pageable, for one (device, size) at a time.
+class StreamsWorkspace {
+ public:
+  // "" once buffers for c's device, size and memory kind are allocated, else why they cannot be.
+  std::string prepare(const StreamsCase& c) {
+    if (c.device != device_ || c.bytes != bytes_) release();
+    device_ = c.device;
+    bytes_ = c.bytes;
+    auto& slot = slot_for(c.host_memory);
+    if (slot) return "";
+    if (auto problem = allocation_problem(c); !problem.empty()) return problem;
+    slot.emplace(Slot{allocate_buffers(c), {}});
+    return "";
+  }
+  Buffers& buffers(const StreamsCase& c) { return slot_for(c.host_memory)->buffers; }
+  // Calibrated and measured once per workload ratio.
+  const Parts& parts(const StreamsCase& c) {
+    auto& slot = *slot_for(c.host_memory);
+    auto it = slot.parts.find(c.workload_ratio);
+    if (it == slot.parts.end()) {
+      CudaStream stream;
+      it = slot.parts.emplace(c.workload_ratio, measure_parts(c, slot.buffers, stream.get())).first;
+    }
+    return it->second;
+  }
+  void release() {
+    pinned_.reset();
+    pageable_.reset();
+    device_ = -1;
+    bytes_ = 0;
+  }
+
+ private:
+  struct Slot {
+    Buffers buffers;
+    std::map<double, Parts> parts;
+  };
+  std::optional<Slot>& slot_for(HostMemoryKind kind) { return kind == HostMemoryKind::pinned ? pinned_ : pageable_; }
+  int device_ = -1;
+  std::uint64_t bytes_ = 0;
+  std::optional<Slot> pinned_, pageable_;
+};
+
+std::shared_ptr<StreamsWorkspace> make_streams_workspace() { return std::make_shared<StreamsWorkspace>(); }
+
+namespace {
+
 // ---- the output check ----
 // Every element written (the output starts as NaN) and a sample — each chunk's first and last
 // element and ~4096 spread over the buffer — equal to the CPU twin's.
@@ -249,10 +300,9 @@ PipelineShape search_best_shape(const StreamsCase& c, const Buffers& b, int fma_
   return best;
 }
 
-void run_kernel_case(benchmark::State& state, const StreamsCase& c) {
-  Buffers b = allocate_buffers(c);
-  CudaStream helper;
-  const Parts parts = measure_parts(c, b, helper.get());
+void run_kernel_case(benchmark::State& state, const StreamsCase& c, StreamsWorkspace& workspace) {
+  const Buffers& b = workspace.buffers(c);
+  const Parts& parts = workspace.parts(c);
   const int iterations = parts.fma_iterations;
 
   PipelineShape shape{c.streams, c.chunks, c.order};
@@ -289,8 +339,8 @@ void run_kernel_case(benchmark::State& state, const StreamsCase& c) {
 }
 
 // H2D of `in` and D2H of `out` at once on two streams; each alone is measured for comparison.
-void run_bidirectional(benchmark::State& state, const StreamsCase& c) {
-  Buffers b = allocate_buffers(c);
+void run_bidirectional(benchmark::State& state, const StreamsCase& c, StreamsWorkspace& workspace) {
+  const Buffers& b = workspace.buffers(c);
   const Chunk all{0, b.elements};
   CudaStream up, down;
   CudaEvent start, down_done, end;
@@ -342,11 +392,10 @@ void run_bidirectional(benchmark::State& state, const StreamsCase& c) {
 
 // The asyncAPI idea: how long the host spends inside the calls, and how much host work it gets
 // done while polling for the GPU to finish.
-void run_host_overlap(benchmark::State& state, const StreamsCase& c) {
-  Buffers b = allocate_buffers(c);
+void run_host_overlap(benchmark::State& state, const StreamsCase& c, StreamsWorkspace& workspace) {
+  const Buffers& b = workspace.buffers(c);
+  const int iterations = workspace.parts(c).fma_iterations;
   CudaStream stream_owner;
-  const Parts parts = measure_parts(c, b, stream_owner.get());
-  const int iterations = parts.fma_iterations;
   const cudaStream_t stream = c.synchronous_api ? nullptr : stream_owner.get();
   const Chunk all{0, b.elements};
   auto issue = [&] {
@@ -398,19 +447,23 @@ void run_host_overlap(benchmark::State& state, const StreamsCase& c) {
 
 }  // namespace
 
-void run_streams_gpu(benchmark::State& state, const StreamsCase& c) {
+void run_streams_gpu(benchmark::State& state, const StreamsCase& c, StreamsWorkspace* shared) {
   if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return skip_case(state, reason);
+  StreamsWorkspace own;
+  StreamsWorkspace& workspace = shared ? *shared : own;
   // A CUDA error or a failed calibration at run time skips the case with its text; the RAII
-  // owners release whatever was set up so far.
+  // owners release whatever was set up so far, the shared workspace included.
   try {
     CUDA_CHECK(cudaSetDevice(c.device));
-    if (auto problem = allocation_problem(c); !problem.empty()) return skip_case(state, problem);
+    if (auto problem = workspace.prepare(c); !problem.empty()) return skip_case(state, problem);
     switch (c.op) {
-      case StreamsOp::bidirectional: return run_bidirectional(state, c);
-      case StreamsOp::host_overlap: return run_host_overlap(state, c);
-      default: return run_kernel_case(state, c);
+      case StreamsOp::bidirectional: run_bidirectional(state, c, workspace); break;
+      case StreamsOp::host_overlap: run_host_overlap(state, c, workspace); break;
+      default: run_kernel_case(state, c, workspace); break;
     }
+    if (c.release_after) workspace.release();
   } catch (const std::exception& e) {
+    workspace.release();
     skip_case(state, e.what());
   }
 }

@@ -5,7 +5,11 @@
 
 namespace offloadbench {
 
-void run_streams_gpu(benchmark::State& state, const StreamsCase& c) {
+class StreamsWorkspace {};
+
+std::shared_ptr<StreamsWorkspace> make_streams_workspace() { return std::make_shared<StreamsWorkspace>(); }
+
+void run_streams_gpu(benchmark::State& state, const StreamsCase& c, StreamsWorkspace*) {
   skip_case(state, gpu_unavailable_reason(c.device));
 }
 

@@ -1,6 +1,7 @@
 // GPU tests (label gpu): the FMA kernel matches its CPU twin bit for bit, every pipeline variant
 // produces the right output (also when chunks do not divide the size), and a pinned, balanced
 // pipeline over four streams beats the serial pass.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -77,8 +78,10 @@ TEST_F(GpuStreams, AsyncCallsFreeTheHost) {
   config.sizes = std::vector<std::uint64_t>{64ull << 20};
   register_streams_suite(config);
   const auto doc = testing::run_registered("streams/(host_overlap|bidirectional)/", 1, 0.05);
-  const double sync_free = median_of(doc, "streams/host_overlap/sync_api/ratio:1/64MiB/manual_time", "host_free_fraction");
-  const double async_free = median_of(doc, "streams/host_overlap/async_api/ratio:1/64MiB/manual_time", "host_free_fraction");
+  const auto free_fraction = [&](const char* api) {
+    return median_of(doc, fmt::format("streams/host_overlap/{}/ratio:1/64MiB/manual_time", api), "host_free_fraction");
+  };
+  const double sync_free = free_fraction("sync_api"), async_free = free_fraction("async_api");
   EXPECT_GT(async_free, sync_free);
   for (const auto& row : iteration_rows(doc)) EXPECT_EQ(row["validated"], true) << row["name"];
 }

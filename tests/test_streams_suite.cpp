@@ -111,7 +111,7 @@ TEST(StreamsSuite, EveryRowSkipsWithTheReasonWhenNoGpu) {
 TEST(StreamsSuite, ShapesThatMakeNoSenseSkipWithTheirReason) {
   clear_registered_cases();
   const StreamsCase base{StreamsOp::pipelined, HostMemoryKind::pinned, 1 << 20, 1.0, 4, 16,
-                         IssueOrder::depth_first, false, 0, {}};
+                         IssueOrder::depth_first, false, 0, {}, false};
   const std::pair<const char*, StreamsCase> bad[] = {
       {"more_streams_than_chunks", [&] { auto c = base; c.streams = 8; c.chunks = 4; return c; }()},
       {"no_chunks", [&] { auto c = base; c.chunks = 0; return c; }()},
@@ -137,7 +137,7 @@ TEST(StreamsSuite, ShapesThatMakeNoSenseSkipWithTheirReason) {
 
 TEST(StreamsSuite, NamesCarryTheShape) {
   StreamsCase c{StreamsOp::pipelined, HostMemoryKind::pageable, 256ull << 20, 0.25, 4, 16,
-                IssueOrder::breadth_first, false, 0, {}};
+                IssueOrder::breadth_first, false, 0, {}, false};
   EXPECT_EQ(streams_case_name(c, ""), "streams/pipelined/pageable/ratio:0.25/K:4/C:16/breadth_first/256MiB");
   c.op = StreamsOp::host_overlap;
   c.synchronous_api = true;
