@@ -372,15 +372,18 @@ void run_bidirectional(benchmark::State& state, const StreamsCase& c, StreamsWor
 
   const double h2d_s = median_of_runs(3, [&] { return time_on(up.get(), [&] { copy_in(b, all, up.get()); }); });
   const double d2h_s = median_of_runs(3, [&] { return time_on(down.get(), [&] { copy_out(b, all, down.get()); }); });
-  double device_s = 0;
+  double device_s = 0, host_s = 0;
   for (auto _ : state) {
-    const double seconds = both();
+    const auto start_wall = WallClock::now();
+    const double seconds = both();  // synchronizes on its end event
+    host_s += seconds_since(start_wall);
     device_s += seconds;
     state.SetIterationTime(seconds);
   }
   const double per_pass = device_s / static_cast<double>(state.iterations());
   const double one_direction = std::max(c.bytes / h2d_s, c.bytes / d2h_s);
   report_device_seconds(state, device_s);
+  report_host_seconds(state, host_s);
   state.counters["h2d_time_s"] = h2d_s;
   state.counters["d2h_time_s"] = d2h_s;
   state.counters["h2d_bytes_per_second"] = c.bytes / h2d_s;
