@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "benchmarks/streams.h"
+#include "benchmarks/streams_check.h"
 #include "benchmarks/streams_model.h"
 #include "harness/benchmark_case.h"
 #include "harness/cuda/cuda_raii.h"
@@ -34,13 +35,6 @@ using WallClock = std::chrono::steady_clock;
 
 double seconds_since(WallClock::time_point start) {
   return std::chrono::duration<double>(WallClock::now() - start).count();
-}
-
-// Values in [0, 2) from a hash of the index: a chunk that lands in the wrong place reads back wrong.
-float input_value(std::uint64_t i) {
-  std::uint64_t h = i * 0x9E3779B97F4A7C15ull;
-  h ^= h >> 29;
-  return static_cast<float>(h & 0xFFFF) / 32768.0f;
 }
 
 // in: host → device; out: device → host. Bidirectional uses in for H2D and out for D2H at once.
@@ -68,7 +62,7 @@ Buffers allocate_buffers(const StreamsCase& c) {
   float* in = b.host_in.as<float>();
   const auto n = static_cast<std::int64_t>(b.elements);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) in[i] = input_value(static_cast<std::uint64_t>(i));
+  for (std::int64_t i = 0; i < n; ++i) in[i] = streams_input_value(static_cast<std::uint64_t>(i));
   return b;
 }
 
@@ -238,25 +232,6 @@ std::shared_ptr<StreamsWorkspace> make_streams_workspace() { return std::make_sh
 namespace {
 
 // ---- the output check ----
-// Every element written (the output starts as NaN) and a sample — each chunk's first and last
-// element and ~4096 spread over the buffer — equal to the CPU twin's.
-std::string check_output(const Buffers& b, const std::vector<Chunk>& chunks, int fma_iterations) {
-  const float* in = b.host_in.as<float>();
-  const float* out = b.host_out.as<float>();
-  for (std::uint64_t i = 0; i < b.elements; ++i)
-    if (!std::isfinite(out[i])) return fmt::format("element {} of {} was never written back", i, b.elements);
-  std::vector<std::uint64_t> sample;
-  for (const auto& chunk : chunks) sample.insert(sample.end(), {chunk.offset, chunk.offset + chunk.count - 1});
-  for (std::uint64_t i = 0; i < b.elements; i += std::max<std::uint64_t>(1, b.elements / 4096)) sample.push_back(i);
-  std::vector<float> sample_in, got, want(sample.size());
-  for (auto i : sample) {
-    sample_in.push_back(in[i]);
-    got.push_back(out[i]);
-  }
-  fma_workload(want.data(), sample_in.data(), sample.size(), fma_iterations);
-  return describe_mismatches(got.data(), want.data(), sample.size(), Tolerance{0, 1e-6});
-}
-
 // Poisons both outputs with NaN, runs one pass, checks it.
 std::string verify_pass(const Buffers& b, const std::vector<Chunk>& chunks, int fma_iterations,
                         const std::function<void()>& pass) {
@@ -265,7 +240,7 @@ std::string verify_pass(const Buffers& b, const std::vector<Chunk>& chunks, int 
   CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream; the pass may not
   pass();
   CUDA_CHECK(cudaDeviceSynchronize());
-  return check_output(b, chunks, fma_iterations);
+  return check_pipeline_output(b.host_in.as<float>(), b.host_out.as<float>(), b.elements, chunks, fma_iterations);
 }
 
 void report_parts(benchmark::State& state, const Parts& p, double achieved_s) {
