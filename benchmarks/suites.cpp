@@ -9,7 +9,7 @@ const std::vector<Suite>& all_suites() {
   static const std::vector<Suite> suites = {
       {"transfer", "host<->device copies by direction and host memory kind, pinning costs, host memcpy baseline",
        register_transfer_suite},
-      {"streams", "sync vs async copies, copy/compute overlap over K streams and C chunks against the copy-engine bound",
+      {"streams", "sync vs async copies, copy/compute overlap over K streams x C chunks vs the copy-engine bound",
        register_streams_suite},
   };
   return suites;
