@@ -110,8 +110,11 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
 }
 
 ResultsReporter::ResultsReporter(std::string path, nlohmann::json context, int expected_cases,
-                                 bool show_progress)
-    : path_(std::move(path)), expected_cases_(expected_cases), show_progress_(show_progress) {
+                                 bool show_progress, std::chrono::milliseconds write_interval)
+    : path_(std::move(path)),
+      expected_cases_(expected_cases),
+      show_progress_(show_progress),
+      write_interval_(write_interval) {
   doc_["context"] = std::move(context);
   doc_["benchmarks"] = nlohmann::json::array();
 }
@@ -151,7 +154,11 @@ void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
     ++finished_cases_;
     print_progress(runs.front());
   }
-  write();
+  write_if_due();
+}
+
+void ResultsReporter::write_if_due() {
+  if (std::chrono::steady_clock::now() - last_write_ >= write_interval_) write();
 }
 
 void ResultsReporter::print_progress(const Run& run) {
@@ -175,6 +182,9 @@ void ResultsReporter::finish(const std::string& stopped_because) {
   write();
 }
 
-void ResultsReporter::write() { write_json_atomically(path_, doc_); }
+void ResultsReporter::write() {
+  write_json_atomically(path_, doc_);
+  last_write_ = std::chrono::steady_clock::now();
+}
 
 }  // namespace offloadbench

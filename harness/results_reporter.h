@@ -1,6 +1,7 @@
-// Receives Google Benchmark's runs and keeps the results file current: after every benchmark the
-// whole file is rewritten atomically (marked incomplete), so a run stopped by Ctrl-C or a crash
-// leaves a valid file holding everything that finished. finish() marks it complete.
+// Receives Google Benchmark's runs and keeps the results file current: after a benchmark finishes the
+// whole file is rewritten atomically (marked incomplete), at most once a second so that a sweep of
+// thousands of quick cases is not dominated by rewriting, so a run stopped by Ctrl-C or a crash
+// leaves a valid file holding everything that finished up to a second before. finish() marks it complete.
 #pragma once
 #include <chrono>
 #include <string>
@@ -17,7 +18,8 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run);
 class ResultsReporter : public benchmark::BenchmarkReporter {
  public:
   // `context` holds offloadbench's context; Google Benchmark's own fields are added to it.
-  ResultsReporter(std::string path, nlohmann::json context, int expected_cases, bool show_progress);
+  ResultsReporter(std::string path, nlohmann::json context, int expected_cases, bool show_progress,
+                  std::chrono::milliseconds write_interval = std::chrono::seconds(1));
 
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
@@ -31,6 +33,7 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
 
  private:
   void write();
+  void write_if_due();
   void print_progress(const Run& run);
 
   std::string path_;
@@ -41,6 +44,8 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   int invalid_rows_ = 0;
   std::string last_case_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_write_{};
+  std::chrono::milliseconds write_interval_;
 };
 
 }  // namespace offloadbench

@@ -81,7 +81,7 @@ TEST(ResultsReporter, FileOnDiskIsValidAndIncompleteAfterEveryBenchmark) {
   clear_registered_cases();
   const auto path = testing::temp_path("ob_interrupted");
   RunDescription description{{"test"}, "quick", 1, "0", {}};
-  ResultsReporter reporter(path, make_run_context(description), 2, false);
+  ResultsReporter reporter(path, make_run_context(description), 2, false, std::chrono::milliseconds(0));
   reporter.ReportContext(benchmark::BenchmarkReporter::Context{});
   benchmark::BenchmarkReporter::Run run;
   run.run_name.function_name = "synthetic/first";

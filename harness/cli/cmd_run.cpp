@@ -111,7 +111,12 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   description.devices = device;
   description.command_line = command_line;
 
-  ResultsReporter reporter(out, make_run_context(description), count_selected(o.benchmark_flags),
+  const int selected = count_selected(o.benchmark_flags);
+  if (selected == 0)
+    throw UsageError(fmt::format("no benchmark selected (suites {}, device {}{})", o.suites, device,
+                                 o.benchmark_flags.empty() ? "" : ", with the --benchmark_ flags given"));
+
+  ResultsReporter reporter(out, make_run_context(description), selected,
                            isatty(STDERR_FILENO) != 0);
   try {
     benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -120,6 +125,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     throw;
   }
   reporter.finish();
+  clear_registered_cases();  // cases may own GPU buffers: free them while CUDA is still up
   benchmark::Shutdown();
 
   print_summary(stdout, reporter.document());
