@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
       add_run_command(app, command_line),
       add_list_command(app),
       add_info_command(app),
+      add_analyze_command(app),
+      add_summary_command(app),
+      add_plot_command(app),
   };
   try {
     app.parse(argc, argv);
