@@ -91,7 +91,14 @@ void transfer_lines(const nlohmann::json& results, const nlohmann::json& analysi
     const double bytes = number(c.row, "bytes");
     if (bytes >= slot.first && !bps.empty()) slot = {bytes, median(bps)};
   }
-  for (const auto& [key, by_memory] : rates) {
+  std::vector<std::pair<int, std::string>> order;  // per device: H2D, D2H, then both at once
+  for (const auto& [key, unused] : rates) order.push_back(key);
+  auto direction_rank = [](const std::string& d) { return d == "h2d" ? 0 : d == "d2h" ? 1 : 2; };
+  std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    return std::make_pair(a.first, direction_rank(a.second)) < std::make_pair(b.first, direction_rank(b.second));
+  });
+  for (const auto& key : order) {
+    const auto& by_memory = rates.at(key);
     const auto& [device, direction] = key;
     const char* label = direction == "h2d" ? "H2D" : direction == "d2h" ? "D2H" : "H2D+D2H";
     std::string line = fmt::format("GPU {} {}", device, label);

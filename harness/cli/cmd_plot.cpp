@@ -48,6 +48,7 @@ int execute_plot(const PlotOptions& o) {
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
   setenv("PYTHONPATH", path.c_str(), 1);
 
+  std::fflush(stdout);  // our lines before the child's
   std::vector<std::string> args = {python, "-m", "plots", o.file};
   if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
   std::vector<char*> argv;
