@@ -23,6 +23,7 @@ std::vector<Measured> measured_cases(const nlohmann::json& results) {
   for (const auto& row : iteration_rows(results)) {
     if (row.value("skipped", false) || row.value("error_occurred", false)) continue;
     if (row.contains("validated") && row["validated"] == false) continue;
+    if (!row.contains("name") || !row["name"].is_string()) continue;
     const double seconds = row_seconds(row);
     if (!std::isfinite(seconds) || seconds <= 0) continue;
     const auto name = row["name"].get<std::string>();
@@ -121,14 +122,19 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
   }
 }
 
+// A transfer row of `op` on a GPU with a byte count (sizes are map keys: never NaN).
+bool gpu_transfer_row(const nlohmann::json& row, const char* op) {
+  return text(row, "op") == op && row.contains("device") && row["device"].is_number_integer() &&
+         std::isfinite(number(row, "bytes"));
+}
+
 int directions_of(const nlohmann::json& row) { return text(row, "direction") == "bidirectional" ? 2 : 1; }
 
 // One latency/bandwidth fit per (device, direction, host memory) over every repetition.
 void add_transfer_model(const std::vector<Measured>& cases, const nlohmann::json& context, nlohmann::json& out) {
   std::map<std::tuple<int, std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>> series;
   for (const auto& c : cases) {
-    if (text(c.row, "op") != "device_copy" || !c.row.contains("device") || !c.row["device"].is_number_integer())
-      continue;
+    if (!gpu_transfer_row(c.row, "device_copy")) continue;
     const double counted = number(c.row, "bytes") * directions_of(c.row);
     auto& [x, t] = series[{c.row["device"].get<int>(), text(c.row, "direction"), text(c.row, "host_memory")}];
     for (double s : c.seconds) {
@@ -156,12 +162,11 @@ void add_transfer_model(const std::vector<Measured>& cases, const nlohmann::json
 void add_pinning_break_even(const std::vector<Measured>& cases, nlohmann::json& out) {
   std::map<std::tuple<int, std::string, std::string, double>, double> copy_seconds;  // device, dir, memory, bytes
   for (const auto& c : cases)
-    if (text(c.row, "op") == "device_copy" && c.row.contains("device") && c.row["device"].is_number_integer())
+    if (gpu_transfer_row(c.row, "device_copy"))
       copy_seconds[{c.row["device"].get<int>(), text(c.row, "direction"), text(c.row, "host_memory"),
                     number(c.row, "bytes")}] = median(c.seconds);
   for (const auto& c : cases) {
-    if (text(c.row, "op") != "pin_cost" || !c.row.contains("device") || !c.row["device"].is_number_integer())
-      continue;
+    if (!gpu_transfer_row(c.row, "pin_cost")) continue;
     const auto operation = text(c.row, "pin_operation");
     const std::string memory = operation.rfind("cudaHostRegister", 0) == 0 ? "registered" : "pinned";
     const int device = c.row["device"].get<int>();

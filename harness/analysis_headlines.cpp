@@ -37,6 +37,18 @@ namespace detail {
 
 namespace {
 
+// "PCIe Gen5 x16" from the context, or "the link" when the file does not say.
+std::string link_label(const nlohmann::json& context, int device) {
+  if (context.contains("cuda") && context["cuda"].contains("gpus"))
+    for (const auto& gpu : context["cuda"]["gpus"])
+      if (gpu.is_object() && gpu.value("index", -1) == device && gpu.contains("pcie_link")) {
+        const double generation = number(gpu["pcie_link"], "current_generation");
+        const double width = number(gpu["pcie_link"], "current_width");
+        if (generation > 0 && width > 0) return fmt::format("PCIe Gen{:.0f} x{:.0f}", generation, width);
+      }
+  return "the link";
+}
+
 std::string gb_per_s(double v) { return fmt::format("{:.1f} GB/s", v / 1e9); }
 
 std::string view_phrase(const std::string& view) {
@@ -83,7 +95,8 @@ void transfer_lines(const nlohmann::json& results, const nlohmann::json& analysi
   // Per (device, direction): the median rate at the largest size, per host memory kind.
   std::map<std::pair<int, std::string>, std::map<std::string, std::pair<double, double>>> rates;
   for (const auto& c : measured_cases(results)) {
-    if (text(c.row, "op") != "device_copy" || !c.row["device"].is_number_integer()) continue;
+    if (text(c.row, "op") != "device_copy" || !c.row.contains("device") || !c.row["device"].is_number_integer())
+      continue;
     std::vector<double> bps;
     for (const auto& row : c.rows)
       if (double v = number(row, "bytes_per_second"); std::isfinite(v)) bps.push_back(v);
@@ -108,7 +121,8 @@ void transfer_lines(const nlohmann::json& results, const nlohmann::json& analysi
       if (it == by_memory.end()) continue;
       line += fmt::format("{}{} {}", first ? " " : " · ", memory, gb_per_s(it->second.second));
       const double link = link_bytes_per_second(context, device) * (direction == "bidirectional" ? 2 : 1);
-      if (first && link > 0) line += fmt::format(" ({:.0f}% of the link)", 100 * it->second.second / link);
+      if (first && link > 0)
+        line += fmt::format(" ({:.0f}% of {})", 100 * it->second.second / link, link_label(context, device));
       first = false;
     }
     for (const auto& fit : analysis["transfer_model"])
@@ -187,8 +201,9 @@ std::vector<std::string> headlines(const nlohmann::json& results, const nlohmann
     out.push_back(fmt::format("ceilings: all {} checked throughputs are below their physical limits",
                               ceilings["checked"].get<int>()));
   const bool any_gpu = !analysis["transfer_model"].empty() || !analysis["speedups"].empty() || !analysis["overlap"].empty();
-  if (!any_gpu && results.contains("context") && results["context"].contains("cuda")) {
-    const auto reason = text(results["context"]["cuda"], "unavailable_reason");
+  if (!any_gpu) {
+    const bool has_cuda = results.contains("context") && results["context"].contains("cuda");
+    const auto reason = has_cuda ? text(results["context"]["cuda"], "unavailable_reason") : std::string();
     out.push_back(reason.empty() ? "no GPU measurements in this file" : "no GPU measurements: " + reason);
   }
   return out;

@@ -46,7 +46,8 @@ def device_copy_charts(doc, outdir):
     fits = {(f.get("device"), f.get("direction"), f.get("host_memory")): f
             for f in (results.analysis(doc) or {}).get("transfer_model", []) if f.get("ok")}
     charts = []
-    for (device, direction), by_memory in sorted(groups.items()):
+    direction_order = {"h2d": 0, "d2h": 1, "bidirectional": 2}
+    for (device, direction), by_memory in sorted(groups.items(), key=lambda g: (g[0][0], direction_order.get(g[0][1], 3))):
         directions = 2 if direction == "bidirectional" else 1
         title = f"GPU {device} {direction.upper() if directions == 1 else 'bidirectional (H2D+D2H)'} copy bandwidth vs size"
         fig, ax = common.new_figure(title)

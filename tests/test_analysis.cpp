@@ -248,3 +248,44 @@ TEST(FormatSweepSize, ReadableUnits) {
 
 }  // namespace
 }  // namespace offloadbench
+
+namespace offloadbench {
+namespace {
+
+TEST(Analyze, RowsMissingFieldsAreIgnoredNotFatal) {
+  nlohmann::json doc = {{"context", {{"offloadbench", {{"schema_version", 1}}}}},
+                        {"benchmarks",
+                         {{{"name", "a"}, {"run_type", "iteration"}, {"real_time", 1.0}, {"op", "device_copy"}},
+                          {{"name", "b"}, {"run_type", "iteration"}, {"real_time", 1.0}, {"op", "pin_cost"}, {"device", 0}},
+                          {{"name", "c"}, {"run_type", "iteration"}, {"compare_group", "g"}, {"view", "gpu_kernel"},
+                           {"sweep", "n"}},
+                          {{"name", "d"}, {"run_type", "aggregate"}, {"real_time", 1.0}}}}};
+  const auto a = analyze(doc);
+  EXPECT_TRUE(a["transfer_model"].empty());
+  EXPECT_TRUE(a["pinning_break_even"].empty());
+  EXPECT_TRUE(a["speedups"].empty());
+  EXPECT_FALSE(a["headlines"].empty());  // says there are no GPU measurements
+}
+
+TEST(Analyze, HeadlineSaysWhenTheGpuNeverWins) {
+  std::vector<nlohmann::json> rows;
+  for (double n : {1024.0, 4096.0})
+    for (const char* view : {"cpu_all", "gpu_pinned"})
+      rows.push_back({{"name", std::string(view) + std::to_string(n)}, {"run_type", "iteration"},
+                      {"real_time", std::string(view) == "cpu_all" ? n : 2 * n}, {"time_unit", "ns"},
+                      {"family", "compute"}, {"compare_group", "compute/add/fp32"}, {"view", view},
+                      {"series", ""}, {"sweep", "elements"}, {"elements", n}});
+  nlohmann::json doc = {{"context", {{"offloadbench", {{"schema_version", 1}}}}}, {"benchmarks", rows}};
+  const auto a = analyze(doc);
+  ASSERT_EQ(a["crossovers"].size(), 1u);
+  EXPECT_EQ(a["crossovers"][0]["kind"], "cpu_wins_at_largest");
+  bool said = false;
+  for (const auto& line : a["headlines"])
+    said |= line.get<std::string>() ==
+            "compute/add/fp32: GPU incl. pinned transfers never wins up to elements 4 Ki (0.50× at the largest) vs CPU "
+            "all threads";
+  EXPECT_TRUE(said) << a["headlines"].dump(1);
+}
+
+}  // namespace
+}  // namespace offloadbench

@@ -199,3 +199,17 @@ def test_malformed_file_is_one_line_and_exit_2(tmp_path, run_offloadbench, conte
     result = subprocess.run([sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_run_stores_the_analysis_and_prints_the_findings(tmp_path, run_offloadbench):
+    out = tmp_path / "run.json"
+    result = run_offloadbench("run", "--suite", "transfer", "--quick", "--repetitions", "2", "--out", out, "--",
+                              "--benchmark_filter=host_memcpy/pretouched/threads:1/4KiB|h2d/pinned/4KiB",
+                              "--benchmark_min_time=0.001")
+    assert result.returncode == 0, result.stderr
+    doc = load_json(out)
+    assert set(doc["analysis"]) >= {"speedups", "crossovers", "transfer_model", "pinning_break_even", "overlap",
+                                    "ceilings", "headlines"}
+    assert "findings:" in result.stdout
+    for line in doc["analysis"]["headlines"]:
+        assert line in result.stdout
