@@ -185,9 +185,17 @@ void add_pinning_break_even(const std::vector<Measured>& cases, nlohmann::json& 
 }
 
 // Median over the repetitions of the first of `keys` the rows hold as a number (the streams
-// family names its own fields; these are the names issue 3 describes).
-double median_field(const Measured& c, std::initializer_list<const char*> keys) {
-  for (const char* key : keys) {
+// family names its own fields; these are the names issue 3 describes), else of the first numeric
+// field whose name contains both `part` and `also` (e.g. "two_engine_bound_speedup").
+double median_field(const Measured& c, std::initializer_list<const char*> keys, const char* part = nullptr,
+                    const char* also = "") {
+  std::vector<std::string> candidates(keys.begin(), keys.end());
+  if (part)
+    for (auto it = c.row.begin(); it != c.row.end(); ++it)
+      if (it.key().find(part) != std::string::npos && it.key().find(also) != std::string::npos &&
+          it.value().is_number())
+        candidates.push_back(it.key());
+  for (const auto& key : candidates) {
     std::vector<double> values;
     for (const auto& row : c.rows)
       if (double v = number(row, key); std::isfinite(v)) values.push_back(v);
@@ -200,13 +208,13 @@ double median_field(const Measured& c, std::initializer_list<const char*> keys) 
 // (achieved gain / bound gain, computed here when the row does not carry it).
 void add_overlap(const std::vector<Measured>& cases, nlohmann::json& out) {
   static const char* parameters[] = {"op", "case", "case_kind", "kind", "streams", "chunks", "order",
-                                     "host_memory", "workload_ratio", "bytes", "device", "copy_engines",
+                                     "host_memory", "workload_ratio", "ratio", "bytes", "device", "copy_engines",
                                      "bound_model", "series"};
   for (const auto& c : cases) {
     if (text(c.row, "family") != "streams") continue;
     const double s = median_field(c, {"speedup_vs_serial", "speedup"});
-    const double b = median_field(c, {"bound_speedup", "speedup_bound", "bound"});
-    double e = median_field(c, {"overlap_efficiency", "efficiency"});
+    const double b = median_field(c, {"bound_speedup", "speedup_bound", "bound"}, "bound", "speedup");
+    double e = median_field(c, {"overlap_efficiency", "efficiency"}, "efficiency");
     if (!std::isfinite(s) && !std::isfinite(b)) continue;
     if (!std::isfinite(e) && std::isfinite(s) && std::isfinite(b) && b > 1) e = (s - 1) / (b - 1);
     nlohmann::json j = {{"name", c.name}, {"seconds", median(c.seconds)}, {"speedup_vs_serial", s},

@@ -97,6 +97,10 @@ def time_chart(doc, outdir, group, curves):
     crossovers = crossovers_for(doc, group)
     mark_crossovers(ax, crossovers, sweep)
     _no_crossover_note(ax, crossovers, sweep)
+    if not any(view.startswith("gpu") for view, _ in curves):
+        ax.text(0.01, 0.99, "no GPU rows" + _gpu_reason(doc, group).replace(" (GPU rows skipped:", ":").rstrip(")"),
+                transform=ax.transAxes, va="top", fontsize="x-small", wrap=True,
+                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
     common.size_axis(ax, sweep, [c["size"] for cl in curves.values() for c in cl])
     common.seconds_axis(ax)
     ax.legend(fontsize="x-small", loc="lower right")
@@ -126,6 +130,7 @@ def speedup_chart(doc, outdir, group, sweep):
         ax.fill_between(xs, [s["speedup_low"] for s in pts], [s["speedup_high"] for s in pts], color=st["color"],
                         alpha=0.12, linewidth=0)
     ax.axhline(1.0, color="red", linewidth=1, label="1× (break-even)")
+    mark_crossovers(ax, [c for c in crossovers_for(doc, group) if c.get("cpu_view") == cpu], sweep)
     common.size_axis(ax, sweep, [s["size"] for s in points])
     ax.set_yscale("log")
     common.plain_log_formatter(ax.yaxis)

@@ -239,6 +239,15 @@ TEST(Analyze, OverlapComputesEfficiencyWhenAbsent) {
   EXPECT_EQ(a["overlap"][0]["streams"], 4);
 }
 
+TEST(Analyze, OverlapReadsOtherNamesForTheBound) {
+  const auto a = analyze(document({row("streams/pipelined/k2", 0.01,
+                                       {{"family", "streams"}, {"speedup_vs_serial", 1.5}, {"bound_time_s", 0.004},
+                                        {"two_engine_bound_speedup", 2.0}})}));
+  ASSERT_EQ(a["overlap"].size(), 1u);
+  EXPECT_EQ(a["overlap"][0]["bound_speedup"], 2.0);  // not the bound's time
+  EXPECT_NEAR(a["overlap"][0]["overlap_efficiency"].get<double>(), 0.5, 1e-12);
+}
+
 TEST(FormatSweepSize, ReadableUnits) {
   EXPECT_EQ(format_sweep_size("bytes", 256.0 * 1024 * 1024), "256 MiB");
   EXPECT_EQ(format_sweep_size("elements", 3.5 * 1024 * 1024), "3.5 Mi");

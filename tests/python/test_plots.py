@@ -213,3 +213,20 @@ def test_run_stores_the_analysis_and_prints_the_findings(tmp_path, run_offloadbe
     assert "findings:" in result.stdout
     for line in doc["analysis"]["headlines"]:
         assert line in result.stdout
+
+
+def test_gpu_rows_skipped_leave_the_cpu_curves(tmp_path, run_offloadbench):
+    """What a CPU-only machine gives for the compute and mlp families: CPU rows, GPU rows skipped."""
+    doc = load_json(GPU_FIXTURE)
+    for row in doc["benchmarks"]:
+        if row.get("device") == 0:
+            row.update(skipped=True, skip_reason="no usable GPU: test", iterations=0, validated=None)
+    path = tmp_path / "cpu_side.json"
+    path.write_text(json.dumps(doc))
+    result = run_offloadbench("plot", path)
+    assert result.returncode == 0, result.stderr
+    outdir = tmp_path / "cpu_side-plots"
+    report = assert_charts(outdir, ["time_compute_triad_fp32", "mlp_mlp_784_128_10_train_sgd", "bandwidth_host_memcpy"])
+    assert "compute/triad/fp32: speedup vs size: no GPU row to pair with the CPU rows (GPU rows skipped: " \
+           "no usable GPU: test)" in report
+    assert not (outdir / "speedup_compute_triad_fp32.png").exists()
