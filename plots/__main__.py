@@ -7,10 +7,14 @@ import argparse
 import pathlib
 import sys
 
-from . import bandwidth, mlp, overlap, pinning, report, results, timing
+from . import results
 
-CHART_FAMILIES = [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp),
-                  ("overlap", overlap), ("pinning break-even", pinning)]
+
+def chart_families():
+    """The chart modules, imported here so that a Python without matplotlib gets one clear line."""
+    from . import bandwidth, mlp, overlap, pinning, timing
+    return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
+            ("pinning break-even", pinning)]
 
 
 def main(argv=None):
@@ -30,8 +34,16 @@ def main(argv=None):
     except OSError as e:
         print(f"plots: cannot create {outdir}: {e.strerror}", file=sys.stderr)
         return 2
+    try:
+        families = chart_families()
+    except ImportError as e:
+        print(f"plots: {e.name or e} is not installed for {sys.executable} (run scripts/setup, or set "
+              "OFFLOADBENCH_PYTHON to a Python with matplotlib)", file=sys.stderr)
+        return 2
+    from . import report
+
     charts, missing = [], []
-    for label, module in CHART_FAMILIES:
+    for label, module in families:
         try:
             drawn, not_drawn = module.charts(doc, outdir)
         except Exception as e:  # one broken family must not cost the others their charts
