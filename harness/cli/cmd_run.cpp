@@ -124,10 +124,15 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   reporter.finish();
   benchmark::Shutdown();
 
-  // The analysis goes into the same file (rewritten atomically), then the summary shows it.
+  // The analysis goes into the same file (rewritten atomically), then the summary shows it. The
+  // measurements are already safe on disk: an analysis failure is reported, never fatal.
   auto document = reporter.document();
-  document["analysis"] = analyze(document);
-  write_json_atomically(out, document);
+  try {
+    document["analysis"] = analyze(document);
+    write_json_atomically(out, document);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "offloadbench: analysis failed ({}); try 'offloadbench analyze {}'\n", e.what(), out);
+  }
   print_summary(stdout, document);
   fmt::print("results: {}\n", out);
   if (reporter.invalid_rows() > 0) {
