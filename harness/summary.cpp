@@ -65,6 +65,11 @@ void print_summary(std::FILE* out, const nlohmann::json& results) {
     fmt::print(out, "{}\n", line);
   }
   for (const auto& [reason, count] : skip_reasons) fmt::print(out, "  skipped {:>4}: {}\n", count, reason);
+  // The analysis's findings (crossovers, fits, overlap, ceilings), when the file has been analysed.
+  if (results.contains("analysis") && results["analysis"].contains("headlines")) {
+    fmt::print(out, "findings:\n");
+    for (const auto& line : results["analysis"]["headlines"]) fmt::print(out, "  {}\n", line.get<std::string>());
+  }
 }
 
 }  // namespace offloadbench

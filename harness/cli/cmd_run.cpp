@@ -11,9 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis.h"
 #include "harness/benchmark_case.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
+#include "harness/results.h"
 #include "harness/results_reporter.h"
 #include "harness/run_context.h"
 #include "harness/sizes.h"
@@ -128,7 +130,16 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   clear_registered_cases();  // cases may own GPU buffers: free them while CUDA is still up
   benchmark::Shutdown();
 
-  print_summary(stdout, reporter.document());
+  // The analysis goes into the same file (rewritten atomically), then the summary shows it. The
+  // measurements are already safe on disk: an analysis failure is reported, never fatal.
+  auto document = reporter.document();
+  try {
+    document["analysis"] = analyze(document);
+    write_json_atomically(out, document);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "offloadbench: analysis failed ({}); try 'offloadbench analyze {}'\n", e.what(), out);
+  }
+  print_summary(stdout, document);
   fmt::print("results: {}\n", out);
   if (reporter.invalid_rows() > 0) {
     fmt::print(stderr, "offloadbench: {} benchmark row(s) failed validation (see 'validated' in {})\n",

@@ -24,5 +24,8 @@ struct UsageError : std::runtime_error {
 Command add_run_command(CLI::App& app, const std::vector<std::string>& command_line);
 Command add_list_command(CLI::App& app);
 Command add_info_command(CLI::App& app);
+Command add_analyze_command(CLI::App& app);
+Command add_summary_command(CLI::App& app);
+Command add_plot_command(CLI::App& app);
 
 }  // namespace offloadbench::cli

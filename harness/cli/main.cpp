@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
       add_run_command(app, command_line),
       add_list_command(app),
       add_info_command(app),
+      add_analyze_command(app),
+      add_summary_command(app),
+      add_plot_command(app),
   };
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
   if (argc > 1 && argv[1][0] != '-') {

@@ -1,0 +1,35 @@
+// Shared by the analysis sources only (analysis.cpp, analysis_checks.cpp, analysis_headlines.cpp):
+// the measured cases of a file and small field readers. Not part of the harness's interface.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace offloadbench::detail {
+
+// One benchmark case that ran and passed its checks: its first row (the registered fields) and
+// every repetition's row and seconds per iteration.
+struct Measured {
+  std::string name;
+  nlohmann::json row;
+  std::vector<double> seconds;
+  std::vector<nlohmann::json> rows;
+};
+std::vector<Measured> measured_cases(const nlohmann::json& results);
+
+// A numeric field (NaN when absent or not a number); a string field ("" when absent).
+double number(const nlohmann::json& row, const std::string& key);
+std::string text(const nlohmann::json& row, const std::string& key);
+
+// From the file's context: GPU `device`'s PCIe rate per direction, its DRAM peak; 0 when unknown.
+double link_bytes_per_second(const nlohmann::json& context, int device);
+double dram_bytes_per_second(const nlohmann::json& context, int device);
+
+// The `ceilings` section: every throughput with a known ceiling checked, the rows above listed.
+nlohmann::json check_ceilings(const nlohmann::json& results);
+
+// The headline findings, one line each, for the terminal summary and report.html.
+std::vector<std::string> headlines(const nlohmann::json& results, const nlohmann::json& analysis);
+
+}  // namespace offloadbench::detail

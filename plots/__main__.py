@@ -1,0 +1,59 @@
+"""python -m plots FILE [--out DIR]: every chart the results file allows, and report.html.
+
+Exit 0 when the report was written (charts that cannot be drawn are listed as missing in it),
+2 with a one-line message when the file cannot be used.
+"""
+import argparse
+import pathlib
+import sys
+
+from . import results
+
+
+def chart_families():
+    """The chart modules, imported here so that a Python without matplotlib gets one clear line."""
+    from . import bandwidth, mlp, overlap, pinning, timing
+    return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
+            ("pinning break-even", pinning)]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m plots", description=__doc__.splitlines()[0])
+    parser.add_argument("file", help="offloadbench results file (JSON)")
+    parser.add_argument("--out", help="folder for the charts (default: <file stem>-plots beside the file)")
+    args = parser.parse_args(argv)
+    try:
+        doc = results.load(args.file)
+    except results.ResultsError as e:
+        print(f"plots: {e}", file=sys.stderr)
+        return 2
+    source = pathlib.Path(args.file)
+    outdir = pathlib.Path(args.out) if args.out else source.with_name(f"{source.stem}-plots")
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        print(f"plots: cannot create {outdir}: {e.strerror}", file=sys.stderr)
+        return 2
+    try:
+        families = chart_families()
+    except ImportError as e:
+        print(f"plots: {e.name or e} is not installed for {sys.executable} (run scripts/setup, or set "
+              "OFFLOADBENCH_PYTHON to a Python with matplotlib)", file=sys.stderr)
+        return 2
+    from . import report
+
+    charts, missing = [], []
+    for label, module in families:
+        try:
+            drawn, not_drawn = module.charts(doc, outdir)
+        except Exception as e:  # one broken family must not cost the others their charts
+            drawn, not_drawn = [], [f"{label}: could not be drawn ({type(e).__name__}: {e})"]
+        charts += drawn
+        missing += not_drawn
+    path = report.write(doc, source, outdir, charts, missing)
+    print(f"plots: {len(charts)} chart(s), {len(missing)} missing; report: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

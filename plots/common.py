@@ -1,0 +1,104 @@
+"""What every chart shares: the headless backend, saving PNG + SVG, readable log axes."""
+import math
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+
+UNITS = ["", "Ki", "Mi", "Gi", "Ti"]
+
+
+def binary_size(value, suffix=""):
+    """4096 -> '4 Ki' (+suffix); non-whole values keep 3 significant digits."""
+    u = 0
+    while value >= 1024 and u < len(UNITS) - 1:
+        value /= 1024
+        u += 1
+    text = f"{value:.0f}" if abs(value - round(value)) < 1e-9 else f"{value:.3g}"
+    return f"{text} {UNITS[u]}{suffix}".rstrip()
+
+
+def sweep_size(sweep, value):
+    if sweep == "bytes":
+        return binary_size(value, "B")
+    if sweep == "elements":
+        return binary_size(value)
+    return f"{value:.0f}" if value >= 10 else f"{value:.3g}"
+
+
+SWEEP_LABEL = {"bytes": "size (bytes, binary multiples)", "elements": "elements", "n": "matrix size N",
+               "batch": "batch size"}
+
+
+def size_axis(ax, sweep, values):
+    """Log base-2 x axis with at most ~8 labelled powers of two, labelled in the sweep's units."""
+    values = [v for v in values if v and v > 0]
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(SWEEP_LABEL.get(sweep, sweep))
+    if not values:
+        return
+    lo, hi = math.floor(math.log2(min(values))), math.ceil(math.log2(max(values)))
+    step = max(1, math.ceil((hi - lo + 1) / 8))
+    ticks = [2.0 ** e for e in range(lo, hi + 1, step)]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: sweep_size(sweep, v)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def plain_log_formatter(ax_axis):
+    """Log axis labels as plain numbers (0.1, 1, 10) instead of 10^k. Call after plotting: an axis
+    spanning less than two decades also labels its minor ticks (3, 4, 6), else only the decades."""
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax_axis.set_major_formatter(plain)
+    lo, hi = sorted(ax_axis.get_view_interval())
+    narrow = lo > 0 and hi / lo < 100
+    ax_axis.set_minor_formatter(plain if narrow else NullFormatter())
+
+
+def si_log_formatter(ax_axis):
+    """Log axis labels with SI prefixes (10k, 1M) for counts such as samples per second."""
+    def fmt(v, _):
+        for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if v >= scale:
+                return f"{v / scale:g}{prefix}"
+        return f"{v:g}"
+
+    ax_axis.set_major_formatter(FuncFormatter(fmt))
+
+
+def seconds_axis(ax, label="time per iteration"):
+    """Log y axis of seconds, labelled with the unit that suits each tick (ns, µs, ms, s)."""
+    ax.set_yscale("log")
+
+    def fmt(v, _):
+        for scale, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+            if v >= scale:
+                return f"{v / scale:g} {unit}"
+        return f"{v:g} s"
+
+    ax.yaxis.set_major_formatter(FuncFormatter(fmt))
+    ax.set_ylabel(f"{label} (log scale)")
+
+
+def new_figure(title, width=8, height=5):
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    return fig, ax
+
+
+def slug(text):
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+
+
+def save(fig, outdir, stem, title, caption=""):
+    """Writes stem.png and stem.svg; returns the chart record report.html lists."""
+    png, svg = outdir / f"{stem}.png", outdir / f"{stem}.svg"
+    fig.savefig(png, dpi=110)
+    fig.savefig(svg)
+    plt.close(fig)
+    return {"title": title, "png": png.name, "svg": svg.name, "caption": caption}

@@ -1,0 +1,232 @@
+"""The analysis and the charts end to end, on committed fixtures: a real CPU-only file from a
+machine without a GPU, and a synthetic GPU-shaped file (make_gpu_fixture.py) whose crossovers are
+known from the models that made it."""
+import importlib.util
+import json
+import math
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, load_json
+
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+GPU_FIXTURE = FIXTURES / "gpu_synthetic.json"
+CPU_FIXTURE = FIXTURES / "cpu_only.json"
+
+
+def fixture_models():
+    spec = importlib.util.spec_from_file_location("make_gpu_fixture", FIXTURES / "make_gpu_fixture.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def crossing(f, lo, hi):
+    """The x in [lo, hi] where f changes sign (bisection on log x)."""
+    a, b = math.log(lo), math.log(hi)
+    for _ in range(100):
+        m = 0.5 * (a + b)
+        if (f(math.exp(a)) < 0) == (f(math.exp(m)) < 0):
+            a = m
+        else:
+            b = m
+    return math.exp(0.5 * (a + b))
+
+
+def interpolated(cpu, gpu, sizes):
+    """What the analysis must find on the fixture's grid: log speedup linear in log size between the
+    last losing size and the next (the medians are the models' values: the jitter is symmetric)."""
+    speedups = [cpu(n) / gpu(n) for n in sizes]
+    i = max(k for k, s in enumerate(speedups) if s < 1)
+    ya, yb = math.log(speedups[i]), math.log(speedups[i + 1])
+    xa, xb = math.log(sizes[i]), math.log(sizes[i + 1])
+    return math.exp(xa + (-ya / (yb - ya)) * (xb - xa)), (sizes[i], sizes[i + 1])
+
+
+def check_crossover(found, cpu, gpu, sizes):
+    """The analysis's crossover equals the interpolation on the grid and brackets the models' own."""
+    expected, (below, above) = interpolated(cpu, gpu, sizes)
+    assert found["kind"] == "crossover"
+    assert found["size"] == pytest.approx(expected, rel=1e-6)
+    assert below <= crossing(lambda n: cpu(n) - gpu(n), sizes[0], sizes[-1]) <= above
+    assert found["low"] <= found["size"] <= found["high"]
+
+
+@pytest.fixture
+def analysed_gpu(tmp_path, run_offloadbench):
+    path = tmp_path / "gpu.json"
+    shutil.copy(GPU_FIXTURE, path)
+    result = run_offloadbench("analyze", path)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def find(entries, **fields):
+    found = [e for e in entries if all(e.get(k) == v for k, v in fields.items())]
+    assert len(found) == 1, (fields, len(found))
+    return found[0]
+
+
+def test_gpu_fixture_is_what_the_script_makes(tmp_path):
+    out = tmp_path / "regenerated.json"
+    subprocess.run([sys.executable, FIXTURES / "make_gpu_fixture.py", out], check=True, capture_output=True)
+    assert load_json(out) == load_json(GPU_FIXTURE)
+
+
+def test_crossovers_match_the_models(analysed_gpu):
+    models = fixture_models()
+    analysis = load_json(analysed_gpu)["analysis"]
+    crossovers = analysis["crossovers"]
+
+    triad = find(crossovers, compare_group="compute/triad/fp32", view="gpu_pinned", cpu_view="cpu_all")
+    check_crossover(triad, lambda n: models.triad_seconds("cpu_all", n), lambda n: models.triad_seconds("gpu_pinned", n),
+                    [2 ** e for e in range(16, 29, 2)])
+
+    pageable = find(crossovers, compare_group="compute/triad/fp32", view="gpu_pageable", cpu_view="cpu_all")
+    assert pageable["kind"] == "cpu_wins_at_largest"
+    assert pageable["size"] is None
+
+    resident = find(crossovers, compare_group="compute/triad/fp32", view="gpu_kernel", cpu_view="cpu_all")
+    assert resident["kind"] == "gpu_wins_all"
+
+    sgemm = find(crossovers, compare_group="compute/sgemm/fp32", view="gpu_pinned", cpu_view="cpu_all")
+    check_crossover(sgemm, lambda n: models.sgemm_seconds("cpu_all", n), lambda n: models.sgemm_seconds("gpu_pinned", n),
+                    [2 ** e for e in range(5, 13)])
+
+    mlp = find(crossovers, compare_group="mlp/784-128-10/train_sgd", view="gpu_kernel", series="fp32",
+               cpu_view="cpu_all")
+    check_crossover(mlp, lambda b: models.mlp_seconds("cpu_all", "", b),
+                    lambda b: models.mlp_seconds("gpu_kernel", "fp32", b), [1, 4, 16, 64, 256, 1024, 4096])
+
+def test_transfer_fit_break_even_overlap_and_ceilings(analysed_gpu):
+    models = fixture_models()
+    analysis = load_json(analysed_gpu)["analysis"]
+    pinned = find(analysis["transfer_model"], direction="h2d", host_memory="pinned")
+    alpha, beta = models.COPY_MODEL["pinned"]
+    assert pinned["alpha_seconds"] == pytest.approx(alpha, rel=0.05)
+    assert pinned["beta_bytes_per_second"] == pytest.approx(beta, rel=0.05)
+    assert pinned["r_squared"] > 0.99
+    assert pinned["half_bandwidth_bytes"] == pytest.approx(alpha * beta, rel=0.1)
+
+    for entry in analysis["pinning_break_even"]:
+        n, pin = entry["break_even_copies"], entry["pin_seconds"]
+        saved = entry["pageable_copy_seconds"] - entry["pinned_copy_seconds"]
+        assert n * saved > pin >= (n - 1) * saved
+    assert {e["pin_operation"] for e in analysis["pinning_break_even"]} == set(models.PIN_MODEL)
+
+    pageable = find(analysis["overlap"], host_memory="pageable")
+    assert pageable["speedup_vs_serial"] < 1.1
+    best = max(analysis["overlap"], key=lambda e: e["speedup_vs_serial"])
+    assert best["speedup_vs_serial"] <= best["bound_speedup"]
+
+    assert analysis["ceilings"]["checked"] > 0
+    assert analysis["ceilings"]["suspects"] == []
+
+
+def test_summary_prints_the_headlines(analysed_gpu, run_offloadbench):
+    result = run_offloadbench("summary", analysed_gpu)
+    assert result.returncode == 0, result.stderr
+    assert "compute/triad/fp32: GPU incl. pinned transfers wins from elements ≈" in result.stdout
+    assert "GPU 0 H2D pinned" in result.stdout
+    assert "pinning 256 MiB once pays after" in result.stdout
+
+
+GPU_CHARTS = ["bandwidth_gpu0_h2d", "bandwidth_gpu0_d2h", "bandwidth_gpu0_bidirectional", "bandwidth_host_memcpy",
+              "time_compute_triad_fp32", "speedup_compute_triad_fp32", "time_compute_sgemm_fp32",
+              "speedup_compute_sgemm_fp32", "mlp_mlp_784_128_10_train_sgd", "speedup_mlp_784_128_10_train_sgd",
+              "overlap", "pinning_break_even"]
+
+
+def assert_charts(outdir, stems):
+    report = (outdir / "report.html").read_text()
+    for stem in stems:
+        for ext in ("png", "svg"):
+            path = outdir / f"{stem}.{ext}"
+            assert path.exists() and path.stat().st_size > 1000, path
+            assert f"{stem}.{ext}" in report, stem
+    return report
+
+
+def test_every_chart_from_the_gpu_file(analysed_gpu, run_offloadbench):
+    result = run_offloadbench("plot", analysed_gpu)
+    assert result.returncode == 0, result.stderr
+    outdir = analysed_gpu.with_name("gpu-plots")
+    report = assert_charts(outdir, GPU_CHARTS)
+    assert "NVIDIA H100 PCIe (synthetic)" in report  # machine context
+    assert "Nothing: every chart family could be drawn." in report
+    assert str(outdir / "report.html") in result.stdout
+
+
+def test_cpu_only_file_draws_what_it_can_and_lists_the_rest(tmp_path, run_offloadbench):
+    doc = load_json(CPU_FIXTURE)
+    doc.pop("analysis", None)  # as a file from before the analysis existed
+    path = tmp_path / "cpu.json"
+    path.write_text(json.dumps(doc))
+    result = run_offloadbench("plot", path, "--out", tmp_path / "charts")
+    assert result.returncode == 0, result.stderr
+    assert "analysis" in load_json(path)  # plot analysed the file first
+    report = assert_charts(tmp_path / "charts", ["bandwidth_host_memcpy"])
+    assert "no device copies measured" in report
+    assert "no GPU measurements" in report  # the summary says why
+
+
+def test_unanalysed_and_partial_files_never_crash(tmp_path):
+    doc = load_json(GPU_FIXTURE)
+    doc["benchmarks"] = doc["benchmarks"][: len(doc["benchmarks"]) // 3]  # interrupted mid-run
+    doc["context"]["offloadbench"]["incomplete"] = True
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(doc))
+    result = subprocess.run([sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "partial-plots" / "report.html").read_text()
+    assert "needs the analysis block" in report
+    assert "could not be drawn" not in report
+    assert "INCOMPLETE" in report
+
+
+@pytest.mark.parametrize("content", ["{not json", "[]", '{"context": {}, "benchmarks": []}', ""])
+def test_malformed_file_is_one_line_and_exit_2(tmp_path, run_offloadbench, content):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    for command in ("analyze", "summary", "plot"):
+        result = run_offloadbench(command, path)
+        assert result.returncode == 2, (command, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    result = subprocess.run([sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_run_stores_the_analysis_and_prints_the_findings(tmp_path, run_offloadbench):
+    out = tmp_path / "run.json"
+    result = run_offloadbench("run", "--suite", "transfer", "--quick", "--repetitions", "2", "--out", out, "--",
+                              "--benchmark_filter=host_memcpy/pretouched/threads:1/4KiB|h2d/pinned/4KiB",
+                              "--benchmark_min_time=0.001")
+    assert result.returncode == 0, result.stderr
+    doc = load_json(out)
+    assert set(doc["analysis"]) >= {"speedups", "crossovers", "transfer_model", "pinning_break_even", "overlap",
+                                    "ceilings", "headlines"}
+    assert "findings:" in result.stdout
+    for line in doc["analysis"]["headlines"]:
+        assert line in result.stdout
+
+
+def test_gpu_rows_skipped_leave_the_cpu_curves(tmp_path, run_offloadbench):
+    """What a CPU-only machine gives for the compute and mlp families: CPU rows, GPU rows skipped."""
+    doc = load_json(GPU_FIXTURE)
+    for row in doc["benchmarks"]:
+        if row.get("device") == 0:
+            row.update(skipped=True, skip_reason="no usable GPU: test", iterations=0, validated=None)
+    path = tmp_path / "cpu_side.json"
+    path.write_text(json.dumps(doc))
+    result = run_offloadbench("plot", path)
+    assert result.returncode == 0, result.stderr
+    outdir = tmp_path / "cpu_side-plots"
+    report = assert_charts(outdir, ["time_compute_triad_fp32", "mlp_mlp_784_128_10_train_sgd", "bandwidth_host_memcpy"])
+    assert "compute/triad/fp32: speedup vs size: no GPU row to pair with the CPU rows (GPU rows skipped: " \
+           "no usable GPU: test)" in report
+    assert not (outdir / "speedup_compute_triad_fp32.png").exists()
