@@ -48,6 +48,11 @@ struct TrainScalars {
   int step = 0;               // optimizer steps taken (AdamW's t)
 };
 
+// What the GPU computes in: the GEMM inputs and activations; accumulation, gradients and the master
+// weights stay fp32 (autocast's split). The CPU reference is fp32 only.
+enum class Precision { fp32, bf16, fp16 };
+const char* to_string(Precision precision);
+
 enum class Optimizer { sgd, adamw };
 const char* to_string(Optimizer optimizer);
 

@@ -60,6 +60,15 @@ double mlp_train_flops(const MlpShape& s, std::int64_t batch) {
   return mlp_forward_flops(s, batch) + 2.0 * batch * s.hidden * s.classes * 2 + 2.0 * batch * s.inputs * s.hidden;
 }
 
+const char* to_string(Precision precision) {
+  switch (precision) {
+    case Precision::fp32: return "fp32";
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+  }
+  return "unknown";
+}
+
 const char* to_string(Optimizer optimizer) { return optimizer == Optimizer::sgd ? "sgd" : "adamw"; }
 
 OptimizerConfig make_optimizer_config(Optimizer kind, float max_grad_norm) {
