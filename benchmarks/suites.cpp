@@ -1,4 +1,5 @@
 // Every suite offloadbench knows, in the order `run --suite all` runs them.
+#include "benchmarks/mlp.h"
 #include "benchmarks/transfer.h"
 #include "harness/suite.h"
 
@@ -8,6 +9,8 @@ const std::vector<Suite>& all_suites() {
   static const std::vector<Suite> suites = {
       {"transfer", "host<->device copies by direction and host memory kind, pinning costs, host memcpy baseline",
        register_transfer_suite},
+      {"mlp", "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch modes, data paths",
+       register_mlp_suite},
   };
   return suites;
 }

@@ -65,6 +65,9 @@ class MlpGpuModel {
   void optimizer_step(const OptimizerConfig& config, cudaStream_t stream);
   void train_step(const float* x, const int* labels, const OptimizerConfig& config, cudaStream_t stream);
 
+  // Mean loss of x's first B rows with the current weights (forward only; zeroes the gradients). Synchronizes.
+  float loss(const float* x, const int* labels, cudaStream_t stream);
+
   // Read-backs: synchronize the device first.
   std::vector<float> params() const;
   std::vector<float> grads() const;

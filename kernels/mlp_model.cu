@@ -196,6 +196,12 @@ void MlpGpuModel::train_step(const float* x, const int* labels, const OptimizerC
   optimizer_step(config, stream);
 }
 
+float MlpGpuModel::loss(const float* x, const int* labels, cudaStream_t stream) {
+  begin_step(stream);
+  forward_backward(x, labels, 1, stream);
+  return scalars().loss;
+}
+
 namespace {
 std::vector<float> read_back(const DeviceBuffer& buffer, std::size_t count) {
   CUDA_CHECK(cudaDeviceSynchronize());  // the model's streams do not synchronize with cudaMemcpy's
