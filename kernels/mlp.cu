@@ -189,8 +189,8 @@ __global__ void sgd_update_kernel(float* params, const float* grads, const Train
 __global__ void adamw_update_kernel(float* params, float* m, float* v, const float* grads, const TrainScalars* s,
                                     OptimizerConfig c, std::int64_t n) {
   if (s->skip) return;
-  const float correction1 = 1.0f - powf(c.beta1, static_cast<float>(s->step));
-  const float correction2 = 1.0f - powf(c.beta2, static_cast<float>(s->step));
+  const float inv_correction1 = 1.0f / (1.0f - powf(c.beta1, static_cast<float>(s->step)));
+  const float inv_correction2 = 1.0f / (1.0f - powf(c.beta2, static_cast<float>(s->step)));
   const float decay = 1.0f - c.lr * c.weight_decay;
   const float multiplier = s->grad_multiplier;
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
@@ -198,9 +198,7 @@ __global__ void adamw_update_kernel(float* params, float* m, float* v, const flo
     const float g = grads[i] * multiplier;
     m[i] = c.beta1 * m[i] + (1.0f - c.beta1) * g;
     v[i] = c.beta2 * v[i] + (1.0f - c.beta2) * g * g;
-    const float m_hat = m[i] / correction1;
-    const float v_hat = v[i] / correction2;
-    params[i] = params[i] * decay - c.lr * m_hat / (sqrtf(v_hat) + c.eps);
+    params[i] = params[i] * decay - c.lr * (m[i] * inv_correction1) / (sqrtf(v[i] * inv_correction2) + c.eps);
   }
 }
 

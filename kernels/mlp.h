@@ -65,6 +65,9 @@ struct OptimizerConfig {
   int growth_interval = 2000;
 };
 OptimizerConfig make_optimizer_config(Optimizer kind, float max_grad_norm = 0);
+// The global gradient norm is computed only when something reads it: clipping, or overflow detection
+// for loss scaling. Plain SGD/AdamW steps skip that pass over the gradients, as PyTorch's do.
+inline bool needs_grad_norm(const OptimizerConfig& c) { return c.max_grad_norm > 0 || c.dynamic_loss_scale; }
 
 // How closely a GPU step must match this reference (same weights, same batch). fp32 differs only in
 // summation order (cuBLAS vs OpenBLAS): loss within 1e-4 relative, each gradient within
@@ -140,7 +143,7 @@ void mlp_forward(const MlpActivations& a, const float* params, const float* x, c
 // Forward + backward of one micro-batch: grads += ∂(loss/accum_steps)/∂params, scalars->loss += loss/accum.
 void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivations& a, const float* params,
                           const float* x, const int* labels, int accum_steps, const MlpShape& shape, int B);
-// Norm, clip/unscale decision, then the SGD or AdamW update (m, v unused for SGD).
+// Norm (when needs_grad_norm), clip/unscale decision, then the SGD or AdamW update (m, v unused for SGD).
 void mlp_optimizer_step(float* params, float* m, float* v, const float* grads, TrainScalars* scalars,
                         const OptimizerConfig& config, std::int64_t n_params);
 

@@ -207,7 +207,7 @@ void relu_backward(float* dact, const float* dpre, const float* act, std::int64_
 
 void grad_norm_squared(TrainScalars* scalars, const float* grads, std::int64_t n) {
   double sum = 0;
-#pragma omp parallel for schedule(static) reduction(+ : sum) if (n > kParallelThreshold)
+#pragma omp parallel for simd schedule(static) reduction(+ : sum) if (n > kParallelThreshold)
   for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(grads[i]) * grads[i];
   scalars->grad_norm_sq += static_cast<float>(sum);
 }
@@ -233,25 +233,26 @@ void sgd_update(float* params, const float* grads, const TrainScalars* s, const 
                 std::int64_t n) {
   if (s->skip) return;
   const float step = config.lr * s->grad_multiplier;
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
   for (std::int64_t i = 0; i < n; ++i) params[i] -= step * grads[i];
 }
 
 void adamw_update(float* params, float* m, float* v, const float* grads, const TrainScalars* s,
                   const OptimizerConfig& c, std::int64_t n) {
   if (s->skip) return;
-  const float correction1 = 1.0f - std::pow(c.beta1, static_cast<float>(s->step));
-  const float correction2 = 1.0f - std::pow(c.beta2, static_cast<float>(s->step));
-  const float decay = 1.0f - c.lr * c.weight_decay;
+  // Locals, not c.*: the stores below could alias a float reached through `c`, which stops vectorizing.
+  const float beta1 = c.beta1, beta2 = c.beta2, lr = c.lr, eps = c.eps;
+  const float inv_correction1 = 1.0f / (1.0f - std::pow(beta1, static_cast<float>(s->step)));
+  const float inv_correction2 = 1.0f / (1.0f - std::pow(beta2, static_cast<float>(s->step)));
+  const float decay = 1.0f - lr * c.weight_decay;
   const float multiplier = s->grad_multiplier;
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  // simd: one AdamW update is a handful of flops per element, so it runs at vector width or not at all.
+#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
   for (std::int64_t i = 0; i < n; ++i) {
     const float g = grads[i] * multiplier;
-    m[i] = c.beta1 * m[i] + (1.0f - c.beta1) * g;
-    v[i] = c.beta2 * v[i] + (1.0f - c.beta2) * g * g;
-    const float m_hat = m[i] / correction1;
-    const float v_hat = v[i] / correction2;
-    params[i] = params[i] * decay - c.lr * m_hat / (std::sqrt(v_hat) + c.eps);
+    m[i] = beta1 * m[i] + (1.0f - beta1) * g;
+    v[i] = beta2 * v[i] + (1.0f - beta2) * g * g;
+    params[i] = params[i] * decay - lr * (m[i] * inv_correction1) / (std::sqrt(v[i] * inv_correction2) + eps);
   }
 }
 
@@ -288,7 +289,7 @@ void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivati
 
 void mlp_optimizer_step(float* params, float* m, float* v, const float* grads, TrainScalars* scalars,
                         const OptimizerConfig& config, std::int64_t n_params) {
-  grad_norm_squared(scalars, grads, n_params);
+  if (needs_grad_norm(config)) grad_norm_squared(scalars, grads, n_params);
   prepare_update(scalars, config);
   if (config.kind == Optimizer::sgd) sgd_update(params, grads, scalars, config, n_params);
   else adamw_update(params, m, v, grads, scalars, config, n_params);

@@ -177,7 +177,7 @@ void MlpGpuModel::forward_backward(const float* x, const int* labels, int accum_
 void MlpGpuModel::optimizer_step(const OptimizerConfig& config, cudaStream_t stream) {
   const auto n = static_cast<std::int64_t>(mlp_param_layout(shape_).count);
   auto* scalars = b_->scalars.as<TrainScalars>();
-  grad_norm_squared(scalars, b_->grads.as<float>(), n, stream);
+  if (needs_grad_norm(config)) grad_norm_squared(scalars, b_->grads.as<float>(), n, stream);
   prepare_update(scalars, config, stream);
   if (config.kind == Optimizer::sgd)
     sgd_update(b_->params.as<float>(), b_->grads.as<float>(), scalars, config, n, stream);
