@@ -30,10 +30,17 @@ double MlpCase::flops_per_step() const {
 
 OptimizerConfig MlpCase::optimizer_config() const { return make_optimizer_config(optimizer, max_grad_norm); }
 
+namespace {
+// Enough distinct batches that a step never reuses the one before it (2 to 8, at most 4096 rows unless
+// one batch is larger), without gigabytes of input or seconds of set-up per repetition.
+int dataset_batches(std::int64_t rows_per_batch) {
+  return static_cast<int>(std::clamp<std::int64_t>((std::int64_t{1} << 12) / rows_per_batch, 2, 8));
+}
+}  // namespace
+
 MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch) {
   MlpDataset d;
-  // Enough distinct batches that a step never reuses the one before it, without gigabytes of input.
-  d.batches = static_cast<int>(std::clamp<std::int64_t>((std::int64_t{1} << 14) / rows_per_batch, 2, 8));
+  d.batches = dataset_batches(rows_per_batch);
   d.rows_per_batch = rows_per_batch;
   const std::int64_t rows = d.batches * rows_per_batch;
   d.x.resize(static_cast<std::size_t>(rows * shape.inputs));
@@ -43,8 +50,7 @@ MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch) 
 }
 
 std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_batch) {
-  const std::int64_t batches = std::clamp<std::int64_t>((std::int64_t{1} << 14) / rows_per_batch, 2, 8);
-  return static_cast<std::uint64_t>(batches * rows_per_batch * (shape.inputs * 4 + 4));
+  return static_cast<std::uint64_t>(dataset_batches(rows_per_batch) * rows_per_batch * (shape.inputs * 4 + 4));
 }
 
 namespace {

@@ -36,6 +36,26 @@ TEST(MlpSuite, QuickTableCoversEveryVariantAndViewOnce) {
   clear_registered_cases();
 }
 
+TEST(MlpSuite, FullTableAddsTheImageModelAndTheHiddenSweep) {
+  clear_registered_cases();
+  RunConfig config;
+  config.quick = false;
+  config.gpu_devices = {0};
+  register_mlp_suite(config);  // register_case throws on a duplicate name
+  std::set<std::string> models;
+  std::set<long long> hidden_swept, batches;
+  for (const auto& c : registered_cases()) {
+    models.insert(c.fields["model"].get<std::string>());
+    batches.insert(c.fields["batch"].get<long long>());
+    if (c.fields["sweep"] == "hidden") hidden_swept.insert(c.fields["hidden"].get<long long>());
+  }
+  EXPECT_TRUE(models.count("12288-64-10"));
+  EXPECT_EQ(hidden_swept, (std::set<long long>{64, 128, 256, 512, 1024, 2048, 4096}));
+  EXPECT_TRUE(batches.count(1) && batches.count(4096));
+  EXPECT_EQ(batches.size(), 13u);
+  clear_registered_cases();
+}
+
 TEST(MlpSuite, CpuRowsCarryTheirFieldsAndLowerTheLoss) {
   clear_registered_cases();
   RunConfig config;  // no GPU devices: CPU cases only
