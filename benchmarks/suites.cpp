@@ -1,4 +1,5 @@
 // Every suite offloadbench knows, in the order `run --suite all` runs them.
+#include "benchmarks/mlp.h"
 #include "benchmarks/streams.h"
 #include "benchmarks/transfer.h"
 #include "harness/suite.h"
@@ -11,6 +12,8 @@ const std::vector<Suite>& all_suites() {
        register_transfer_suite},
       {"streams", "sync vs async copies, copy/compute overlap over K streams x C chunks vs the copy-engine bound",
        register_streams_suite},
+      {"mlp", "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch modes, data paths",
+       register_mlp_suite},
   };
   return suites;
 }

@@ -1,0 +1,69 @@
+// The mlp family: full training steps (and inference) of a small Linear→ReLU→Linear network on the CPU
+// and the GPU, across model widths, batch sizes, precisions, launch modes and input data paths — at
+// what batch does the GPU win once the batch has to be moved there?
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "harness/suite.h"
+#include "kernels/mlp.h"
+
+namespace offloadbench {
+
+enum class MlpVariant { inference, train };
+enum class LaunchMode { eager, graph };  // one launch per op, or the whole step as one CUDA Graph
+enum class DataPath {
+  resident,        // the batches already live on the GPU
+  pageable,        // each step copies its batch from pageable host memory first
+  pinned_overlap,  // pinned host memory; the next batch is copied on a second stream during this step
+};
+const char* to_string(LaunchMode mode);
+const char* to_string(DataPath path);
+
+struct MlpCase {
+  MlpShape shape;
+  int batch = 64;  // rows per micro-batch
+  MlpVariant variant = MlpVariant::train;
+  Optimizer optimizer = Optimizer::sgd;
+  float max_grad_norm = 0;  // 0: no clipping
+  int accum_steps = 1;      // micro-batches per optimizer step
+  // GPU cases
+  Precision precision = Precision::fp32;
+  LaunchMode launch = LaunchMode::eager;
+  DataPath data_path = DataPath::resident;
+  int device = -1;  // -1: a CPU case
+  // CPU cases
+  int cpu_threads = 1;
+
+  std::int64_t samples_per_step() const { return std::int64_t{batch} * accum_steps; }
+  double flops_per_step() const;
+  OptimizerConfig optimizer_config() const;
+};
+
+// Training steps run (from the seeded initial weights) before timing, to check that they lower the loss
+// on the first batch; its loss before and after goes into the row as initial_loss and final_loss.
+inline constexpr int kMlpCheckSteps = 10;
+inline constexpr std::uint64_t kMlpWeightSeed = 1234;
+
+// The seeded synthetic batches a case cycles through: `batches` steps' worth of rows.
+struct MlpDataset {
+  int batches = 0;
+  std::int64_t rows_per_batch = 0;
+  std::vector<float> x;    // (batches·rows_per_batch, D)
+  std::vector<int> labels;  // (batches·rows_per_batch)
+  const float* x_at(int i, std::int64_t inputs) const { return x.data() + i * rows_per_batch * inputs; }
+  const int* labels_at(int i) const { return labels.data() + i * rows_per_batch; }
+};
+MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch);
+std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_batch);
+
+// Runners: mlp_cpu.cpp, and mlp_gpu.cpp (mlp_gpu_none.cpp skips in a build without CUDA).
+void run_mlp_cpu(benchmark::State& state, const MlpCase& c);
+void run_mlp_gpu(benchmark::State& state, const MlpCase& c);
+
+void register_mlp_suite(const RunConfig& config);
+
+}  // namespace offloadbench

@@ -1,0 +1,158 @@
+// A two-layer perceptron, Linear(D→H) → ReLU → Linear(H→C) with softmax cross-entropy: the CPU
+// reference, as llm.c's train_gpt2.c: free functions, outputs first, then inputs, then dimensions.
+// Weights are (out_features, in_features) as in PyTorch's nn.Linear, so out = inp·Wᵀ + b.
+// kernels/mlp_gpu.h declares the CUDA twins: same names, same argument order, the stream last.
+// Gradients accumulate (+=) on both sides; mlp_begin_step zeroes them.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace offloadbench {
+
+struct MlpShape {
+  std::int64_t inputs = 784;  // D
+  std::int64_t hidden = 128;  // H
+  std::int64_t classes = 10;  // C
+};
+
+// "784-128-10"
+std::string to_string(const MlpShape& shape);
+
+// Throws std::invalid_argument naming the bad dimension when a dimension or the batch is zero,
+// negative, or so large that an index or a buffer size would overflow (int GEMM dimensions).
+void validate_mlp_shape(const MlpShape& shape, std::int64_t batch);
+
+// Where each tensor sits in the flat parameter vector; gradients and Adam moments share the layout,
+// so the optimizer and the gradient norm are single loops over `count` floats.
+struct MlpParamLayout {
+  std::size_t w1, b1, w2, b2, count;  // W1 (H,D), b1 (H), W2 (C,H), b2 (C)
+};
+MlpParamLayout mlp_param_layout(const MlpShape& shape);
+
+// FLOPs of one step, 2·M·N·K per GEMM (bias, ReLU, softmax and the optimizer are not counted).
+double mlp_forward_flops(const MlpShape& shape, std::int64_t batch);
+double mlp_train_flops(const MlpShape& shape, std::int64_t batch);  // forward + dW1 + dW2 + dh
+
+// The scalars of a training run. On the GPU this struct lives in device memory, so a captured
+// CUDA Graph reads the loss scale and the step count from there instead of from the host.
+struct TrainScalars {
+  float loss = 0;             // mean loss of the step; zeroed by mlp_begin_step
+  float grad_norm_sq = 0;     // Σ g² of the (loss-scaled) gradients; zeroed by mlp_begin_step
+  float grad_multiplier = 1;  // what the optimizer multiplies each gradient by: unscale × clip
+  int skip = 0;               // 1: gradients overflowed, the optimizer leaves the weights alone
+  float loss_scale = 1;       // fp16 dynamic loss scaling (GradScaler); 1 otherwise
+  int good_steps = 0;         // steps since the scale last changed
+  int skipped_steps = 0;      // steps skipped for overflow, in total
+  int step = 0;               // optimizer steps taken (AdamW's t)
+};
+
+// What the GPU computes in: the GEMM inputs and activations; accumulation, gradients and the master
+// weights stay fp32 (autocast's split). The CPU reference is fp32 only.
+enum class Precision { fp32, bf16, fp16 };
+const char* to_string(Precision precision);
+
+enum class Optimizer { sgd, adamw };
+const char* to_string(Optimizer optimizer);
+
+struct OptimizerConfig {
+  Optimizer kind = Optimizer::sgd;
+  float lr = 0.1f;             // SGD; AdamW uses 1e-3 (make_optimizer_config)
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.01f;  // AdamW (PyTorch defaults)
+  float max_grad_norm = 0;     // clip the global norm to this; 0 = no clipping
+  bool dynamic_loss_scale = false;  // GradScaler: halve on overflow, double after growth_interval good steps
+  int growth_interval = 2000;
+};
+OptimizerConfig make_optimizer_config(Optimizer kind, float max_grad_norm = 0);
+// The global gradient norm is computed only when something reads it: clipping, or overflow detection
+// for loss scaling. Plain SGD/AdamW steps skip that pass over the gradients, as PyTorch's do.
+inline bool needs_grad_norm(const OptimizerConfig& c) { return c.max_grad_norm > 0 || c.dynamic_loss_scale; }
+
+// How closely a GPU step must match this reference (same weights, same batch). fp32 differs only in
+// summation order (cuBLAS vs OpenBLAS): loss within 1e-4 relative, each gradient within
+// 1e-4·|ref| + 1e-5·max|ref|. bf16 (unit roundoff 2⁻⁸) and fp16 (2⁻¹¹) round every GEMM input and can
+// flip a ReLU near zero, so they are held to a normwise bound: ‖got − ref‖ ≤ rtol·‖ref‖ with rtol
+// 3e-2 (bf16) and 5e-3 (fp16), and the loss within 2e-2 and 5e-3 relative.
+double mlp_loss_rtol(Precision precision);
+// "" when the gradients match under the rule above, else what differs and where.
+std::string mlp_gradient_mismatch(const float* got, const float* ref, std::size_t n, Precision precision);
+
+// PyTorch's nn.Linear initialisation (uniform ±1/√fan_in), from a seed.
+void mlp_init_params(float* params, const MlpShape& shape, std::uint64_t seed);
+
+// A learnable synthetic data set: x uniform in [-1, 1), label = argmax of a seeded random linear
+// teacher applied to x. x is (n, D), labels (n).
+void make_synthetic_dataset(float* x, int* labels, std::int64_t n, const MlpShape& shape, std::uint64_t seed);
+
+// ---- layers (CPU) ----
+// out (B,OC) = inp (B,IC) · weight (OC,IC)ᵀ
+void matmul_forward(float* out, const float* inp, const float* weight, int B, int IC, int OC);
+// act (B,N) = max(pre + bias, 0)
+void bias_relu_forward(float* act, const float* pre, const float* bias, int B, int N);
+// out (B,N) += bias (N)
+void bias_add_forward(float* out, const float* bias, int B, int N);
+// scalars->loss += Σ_b −log softmax(logits_b)[label_b] / (B·accum_steps);
+// dlogits (B,C) = (softmax − onehot) · loss_scale / (B·accum_steps)
+void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* logits, const int* labels,
+                           int accum_steps, int B, int C);
+// dweight (OC,IC) += dout (B,OC)ᵀ · inp (B,IC)
+void matmul_backward_weight(float* dweight, const float* dout, const float* inp, int B, int IC, int OC);
+// dbias (N) += Σ_b dout (B,N)
+void bias_backward(float* dbias, const float* dout, int B, int N);
+// dinp (B,IC) = dout (B,OC) · weight (OC,IC)
+void matmul_backward_input(float* dinp, const float* dout, const float* weight, int B, int IC, int OC);
+// dact (n) = act > 0 ? dpre : 0 (dact may alias dpre)
+void relu_backward(float* dact, const float* dpre, const float* act, std::int64_t n);
+// scalars->grad_norm_sq += Σ g²
+void grad_norm_squared(TrainScalars* scalars, const float* grads, std::int64_t n);
+// Decides the step: skip on a non-finite norm, grad_multiplier = (1/loss_scale)·min(1, max/‖g‖),
+// then adjusts the loss scale as GradScaler does and counts the step.
+void prepare_update(TrainScalars* scalars, const OptimizerConfig& config);
+void sgd_update(float* params, const float* grads, const TrainScalars* scalars, const OptimizerConfig& config,
+                std::int64_t n);
+// PyTorch's AdamW (decoupled weight decay, bias-corrected moments); t = scalars->step.
+void adamw_update(float* params, float* m, float* v, const float* grads, const TrainScalars* scalars,
+                  const OptimizerConfig& config, std::int64_t n);
+
+// ---- the model (CPU) ----
+// Activations of one micro-batch of B rows.
+struct MlpActivations {
+  float* pre1;     // (B,H) x·W1ᵀ
+  float* act1;     // (B,H) relu(pre1 + b1)
+  float* logits;   // (B,C)
+  float* dlogits;  // (B,C)
+  float* dact1;    // (B,H)
+};
+
+// Owns every buffer of a CPU training run at batch B (the benchmarks and the tests use it).
+struct MlpCpuModel {
+  MlpCpuModel(const MlpShape& shape, int batch, std::uint64_t seed);
+  MlpShape shape;
+  int batch;
+  std::vector<float> params, grads, m, v;  // layout: mlp_param_layout
+  std::vector<float> pre1, act1, logits, dlogits, dact1;
+  TrainScalars scalars;
+  MlpActivations activations() { return {pre1.data(), act1.data(), logits.data(), dlogits.data(), dact1.data()}; }
+};
+
+// Zeroes the gradients and the step's loss and norm.
+void mlp_begin_step(float* grads, TrainScalars* scalars, std::int64_t n_params);
+// logits = W2·relu(W1·x + b1) + b2 for x (B,D).
+void mlp_forward(const MlpActivations& a, const float* params, const float* x, const MlpShape& shape, int B);
+// Forward + backward of one micro-batch: grads += ∂(loss/accum_steps)/∂params, scalars->loss += loss/accum.
+void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivations& a, const float* params,
+                          const float* x, const int* labels, int accum_steps, const MlpShape& shape, int B);
+// Norm (when needs_grad_norm), clip/unscale decision, then the SGD or AdamW update (m, v unused for SGD).
+void mlp_optimizer_step(float* params, float* m, float* v, const float* grads, TrainScalars* scalars,
+                        const OptimizerConfig& config, std::int64_t n_params);
+
+// Mean loss of the first model.batch rows of x, forward only (the weights and gradients are untouched).
+float mlp_loss(MlpCpuModel& model, const float* x, const int* labels);
+
+// One optimizer step on the CPU model: accum_steps micro-batches of model.batch rows taken in order from
+// x (accum_steps·B, D) and labels, then the update. Returns the step's mean loss.
+float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
+                     const OptimizerConfig& config);
+
+}  // namespace offloadbench

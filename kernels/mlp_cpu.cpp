@@ -1,0 +1,337 @@
+// The MLP's CPU reference: OpenBLAS for the three GEMMs of a step, fused loops for the rest.
+// Loops run on OpenMP threads only when they are large enough to pay for the fork; the caller sets the
+// thread count (omp_set_num_threads, openblas_set_num_threads).
+#include "kernels/mlp.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace offloadbench {
+
+namespace {
+// Elements below which a loop stays serial: a fork costs microseconds, and idle OpenMP workers spinning
+// beside OpenBLAS's own threads slow its GEMMs down, so only large loops (wide hidden layers) go parallel.
+constexpr std::int64_t kParallelThreshold = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxDimension = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+}  // namespace
+
+std::string to_string(const MlpShape& shape) {
+  return fmt::format("{}-{}-{}", shape.inputs, shape.hidden, shape.classes);
+}
+
+void validate_mlp_shape(const MlpShape& shape, std::int64_t batch) {
+  const std::pair<const char*, std::int64_t> dims[] = {
+      {"inputs", shape.inputs}, {"hidden", shape.hidden}, {"classes", shape.classes}, {"batch", batch}};
+  for (const auto& [name, value] : dims) {
+    if (value <= 0) throw std::invalid_argument(fmt::format("mlp: {} must be positive, got {}", name, value));
+    if (value > kMaxDimension)
+      throw std::invalid_argument(fmt::format("mlp: {} = {} is above the limit {}", name, value, kMaxDimension));
+  }
+  const std::int64_t products[] = {batch * shape.inputs, batch * shape.hidden, shape.hidden * shape.inputs};
+  for (auto elements : products)
+    if (elements > kMaxElements)
+      throw std::invalid_argument(fmt::format("mlp: shape {} at batch {} needs a {}-element tensor, above {}",
+                                              to_string(shape), batch, elements, kMaxElements));
+}
+
+MlpParamLayout mlp_param_layout(const MlpShape& s) {
+  MlpParamLayout l{};
+  l.w1 = 0;
+  l.b1 = l.w1 + static_cast<std::size_t>(s.hidden * s.inputs);
+  l.w2 = l.b1 + static_cast<std::size_t>(s.hidden);
+  l.b2 = l.w2 + static_cast<std::size_t>(s.classes * s.hidden);
+  l.count = l.b2 + static_cast<std::size_t>(s.classes);
+  return l;
+}
+
+double mlp_forward_flops(const MlpShape& s, std::int64_t batch) {
+  return 2.0 * batch * s.inputs * s.hidden + 2.0 * batch * s.hidden * s.classes;
+}
+
+double mlp_train_flops(const MlpShape& s, std::int64_t batch) {
+  // forward, dW2 (C,H) and dh (B,H) each 2·B·H·C, dW1 (H,D) 2·B·D·H; no dx (the input needs none).
+  return mlp_forward_flops(s, batch) + 2.0 * batch * s.hidden * s.classes * 2 + 2.0 * batch * s.inputs * s.hidden;
+}
+
+const char* to_string(Precision precision) {
+  switch (precision) {
+    case Precision::fp32: return "fp32";
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+  }
+  return "unknown";
+}
+
+const char* to_string(Optimizer optimizer) { return optimizer == Optimizer::sgd ? "sgd" : "adamw"; }
+
+OptimizerConfig make_optimizer_config(Optimizer kind, float max_grad_norm) {
+  OptimizerConfig c;
+  c.kind = kind;
+  c.lr = kind == Optimizer::sgd ? 0.1f : 1e-3f;
+  c.max_grad_norm = max_grad_norm;
+  return c;
+}
+
+double mlp_loss_rtol(Precision precision) {
+  switch (precision) {
+    case Precision::fp32: return 1e-4;
+    case Precision::bf16: return 2e-2;
+    case Precision::fp16: return 5e-3;
+  }
+  return 0;
+}
+
+std::string mlp_gradient_mismatch(const float* got, const float* ref, std::size_t n, Precision precision) {
+  double max_ref = 0, diff_sq = 0, ref_sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    max_ref = std::max(max_ref, std::abs(static_cast<double>(ref[i])));
+    diff_sq += (static_cast<double>(got[i]) - ref[i]) * (static_cast<double>(got[i]) - ref[i]);
+    ref_sq += static_cast<double>(ref[i]) * ref[i];
+  }
+  if (precision != Precision::fp32) {
+    const double rtol = precision == Precision::bf16 ? 3e-2 : 5e-3;
+    const double relative = std::sqrt(diff_sq / std::max(ref_sq, 1e-300));
+    if (std::isfinite(relative) && relative <= rtol) return "";
+    return fmt::format("{} values differ from the CPU reference by {:.3g} of their norm (allowed {:.3g})",
+                       to_string(precision), relative, rtol);
+  }
+  std::size_t bad = 0;
+  std::string first;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double g = got[i], r = ref[i];
+    if (std::abs(g - r) <= 1e-4 * std::abs(r) + 1e-5 * max_ref) continue;  // NaN fails here
+    if (bad++ < 3) first += fmt::format("; [{}] got {:.8g}, expected {:.8g}", i, g, r);
+  }
+  if (bad == 0) return "";
+  return fmt::format("{} of {} fp32 values differ from the CPU reference{}", bad, n, first);
+}
+
+void mlp_init_params(float* params, const MlpShape& s, std::uint64_t seed) {
+  const auto l = mlp_param_layout(s);
+  std::mt19937_64 rng(seed);
+  auto fill = [&](std::size_t offset, std::int64_t count, std::int64_t fan_in) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
+    std::uniform_real_distribution<float> dist(-bound, bound);
+    for (std::int64_t i = 0; i < count; ++i) params[offset + i] = dist(rng);
+  };
+  fill(l.w1, s.hidden * s.inputs, s.inputs);
+  fill(l.b1, s.hidden, s.inputs);
+  fill(l.w2, s.classes * s.hidden, s.hidden);
+  fill(l.b2, s.classes, s.hidden);
+}
+
+void make_synthetic_dataset(float* x, int* labels, std::int64_t n, const MlpShape& s, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> teacher(static_cast<std::size_t>(s.classes * s.inputs));
+  for (auto& w : teacher) w = normal(rng);
+  for (std::int64_t i = 0; i < n * s.inputs; ++i) x[i] = uniform(rng);
+  for (std::int64_t b = 0; b < n; ++b) {
+    int best = 0;
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (std::int64_t c = 0; c < s.classes; ++c) {
+      double score = 0;
+      for (std::int64_t d = 0; d < s.inputs; ++d) score += teacher[c * s.inputs + d] * x[b * s.inputs + d];
+      if (score > best_score) best_score = score, best = static_cast<int>(c);
+    }
+    labels[b] = best;
+  }
+}
+
+// ---- layers ----
+
+void matmul_forward(float* out, const float* inp, const float* weight, int B, int IC, int OC) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC);
+}
+
+void bias_relu_forward(float* act, const float* pre, const float* bias, int B, int N) {
+#pragma omp parallel for schedule(static) if (std::int64_t{B} * N > kParallelThreshold)
+  for (int b = 0; b < B; ++b)
+    for (int n = 0; n < N; ++n) {
+      const std::int64_t i = std::int64_t{b} * N + n;
+      act[i] = std::max(pre[i] + bias[n], 0.0f);
+    }
+}
+
+void bias_add_forward(float* out, const float* bias, int B, int N) {
+  for (int b = 0; b < B; ++b)
+    for (int n = 0; n < N; ++n) out[std::int64_t{b} * N + n] += bias[n];
+}
+
+void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* logits, const int* labels,
+                           int accum_steps, int B, int C) {
+  const float row_weight = 1.0f / (static_cast<float>(B) * static_cast<float>(accum_steps));
+  const float grad_weight = row_weight * scalars->loss_scale;
+  double loss = 0;
+  for (int b = 0; b < B; ++b) {
+    const float* z = logits + std::int64_t{b} * C;
+    float* dz = dlogits + std::int64_t{b} * C;
+    const float zmax = *std::max_element(z, z + C);
+    float sum = 0;
+    for (int c = 0; c < C; ++c) sum += std::exp(z[c] - zmax);
+    loss += std::log(sum) - (z[labels[b]] - zmax);
+    const float inv_sum = 1.0f / sum;
+    for (int c = 0; c < C; ++c)
+      dz[c] = (std::exp(z[c] - zmax) * inv_sum - (c == labels[b] ? 1.0f : 0.0f)) * grad_weight;
+  }
+  scalars->loss += static_cast<float>(loss) * row_weight;
+}
+
+void matmul_backward_weight(float* dweight, const float* dout, const float* inp, int B, int IC, int OC) {
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, B, 1.0f, dout, OC, inp, IC, 1.0f, dweight, IC);
+}
+
+void bias_backward(float* dbias, const float* dout, int B, int N) {
+  for (int b = 0; b < B; ++b)
+    for (int n = 0; n < N; ++n) dbias[n] += dout[std::int64_t{b} * N + n];
+}
+
+void matmul_backward_input(float* dinp, const float* dout, const float* weight, int B, int IC, int OC) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, IC, OC, 1.0f, dout, OC, weight, IC, 0.0f, dinp, IC);
+}
+
+void relu_backward(float* dact, const float* dpre, const float* act, std::int64_t n) {
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  for (std::int64_t i = 0; i < n; ++i) dact[i] = act[i] > 0.0f ? dpre[i] : 0.0f;
+}
+
+void grad_norm_squared(TrainScalars* scalars, const float* grads, std::int64_t n) {
+  double sum = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : sum) if (n > kParallelThreshold)
+  for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(grads[i]) * grads[i];
+  scalars->grad_norm_sq += static_cast<float>(sum);
+}
+
+void prepare_update(TrainScalars* s, const OptimizerConfig& config) {
+  const bool finite = std::isfinite(s->grad_norm_sq);
+  const float unscale = 1.0f / s->loss_scale;
+  const float norm = std::sqrt(s->grad_norm_sq) * unscale;
+  float clip = 1.0f;
+  if (config.max_grad_norm > 0 && norm > config.max_grad_norm) clip = config.max_grad_norm / (norm + 1e-6f);
+  s->skip = finite ? 0 : 1;
+  s->grad_multiplier = unscale * clip;
+  if (!finite) {
+    ++s->skipped_steps;
+    if (config.dynamic_loss_scale) s->loss_scale *= 0.5f, s->good_steps = 0;
+    return;
+  }
+  ++s->step;
+  if (config.dynamic_loss_scale && ++s->good_steps >= config.growth_interval) s->loss_scale *= 2.0f, s->good_steps = 0;
+}
+
+void sgd_update(float* params, const float* grads, const TrainScalars* s, const OptimizerConfig& config,
+                std::int64_t n) {
+  if (s->skip) return;
+  const float step = config.lr * s->grad_multiplier;
+#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
+  for (std::int64_t i = 0; i < n; ++i) params[i] -= step * grads[i];
+}
+
+void adamw_update(float* params, float* m, float* v, const float* grads, const TrainScalars* s,
+                  const OptimizerConfig& c, std::int64_t n) {
+  if (s->skip) return;
+  // Locals, not c.*: the stores below could alias a float reached through `c`, which stops vectorizing.
+  const float beta1 = c.beta1, beta2 = c.beta2, lr = c.lr, eps = c.eps;
+  const float inv_correction1 = 1.0f / (1.0f - std::pow(beta1, static_cast<float>(s->step)));
+  const float inv_correction2 = 1.0f / (1.0f - std::pow(beta2, static_cast<float>(s->step)));
+  const float decay = 1.0f - lr * c.weight_decay;
+  const float multiplier = s->grad_multiplier;
+  // simd: one AdamW update is a handful of flops per element, so it runs at vector width or not at all.
+#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float g = grads[i] * multiplier;
+    m[i] = beta1 * m[i] + (1.0f - beta1) * g;
+    v[i] = beta2 * v[i] + (1.0f - beta2) * g * g;
+    params[i] = params[i] * decay - lr * (m[i] * inv_correction1) / (std::sqrt(v[i] * inv_correction2) + eps);
+  }
+}
+
+// ---- the model ----
+
+void mlp_begin_step(float* grads, TrainScalars* scalars, std::int64_t n_params) {
+  std::fill(grads, grads + n_params, 0.0f);
+  scalars->loss = 0;
+  scalars->grad_norm_sq = 0;
+}
+
+void mlp_forward(const MlpActivations& a, const float* params, const float* x, const MlpShape& s, int B) {
+  const auto l = mlp_param_layout(s);
+  const int D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden), C = static_cast<int>(s.classes);
+  matmul_forward(a.pre1, x, params + l.w1, B, D, H);
+  bias_relu_forward(a.act1, a.pre1, params + l.b1, B, H);
+  matmul_forward(a.logits, a.act1, params + l.w2, B, H, C);
+  bias_add_forward(a.logits, params + l.b2, B, C);
+}
+
+void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivations& a, const float* params,
+                          const float* x, const int* labels, int accum_steps, const MlpShape& s, int B) {
+  const auto l = mlp_param_layout(s);
+  const int D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden), C = static_cast<int>(s.classes);
+  mlp_forward(a, params, x, s, B);
+  softmax_cross_entropy(scalars, a.dlogits, a.logits, labels, accum_steps, B, C);
+  matmul_backward_weight(grads + l.w2, a.dlogits, a.act1, B, H, C);
+  bias_backward(grads + l.b2, a.dlogits, B, C);
+  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C);
+  relu_backward(a.dact1, a.dact1, a.act1, std::int64_t{B} * H);
+  matmul_backward_weight(grads + l.w1, a.dact1, x, B, D, H);
+  bias_backward(grads + l.b1, a.dact1, B, H);
+}
+
+void mlp_optimizer_step(float* params, float* m, float* v, const float* grads, TrainScalars* scalars,
+                        const OptimizerConfig& config, std::int64_t n_params) {
+  if (needs_grad_norm(config)) grad_norm_squared(scalars, grads, n_params);
+  prepare_update(scalars, config);
+  if (config.kind == Optimizer::sgd) sgd_update(params, grads, scalars, config, n_params);
+  else adamw_update(params, m, v, grads, scalars, config, n_params);
+}
+
+MlpCpuModel::MlpCpuModel(const MlpShape& s, int B, std::uint64_t seed) : shape(s), batch(B) {
+  validate_mlp_shape(s, B);
+  const auto n = mlp_param_layout(s).count;
+  params.resize(n);
+  grads.assign(n, 0.0f);
+  m.assign(n, 0.0f);
+  v.assign(n, 0.0f);
+  const auto hidden = static_cast<std::size_t>(B * s.hidden), out = static_cast<std::size_t>(B * s.classes);
+  pre1.assign(hidden, 0.0f);
+  act1.assign(hidden, 0.0f);
+  dact1.assign(hidden, 0.0f);
+  logits.assign(out, 0.0f);
+  dlogits.assign(out, 0.0f);
+  mlp_init_params(params.data(), s, seed);
+}
+
+float mlp_loss(MlpCpuModel& model, const float* x, const int* labels) {
+  TrainScalars scalars;
+  mlp_forward(model.activations(), model.params.data(), x, model.shape, model.batch);
+  softmax_cross_entropy(&scalars, model.dlogits.data(), model.logits.data(), labels, 1, model.batch,
+                        static_cast<int>(model.shape.classes));
+  return scalars.loss;
+}
+
+float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
+                     const OptimizerConfig& config) {
+  const auto n = static_cast<std::int64_t>(model.params.size());
+  const std::int64_t rows = model.batch;
+  mlp_begin_step(model.grads.data(), &model.scalars, n);
+  for (int micro = 0; micro < accum_steps; ++micro)
+    mlp_forward_backward(model.grads.data(), &model.scalars, model.activations(), model.params.data(),
+                         x + micro * rows * model.shape.inputs, labels + micro * rows, accum_steps, model.shape,
+                         model.batch);
+  const float loss = model.scalars.loss;
+  mlp_optimizer_step(model.params.data(), model.m.data(), model.v.data(), model.grads.data(), &model.scalars,
+                     config, n);
+  return loss;
+}
+
+}  // namespace offloadbench

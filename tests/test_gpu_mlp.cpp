@@ -1,0 +1,167 @@
+// GPU tests (label gpu) of the MLP twins: the GPU's loss and gradients equal the CPU reference's per
+// precision, a replayed CUDA Graph equals eager launches, 200-step fp32 loss curves agree, fp16 loss
+// scaling skips a step whose gradients overflow, and the suite's GPU rows validate.
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "benchmarks/mlp.h"
+#include "harness/cuda/cuda_graph.h"
+#include "harness/cuda/cuda_raii.h"
+#include "harness/gpu_info.h"
+#include "kernels/mlp_gpu.h"
+#include "test_support.h"
+#include "tolerance.h"
+
+namespace offloadbench {
+
+namespace {
+
+// A seeded data set, its first `rows` rows also on the device.
+struct DeviceBatches {
+  DeviceBatches(const MlpShape& shape, std::int64_t rows)
+      : x(static_cast<std::size_t>(rows * shape.inputs)),
+        labels(static_cast<std::size_t>(rows)),
+        device_x(x.size() * sizeof(float)),
+        device_labels(labels.size() * sizeof(int)) {
+    make_synthetic_dataset(x.data(), labels.data(), rows, shape, 21);
+    CUDA_CHECK(cudaMemcpy(device_x.data(), x.data(), device_x.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(device_labels.data(), labels.data(), device_labels.bytes(), cudaMemcpyHostToDevice));
+  }
+  std::vector<float> x;
+  std::vector<int> labels;
+  DeviceBuffer device_x, device_labels;
+};
+
+}  // namespace
+
+class GpuMlp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto reason = gpu_unavailable_reason(0); !reason.empty()) GTEST_SKIP() << reason;
+    CUDA_CHECK(cudaSetDevice(0));
+  }
+};
+
+TEST_F(GpuMlp, LossAndGradientsMatchTheCpuInEveryPrecision) {
+  const MlpShape shape;
+  const int B = 64;
+  DeviceBatches data(shape, B);
+  for (auto precision : {Precision::fp32, Precision::bf16, Precision::fp16}) {
+    MlpCpuModel cpu(shape, B, 5);
+    MlpGpuModel gpu(shape, B, precision, cpu.params);
+    CudaStream stream;
+    mlp_begin_step(cpu.grads.data(), &cpu.scalars, static_cast<std::int64_t>(cpu.params.size()));
+    mlp_forward_backward(cpu.grads.data(), &cpu.scalars, cpu.activations(), cpu.params.data(), data.x.data(),
+                         data.labels.data(), 1, shape, B);
+    gpu.begin_step(stream.get());
+    gpu.forward_backward(data.device_x.as<float>(), data.device_labels.as<int>(), 1, stream.get());
+    EXPECT_NEAR(gpu.scalars().loss, cpu.scalars.loss, mlp_loss_rtol(precision) * cpu.scalars.loss)
+        << to_string(precision);
+    const auto grads = gpu.grads();
+    EXPECT_EQ(mlp_gradient_mismatch(grads.data(), cpu.grads.data(), grads.size(), precision), "")
+        << to_string(precision);
+    const auto logits = gpu.logits();
+    EXPECT_EQ(mlp_gradient_mismatch(logits.data(), cpu.logits.data(), logits.size(), precision), "")
+        << to_string(precision);
+  }
+}
+
+TEST_F(GpuMlp, GraphReplayGivesTheSameWeightsAsEagerLaunches) {
+  const MlpShape shape;
+  const int B = 64;
+  DeviceBatches data(shape, B);
+  for (auto kind : {Optimizer::sgd, Optimizer::adamw}) {
+    const auto config = make_optimizer_config(kind, 1.0f);
+    std::vector<float> params(mlp_param_layout(shape).count);
+    mlp_init_params(params.data(), shape, 8);
+    MlpGpuModel eager(shape, B, Precision::fp32, params), graphed(shape, B, Precision::fp32, params);
+    CudaStream stream;
+    const float* x = data.device_x.as<float>();
+    const int* labels = data.device_labels.as<int>();
+    auto graph = capture_graph(stream.get(), [&] { graphed.train_step(x, labels, config, stream.get()); });
+    for (int step = 0; step < 5; ++step) {
+      eager.train_step(x, labels, config, stream.get());
+      graph.launch(stream.get());
+    }
+    const auto a = eager.params(), b = graphed.params();
+    // Atomic sums (loss, bias gradients, norm) may add in another order: equal to rounding, not bitwise.
+    EXPECT_TRUE(testing::all_close(b.data(), a.data(), static_cast<std::int64_t>(a.size()), 1e-7, 1e-5));
+    EXPECT_EQ(graphed.scalars().step, 5) << "the step count lives on the device and advances on replay";
+  }
+}
+
+TEST_F(GpuMlp, TwoHundredStepLossCurvesOfCpuAndGpuAgree) {
+  const MlpShape shape;
+  const int B = 64, batches = 8;
+  DeviceBatches data(shape, std::int64_t{B} * batches);
+  // AdamW divides by √v, so a gradient that rounds to ±1e-10 on one side still moves its weight by ±lr:
+  // its curves are compared over fewer steps.
+  for (auto [kind, steps] : {std::pair{Optimizer::sgd, 200}, std::pair{Optimizer::adamw, 50}}) {
+    const auto config = make_optimizer_config(kind);
+    MlpCpuModel cpu(shape, B, 3);
+    MlpGpuModel gpu(shape, B, Precision::fp32, cpu.params);
+    CudaStream stream;
+    for (int step = 0; step < steps; ++step) {
+      const std::int64_t at = (step % batches) * B;
+      const float cpu_loss = mlp_train_step(cpu, data.x.data() + at * shape.inputs, data.labels.data() + at, 1, config);
+      gpu.train_step(data.device_x.as<float>() + at * shape.inputs, data.device_labels.as<int>() + at, config,
+                     stream.get());
+      const float gpu_loss = gpu.scalars().loss;
+      ASSERT_NEAR(gpu_loss, cpu_loss, 1e-3 * std::abs(cpu_loss)) << to_string(kind) << " step " << step;
+    }
+  }
+}
+
+TEST_F(GpuMlp, Fp16LossScalingSkipsAStepWhoseGradientsOverflow) {
+  const MlpShape shape;
+  const int B = 64;
+  DeviceBatches data(shape, B);
+  std::vector<float> params(mlp_param_layout(shape).count);
+  mlp_init_params(params.data(), shape, 4);
+  MlpGpuModel gpu(shape, B, Precision::fp16, params);
+  auto config = make_optimizer_config(Optimizer::sgd);
+  config.dynamic_loss_scale = true;
+  TrainScalars scalars;
+  scalars.loss_scale = 1e20f;  // every scaled gradient is far past fp16's 65504
+  gpu.set_scalars(scalars);
+  CudaStream stream;
+  gpu.train_step(data.device_x.as<float>(), data.device_labels.as<int>(), config, stream.get());
+  const auto after = gpu.scalars();
+  EXPECT_EQ(after.skip, 1);
+  EXPECT_EQ(after.skipped_steps, 1);
+  EXPECT_EQ(after.step, 0);
+  EXPECT_EQ(after.loss_scale, 0.5e20f);
+  EXPECT_EQ(gpu.params(), params) << "a skipped step leaves the weights alone";
+  // At a sane scale the next step goes through and moves the weights.
+  scalars = after;
+  scalars.loss_scale = 1024.0f;
+  gpu.set_scalars(scalars);
+  gpu.train_step(data.device_x.as<float>(), data.device_labels.as<int>(), config, stream.get());
+  EXPECT_EQ(gpu.scalars().skip, 0);
+  EXPECT_NE(gpu.params(), params);
+}
+
+TEST_F(GpuMlp, SuiteRowsValidateOnTheGpu) {
+  clear_registered_cases();
+  RunConfig config;
+  config.gpu_devices = {0};
+  register_mlp_suite(config);
+  const auto doc = testing::run_registered("mlp/784-128-10/(train_sgd|inference)/b64/gpu/", 1, 0.01);
+  const auto rows = testing::rows_where(doc, "batch", 64);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["validated"], true) << row["name"] << " " << row.value("invalid_reason", "")
+                                      << row.value("skip_reason", "");
+    EXPECT_GT(row["samples_per_second"].get<double>(), 0) << row["name"];
+    EXPECT_GT(row["device_time_s"].get<double>(), 0) << row["name"];
+    EXPECT_GE(row["host_time_s"].get<double>(), row["host_launch_s"].get<double>()) << row["name"];
+    if (row["variant"] == "train") {
+      EXPECT_LT(row["final_loss"].get<double>(), row["initial_loss"].get<double>()) << row["name"];
+    }
+  }
+}
+
+}  // namespace offloadbench

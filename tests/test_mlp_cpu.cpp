@@ -1,0 +1,157 @@
+// The MLP's CPU reference: gradients against finite differences, learning on the synthetic set,
+// gradient accumulation equal to one large batch, the loss-scaling decision, shape validation.
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/mlp.h"
+#include "tolerance.h"
+
+namespace offloadbench {
+
+namespace {
+
+struct Batch {
+  std::vector<float> x;
+  std::vector<int> labels;
+};
+
+Batch synthetic_batch(const MlpShape& shape, std::int64_t rows, std::uint64_t seed) {
+  Batch b{std::vector<float>(static_cast<std::size_t>(rows * shape.inputs)),
+          std::vector<int>(static_cast<std::size_t>(rows))};
+  make_synthetic_dataset(b.x.data(), b.labels.data(), rows, shape, seed);
+  return b;
+}
+
+// Mean loss of `params` on the batch, forward only.
+double loss_at(MlpCpuModel& model, const std::vector<float>& params, const Batch& batch) {
+  TrainScalars scalars;
+  mlp_forward(model.activations(), params.data(), batch.x.data(), model.shape, model.batch);
+  softmax_cross_entropy(&scalars, model.dlogits.data(), model.logits.data(), batch.labels.data(), 1, model.batch,
+                        static_cast<int>(model.shape.classes));
+  return scalars.loss;
+}
+
+}  // namespace
+
+TEST(MlpCpu, GradientsMatchFiniteDifferences) {
+  const MlpShape shape{6, 5, 4};
+  MlpCpuModel model(shape, 3, 11);
+  const auto batch = synthetic_batch(shape, 3, 12);
+  mlp_begin_step(model.grads.data(), &model.scalars, static_cast<std::int64_t>(model.params.size()));
+  mlp_forward_backward(model.grads.data(), &model.scalars, model.activations(), model.params.data(),
+                       batch.x.data(), batch.labels.data(), 1, shape, 3);
+  const std::vector<float> analytic = model.grads;
+  std::vector<float> numeric(model.params.size());
+  const float eps = 1e-3f;
+  for (std::size_t i = 0; i < model.params.size(); ++i) {
+    auto plus = model.params, minus = model.params;
+    plus[i] += eps;
+    minus[i] -= eps;
+    numeric[i] = static_cast<float>((loss_at(model, plus, batch) - loss_at(model, minus, batch)) / (2 * eps));
+  }
+  EXPECT_TRUE(testing::all_close(analytic.data(), numeric.data(), static_cast<std::int64_t>(numeric.size()),
+                                 2e-3, 2e-2));
+  double norm = 0;
+  for (float g : analytic) norm += g * g;
+  EXPECT_GT(norm, 1e-6) << "a zero gradient would pass the comparison trivially";
+}
+
+TEST(MlpCpu, TwoHundredStepsLowerTheLossWithEachOptimizer) {
+  const MlpShape shape{256, 64, 10};  // small enough for a unit test; the suite trains 784-128-10
+  const int B = 32, batches = 16;
+  const auto data = synthetic_batch(shape, B * batches, 3);
+  for (auto kind : {Optimizer::sgd, Optimizer::adamw}) {
+    for (float clip : {0.0f, 1.0f}) {
+      MlpCpuModel model(shape, B, 7);
+      const auto config = make_optimizer_config(kind, clip);
+      std::vector<float> losses;
+      for (int step = 0; step < 200; ++step) {
+        const auto at = (step % batches) * B;
+        losses.push_back(mlp_train_step(model, data.x.data() + at * shape.inputs, data.labels.data() + at, 1, config));
+      }
+      ASSERT_TRUE(std::isfinite(losses.back()));
+      EXPECT_GT(losses.front(), 2.0f) << "starts near log(10)";
+      EXPECT_LT(losses.back(), 0.5f * losses.front()) << to_string(kind) << " clip " << clip;
+      EXPECT_EQ(model.scalars.step, 200);
+      EXPECT_EQ(model.scalars.skipped_steps, 0);
+    }
+  }
+}
+
+TEST(MlpCpu, AccumulatedMicroBatchesEqualOneLargeBatch) {
+  const MlpShape shape{40, 24, 10};
+  const int micro = 16, accum = 4;
+  const auto data = synthetic_batch(shape, micro * accum, 5);
+  MlpCpuModel large(shape, micro * accum, 9), small(shape, micro, 9);
+  const auto config = make_optimizer_config(Optimizer::adamw, 1.0f);
+  const float loss_large = mlp_train_step(large, data.x.data(), data.labels.data(), 1, config);
+  const float loss_small = mlp_train_step(small, data.x.data(), data.labels.data(), accum, config);
+  EXPECT_NEAR(loss_small, loss_large, 1e-5 * loss_large);
+  const auto n = static_cast<std::int64_t>(large.params.size());
+  EXPECT_TRUE(testing::all_close(small.grads.data(), large.grads.data(), n, 1e-7, 1e-4));
+  EXPECT_TRUE(testing::all_close(small.params.data(), large.params.data(), n, 1e-6, 1e-5));
+}
+
+TEST(MlpCpu, ClippingBoundsTheAppliedGradientNorm) {
+  TrainScalars s;
+  s.grad_norm_sq = 100.0f;  // ‖g‖ = 10
+  prepare_update(&s, make_optimizer_config(Optimizer::sgd, 1.0f));
+  EXPECT_EQ(s.skip, 0);
+  EXPECT_NEAR(s.grad_multiplier * 10.0f, 1.0f, 1e-5f);
+  TrainScalars small;
+  small.grad_norm_sq = 0.25f;  // below the max norm: left alone
+  prepare_update(&small, make_optimizer_config(Optimizer::sgd, 1.0f));
+  EXPECT_EQ(small.grad_multiplier, 1.0f);
+}
+
+TEST(MlpCpu, LossScalingSkipsAnOverflowingStepAndHalvesTheScale) {
+  auto config = make_optimizer_config(Optimizer::sgd);
+  config.dynamic_loss_scale = true;
+  config.growth_interval = 3;
+  TrainScalars s;
+  s.loss_scale = 1024.0f;
+  s.grad_norm_sq = INFINITY;
+  prepare_update(&s, config);
+  EXPECT_EQ(s.skip, 1);
+  EXPECT_EQ(s.loss_scale, 512.0f);
+  EXPECT_EQ(s.skipped_steps, 1);
+  EXPECT_EQ(s.step, 0);
+  std::vector<float> params = {1.0f, 2.0f}, grads = {INFINITY, 1.0f};
+  sgd_update(params.data(), grads.data(), &s, config, 2);
+  EXPECT_EQ(params, (std::vector<float>{1.0f, 2.0f})) << "a skipped step leaves the weights alone";
+  for (int i = 0; i < 3; ++i) {
+    s.grad_norm_sq = 4.0f;
+    prepare_update(&s, config);
+    EXPECT_EQ(s.skip, 0);
+  }
+  EXPECT_EQ(s.loss_scale, 1024.0f) << "grows back after growth_interval good steps";
+  EXPECT_NEAR(s.grad_multiplier, 1.0f / 512.0f, 1e-9f) << "unscales by the scale the gradients were made with";
+}
+
+TEST(MlpCpu, InvalidShapesAreRejectedWithTheDimensionNamed) {
+  EXPECT_NO_THROW(validate_mlp_shape(MlpShape{}, 1));
+  auto message = [](const MlpShape& shape, std::int64_t batch) {
+    try {
+      validate_mlp_shape(shape, batch);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message(MlpShape{0, 128, 10}, 64).find("inputs"), std::string::npos);
+  EXPECT_NE(message(MlpShape{784, -3, 10}, 64).find("hidden"), std::string::npos);
+  EXPECT_NE(message(MlpShape{784, 128, 10}, 0).find("batch"), std::string::npos);
+  EXPECT_NE(message(MlpShape{784, 128, std::int64_t{1} << 40}, 1).find("classes"), std::string::npos);
+  EXPECT_NE(message(MlpShape{1 << 21, 1 << 20, 10}, 1 << 20).find("element"), std::string::npos);
+}
+
+TEST(MlpCpu, FlopCountsAreTwoMNKPerGemm) {
+  const MlpShape s{784, 128, 10};
+  EXPECT_DOUBLE_EQ(mlp_forward_flops(s, 64), 2.0 * 64 * 784 * 128 + 2.0 * 64 * 128 * 10);
+  EXPECT_DOUBLE_EQ(mlp_train_flops(s, 64), 2 * (2.0 * 64 * 784 * 128) + 3 * (2.0 * 64 * 128 * 10));
+}
+
+}  // namespace offloadbench

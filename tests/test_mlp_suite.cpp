@@ -1,0 +1,111 @@
+// The mlp suite's table and CPU runner through the real reporter: rows carry the fields the results
+// schema promises (pairing fields included), training rows lower the loss, counts add up, and GPU rows
+// skip with the reason where no GPU can be used.
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "benchmarks/mlp.h"
+#include "harness/gpu_info.h"
+#include "test_support.h"
+
+namespace offloadbench {
+
+TEST(MlpSuite, QuickTableCoversEveryVariantAndViewOnce) {
+  clear_registered_cases();
+  RunConfig config;
+  config.gpu_devices = {0};
+  register_mlp_suite(config);
+  std::set<std::string> variants, views, groups;
+  std::set<long long> batches;
+  for (const auto& c : registered_cases()) {
+    variants.insert(c.fields["step_variant"].get<std::string>());
+    views.insert(c.fields["view"].get<std::string>());
+    groups.insert(c.fields["compare_group"].get<std::string>());
+    batches.insert(c.fields["batch"].get<long long>());
+    EXPECT_EQ(c.fields["sweep"], "batch") << c.name;
+    EXPECT_TRUE(c.fields.contains("series")) << c.name;
+  }
+  EXPECT_EQ(variants, (std::set<std::string>{"inference", "train_sgd", "train_adamw", "train_adamw_clip",
+                                             "train_sgd_accum4"}));
+  EXPECT_EQ(batches, (std::set<long long>{1, 64, 1024}));
+  EXPECT_TRUE(views.count("gpu_kernel") && views.count("gpu_pageable") && views.count("gpu_pinned_overlap") &&
+              views.count("cpu_1t"));
+  EXPECT_TRUE(groups.count("mlp/784-128-10/train_sgd"));
+  clear_registered_cases();
+}
+
+TEST(MlpSuite, FullTableAddsTheImageModelAndTheHiddenSweep) {
+  clear_registered_cases();
+  RunConfig config;
+  config.quick = false;
+  config.gpu_devices = {0};
+  register_mlp_suite(config);  // register_case throws on a duplicate name
+  std::set<std::string> models;
+  std::set<long long> hidden_swept, batches;
+  for (const auto& c : registered_cases()) {
+    models.insert(c.fields["model"].get<std::string>());
+    batches.insert(c.fields["batch"].get<long long>());
+    if (c.fields["sweep"] == "hidden") hidden_swept.insert(c.fields["hidden"].get<long long>());
+  }
+  EXPECT_TRUE(models.count("12288-64-10"));
+  EXPECT_EQ(hidden_swept, (std::set<long long>{64, 128, 256, 512, 1024, 2048, 4096}));
+  EXPECT_TRUE(batches.count(1) && batches.count(4096));
+  EXPECT_EQ(batches.size(), 13u);
+  clear_registered_cases();
+}
+
+TEST(MlpSuite, CpuRowsCarryTheirFieldsAndLowerTheLoss) {
+  clear_registered_cases();
+  RunConfig config;  // no GPU devices: CPU cases only
+  register_mlp_suite(config);
+  const auto doc = testing::run_registered("mlp/784-128-10/(train_sgd|train_sgd_accum4|inference)/b64/cpu_1t", 1, 0.01);
+  const auto rows = testing::rows_where(doc, "family", "mlp");
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["validated"], true) << row["name"] << row.value("invalid_reason", "");
+    EXPECT_EQ(row["device"], "cpu");
+    EXPECT_EQ(row["cpu_threads"], 1);
+    EXPECT_EQ(row["view"], "cpu_1t");
+    EXPECT_EQ(row["series"], "");
+    EXPECT_EQ(row["model"], "784-128-10");
+    EXPECT_EQ(row["precision"], "fp32");
+    const double seconds = row["real_time"].get<double>() * 1e-6;
+    // samples/s and FLOP/s are the per-step counts over the per-step time.
+    EXPECT_NEAR(row["samples_per_second"].get<double>() * seconds / row["samples_per_step"].get<double>(), 1.0, 1e-6)
+        << row["name"];
+    EXPECT_NEAR(row["flop_per_second"].get<double>() * seconds / row["flops_per_step"].get<double>(), 1.0, 1e-6)
+        << row["name"];
+    EXPECT_GT(row["host_time_s"].get<double>(), 0);
+    if (row["variant"] == "train") {
+      EXPECT_LT(row["final_loss"].get<double>(), row["initial_loss"].get<double>()) << row["name"];
+      EXPECT_EQ(row["compare_group"].get<std::string>().rfind("mlp/784-128-10/train_sgd", 0), 0u);
+    } else {
+      EXPECT_FALSE(row.contains("final_loss"));
+      EXPECT_TRUE(row["optimizer"].is_null());
+    }
+  }
+  EXPECT_EQ(testing::rows_where(doc, "step_variant", "train_sgd_accum4").at(0)["samples_per_step"], 256);
+  clear_registered_cases();
+}
+
+TEST(MlpSuite, GpuRowsSkipWithTheReasonWhereNoGpuCanBeUsed) {
+  const auto reason = gpu_unavailable_reason(0);
+  if (reason.empty()) GTEST_SKIP() << "a GPU is available: tests/test_gpu_mlp.cpp runs its rows";
+  clear_registered_cases();
+  RunConfig config;
+  config.gpu_devices = {0};
+  register_mlp_suite(config);
+  const auto doc = testing::run_registered("mlp/784-128-10/train_sgd/b64/gpu/");
+  const auto rows = testing::rows_where(doc, "device", 0);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["skipped"], true) << row["name"];
+    EXPECT_EQ(row["skip_reason"], reason) << row["name"];
+    EXPECT_TRUE(row.contains("launch_mode") && row.contains("data_path") && row.contains("series"));
+  }
+  clear_registered_cases();
+}
+
+}  // namespace offloadbench
