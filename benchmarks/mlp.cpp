@@ -113,7 +113,8 @@ void register_cpu_views(const MlpQuestion& q) {
     auto fields = common_fields(q, c);
     fields.update({{"view", view}, {"series", ""}, {"precision", "fp32"}, {"device", "cpu"},
                    {"cpu_threads", threads}, {"launch_mode", nullptr}, {"data_path", "host"}});
-    if (q.sweep == "batch" && q.batch == 64)  // the summary shows one size per label: the target batch
+    // The summary shows one size per label: the target (SGD training step, batch 64).
+    if (q.sweep == "batch" && q.batch == 64 && q.variant == "train_sgd")
       fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), q.variant, view);
     register_case({fmt::format("{}/{}", case_prefix(q), view), "mlp", fields, Clock::host_wall,
                    [c](benchmark::State& state) { run_mlp_cpu(state, c); }});
@@ -165,7 +166,8 @@ void register_gpu_views(const RunConfig& config, const MlpQuestion& q, const std
       auto fields = common_fields(q, c);
       fields.update({{"view", view_of(g.path)}, {"series", series}, {"precision", to_string(g.precision)},
                      {"device", device}, {"launch_mode", to_string(g.launch)}, {"data_path", to_string(g.path)}});
-      if (q.sweep == "batch" && q.batch == 64 && g.precision == Precision::fp32 && g.launch == LaunchMode::graph)
+      if (q.sweep == "batch" && q.batch == 64 && q.variant == "train_sgd" && g.precision == Precision::fp32 &&
+          g.launch == LaunchMode::graph)
         fields["headline"] = fmt::format("mlp {} {} b64 gpu fp32 graph {}", to_string(q.shape), q.variant,
                                          to_string(g.path));
       const std::string gpu = config.gpu_devices.size() > 1 ? fmt::format("gpu:{}", device) : "gpu";
