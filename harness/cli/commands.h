@@ -24,5 +24,10 @@ struct UsageError : std::runtime_error {
 Command add_run_command(CLI::App& app, const std::vector<std::string>& command_line);
 Command add_list_command(CLI::App& app);
 Command add_info_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
+Command add_history_command(CLI::App& app);
+
+// "5%" → 0.05, "0.05" → 0.05; throws UsageError naming `option` for anything else.
+double parse_fraction(const std::string& text, const std::string& option);
 
 }  // namespace offloadbench::cli

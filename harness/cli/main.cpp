@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
       add_run_command(app, command_line),
       add_list_command(app),
       add_info_command(app),
+      add_compare_command(app),
+      add_history_command(app),
   };
   try {
     app.parse(argc, argv);
