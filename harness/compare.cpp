@@ -64,6 +64,34 @@ std::string percent(double fraction) { return fmt::format("{:+.1f}%", 100 * frac
 
 std::string p_text(double p) { return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p); }
 
+// "load average 16.9 vs 3.2" from Google Benchmark's context.load_avg (1-minute figure), when both have it.
+std::string load_text(const nlohmann::json& base, const nlohmann::json& candidate) {
+  auto first = [](const nlohmann::json& ctx) {
+    const auto it = ctx.find("load_avg");
+    return it != ctx.end() && it->is_array() && !it->empty() && (*it)[0].is_number() ? (*it)[0].get<double>() : -1.0;
+  };
+  const double a = first(base), b = first(candidate);
+  return a >= 0 && b >= 0 ? fmt::format("; load average {:.1f} vs {:.1f}", a, b) : "";
+}
+
+// A shared machine shifts every benchmark together; a code change rarely does.
+std::string machine_state_note(const Comparison& c, const nlohmann::json& base_context,
+                               const nlohmann::json& new_context) {
+  int up = 0, down = 0;
+  for (const auto& row : c.rows) {
+    if (!std::isfinite(row.slowdown)) continue;
+    up += row.slowdown > 1 + c.options.threshold;
+    down += row.slowdown < 1 / (1 + c.options.threshold);
+  }
+  const int moved = std::max(up, down), measured = static_cast<int>(c.rows.size());
+  if (measured < 4 || moved < 0.75 * measured || !(std::fabs(std::log(c.geomean_slowdown)) >= 2 * c.options.threshold))
+    return "";
+  return fmt::format("{} of {} benchmarks moved {} (geometric mean {}): suspect the machine's state (load, clocks, "
+                     "other tenants) before the code{}",
+                     moved, measured, up > down ? "slower" : "faster", percent(c.geomean_slowdown - 1),
+                     load_text(base_context, new_context));
+}
+
 }  // namespace
 
 const char* verdict_name(Verdict verdict) {
@@ -232,6 +260,7 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
     }
   }
   c.geomean_slowdown = logs ? std::exp(log_sum / logs) : kNaN;
+  c.machine_note = machine_state_note(c, base["context"], candidate["context"]);
   std::stable_sort(c.rows.begin(), c.rows.end(), [](const auto& a, const auto& b) {
     const double x = std::isfinite(a.slowdown) ? a.slowdown : -1, y = std::isfinite(b.slowdown) ? b.slowdown : -1;
     return x > y;
@@ -267,9 +296,7 @@ std::vector<std::string> slower_names(const Comparison& comparison) {
   return names;
 }
 
-namespace {
-
-std::string value_text(double value, const std::string& metric) {
+std::string format_metric(double value, const std::string& metric) {
   if (!std::isfinite(value)) return "—";
   if (higher_is_better(metric)) {
     if (value >= 1e9) return fmt::format("{:.3f} G/s", value / 1e9);
@@ -282,6 +309,8 @@ std::string value_text(double value, const std::string& metric) {
   if (value >= 1e-6) return fmt::format("{:.3f} us", value * 1e6);
   return fmt::format("{:.1f} ns", value * 1e9);
 }
+
+namespace {
 
 std::string change_text(const BenchmarkComparison& row) {
   return std::isfinite(row.change) ? percent(row.change) : "—";
@@ -310,16 +339,18 @@ void print_comparison(std::FILE* out, const Comparison& c) {
   for (const auto& name : c.only_in_new) fmt::print(out, "only in NEW:  {}\n", name);
   if (!c.skipped_in_both.empty()) fmt::print(out, "{} benchmark(s) skipped in both files\n", c.skipped_in_both.size());
   fmt::print(out, "compare: {}\n", summary_line(c));
+  if (!c.machine_note.empty()) fmt::print(out, "compare: note: {}\n", c.machine_note);
 }
 
 std::string comparison_markdown(const Comparison& c, const std::string& base_label, const std::string& new_label) {
   std::string md = fmt::format("### offloadbench compare\n\n`{}` → `{}`\n\n**{}**\n\n", base_label, new_label,
                                summary_line(c));
+  if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", c.machine_note);
   md += "| verdict | benchmark | base median | new median | change | p | reps | why |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& row : c.rows)
     md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}/{} | {} |\n", verdict_name(row.verdict), row.name,
-                      value_text(row.base_median, c.options.metric), value_text(row.new_median, c.options.metric),
+                      format_metric(row.base_median, c.options.metric), format_metric(row.new_median, c.options.metric),
                       change_text(row), row.test.empty() ? "—" : p_text(row.p_value), row.base_count, row.new_count,
                       row.reason);
   if (!c.only_in_base.empty() || !c.only_in_new.empty())
@@ -358,7 +389,8 @@ nlohmann::json to_json(const Comparison& c) {
                              {"rows", rows},
                              {"only_in_base", c.only_in_base},
                              {"only_in_new", c.only_in_new},
-                             {"skipped_in_both", c.skipped_in_both}});
+                             {"skipped_in_both", c.skipped_in_both},
+                             {"machine_note", c.machine_note}});
 }
 
 }  // namespace offloadbench

@@ -69,6 +69,9 @@ struct Comparison {
   std::vector<std::string> only_in_base, only_in_new, skipped_in_both;
   int slower = 0, faster = 0, same = 0, inconclusive = 0;
   double geomean_slowdown = 1;  // geometric mean of `slowdown` over rows with both medians; > 1 slower
+  // Set when nearly everything moved one way by a lot: more likely the machine's state (load, clocks,
+  // other tenants) than the code. The verdicts stand; the note says what to suspect.
+  std::string machine_note;
 };
 
 // Fields of context.machine_fingerprint that differ, each as "field ('base' vs 'new')".
@@ -89,6 +92,9 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
 Comparison confirm_with_rerun(Comparison first, const Comparison& rerun);
 
 std::vector<std::string> slower_names(const Comparison& comparison);
+
+// A value of `metric` for people: times in ns/us/ms/s (from seconds), rates in M/s or G/s.
+std::string format_metric(double value, const std::string& metric);
 
 void print_comparison(std::FILE* out, const Comparison& comparison);
 std::string comparison_markdown(const Comparison& comparison, const std::string& base_label,

@@ -178,9 +178,9 @@ void print_history(std::FILE* out, const History& h, bool every_benchmark) {
     fmt::print(out, "{} ({} runs)\n", b.name, b.points.size());
     if (b.change_points.empty()) fmt::print(out, "  no change point\n");
     for (const auto& cp : b.change_points)
-      fmt::print(out, "  {:<6} {:+.1f}% at {} (git {}, after {}): median {:.4g} -> {:.4g}\n",
+      fmt::print(out, "  {:<6} {:+.1f}% at {} (git {}, after {}): median {} -> {}\n",
                  cp.slower ? "SLOWER" : "FASTER", 100 * cp.change, cp.start_time, cp.git_sha,
-                 cp.previous_git_sha, cp.before, cp.after);
+                 cp.previous_git_sha, format_metric(cp.before, h.metric), format_metric(cp.after, h.metric));
   }
   fmt::print(out, "history: {} change point(s) (min magnitude {:.0f}%, persisting {} runs)\n", steps,
              100 * h.options.min_magnitude, h.options.min_segment);

@@ -84,7 +84,7 @@ def draw(history, benchmarks, out):
     import matplotlib.pyplot as plt
 
     runs = history["runs"]
-    fig, axes = plt.subplots(len(benchmarks), 1, figsize=(10, 2.8 * len(benchmarks)), squeeze=False)
+    fig, axes = plt.subplots(len(benchmarks), 1, figsize=(10, 2.8 * len(benchmarks)), squeeze=False, sharex=True)
     for ax, bench in zip(axes[:, 0], benchmarks):
         points = bench["points"]
         x = [p["run"] for p in points]

@@ -179,6 +179,25 @@ TEST(CompareResults, RefusesDifferentMachinesNamingTheFieldsUnlessAllowed) {
   EXPECT_TRUE(fingerprint_differences(fingerprint(), fingerprint()).empty());
 }
 
+TEST(CompareResults, NotesWhenNearlyEverythingMovedTogether) {
+  std::vector<std::pair<std::string, std::vector<double>>> base, all_slower, one_slower;
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    base.push_back({name, kTight});
+    all_slower.push_back({name, scaled(kTight, 1.5)});
+    one_slower.push_back({name, std::string(name) == "a" ? scaled(kTight, 1.5) : kTight});
+  }
+  auto loaded = results(all_slower);
+  loaded["context"]["load_avg"] = {7.5, 6.0, 5.0};
+  auto quiet = results(base);
+  quiet["context"]["load_avg"] = {0.3, 0.5, 0.5};
+  const auto everything = compare_results(quiet, loaded, defaults(), "b", "n");
+  EXPECT_EQ(everything.slower, 5);  // the verdicts stand
+  EXPECT_NE(everything.machine_note.find("5 of 5 benchmarks moved slower"), std::string::npos) << everything.machine_note;
+  EXPECT_NE(everything.machine_note.find("load average 0.3 vs 7.5"), std::string::npos) << everything.machine_note;
+  EXPECT_NE(comparison_markdown(everything, "b", "n").find("**Note:**"), std::string::npos);
+  EXPECT_TRUE(compare_results(results(base), results(one_slower), defaults(), "b", "n").machine_note.empty());
+}
+
 TEST(CompareResults, RerunKeepsSlowerOnlyWhenItRepeats) {
   const auto base = results({{"real", kTight}, {"fluke", kTight}});
   const auto first = compare_results(base, results({{"real", scaled(kTight, 1.2)}, {"fluke", scaled(kTight, 1.2)}}),
