@@ -95,7 +95,10 @@ std::vector<std::string> slower_names(const Comparison& comparison);
 
 // A value of `metric` for people: times in ns/us/ms/s (from seconds), rates in M/s or G/s.
 std::string format_metric(double value, const std::string& metric);
+std::string format_percent(double fraction);  // 0.052 → "+5.2%"
+std::string format_p(double p_value);         // 4 decimals, or scientific below 1e-4
 
+// compare_report.cpp: the terminal table, the Markdown table (slowest first) and JSON.
 void print_comparison(std::FILE* out, const Comparison& comparison);
 std::string comparison_markdown(const Comparison& comparison, const std::string& base_label,
                                 const std::string& new_label);
