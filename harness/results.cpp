@@ -84,8 +84,9 @@ nlohmann::json load_results(const std::string& path) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() names the byte; NaN and Infinity land here too (strict JSON has neither).
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() names the byte; NaN and Infinity land here too (strict JSON has neither), and so
+    // does a number too large for a double (out_of_range, not parse_error).
     throw ResultsError(fmt::format("{}: not valid JSON ({})", path, e.what()));
   }
   check_results(doc, path);

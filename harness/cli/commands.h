@@ -27,5 +27,10 @@ Command add_info_command(CLI::App& app);
 Command add_analyze_command(CLI::App& app);
 Command add_summary_command(CLI::App& app);
 Command add_plot_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
+Command add_history_command(CLI::App& app);
+
+// "5%" → 0.05, "0.05" → 0.05; throws UsageError naming `option` for anything else.
+double parse_fraction(const std::string& text, const std::string& option);
 
 }  // namespace offloadbench::cli

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
       add_analyze_command(app),
       add_summary_command(app),
       add_plot_command(app),
+      add_compare_command(app),
+      add_history_command(app),
   };
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
   if (argc > 1 && argv[1][0] != '-') {

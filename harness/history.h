@@ -1,0 +1,77 @@
+// `offloadbench history DIR`: the nightly results of one machine, in time order, and per benchmark
+// the steps in its median that persisted (change points), each named by the git SHA where it appeared.
+// compare answers "is last night worse than the baseline?"; history answers "since when, and which commit?".
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace offloadbench {
+
+struct ChangePointOptions {
+  double min_magnitude = 0.05;  // a step smaller than 5% of the median is not reported
+  int min_segment = 3;          // runs needed on each side: a step must persist this long
+  int window = 8;               // runs on each side that set the levels compared at a candidate
+  double noise_factor = 4.0;    // the step must exceed this many standard errors of the run-to-run noise
+};
+
+struct Step {
+  std::size_t index = 0;         // first run at the new level
+  double before = 0, after = 0;  // medians of the windows on either side
+};
+
+// Steps in `series` (one value per run, in time order), by a sliding-window test. At each run k with
+// at least min_segment runs on both sides, the levels are the medians of up to `window` runs before
+// and from k; k is a step when the levels differ by at least min_magnitude and by more than
+// noise_factor standard errors (the run-to-run noise σ is estimated from successive differences,
+// which a step barely moves), run k is nearer the new level and run k−1 the old one (so the step is
+// placed at the first run that shows it). The largest step is taken first; later windows stop at the
+// steps already found, and steps are at least min_segment runs apart. Medians keep one outlier run
+// from making or hiding a step.
+std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options);
+
+struct HistoryRun {
+  std::string path, start_time, git_sha;
+};
+
+struct HistoryPoint {
+  std::size_t run = 0;  // index into History::runs
+  std::size_t repetitions = 0;
+  double median = 0, q1 = 0, q3 = 0, min = 0, max = 0;  // of the per-repetition samples
+};
+
+struct ChangePoint {
+  std::size_t point = 0;            // index into BenchmarkHistory::points of the first run at the new level
+  std::string git_sha, previous_git_sha;  // the step appeared after previous_git_sha, by git_sha
+  std::string start_time;
+  double before = 0, after = 0;  // medians of the levels on either side
+  double change = 0;             // after / before − 1
+  bool slower = false;           // by the metric's orientation
+};
+
+struct BenchmarkHistory {
+  std::string name;
+  std::vector<HistoryPoint> points;  // runs where it was measured, in time order
+  std::vector<ChangePoint> change_points;
+};
+
+struct History {
+  std::string directory, metric;
+  ChangePointOptions options;
+  std::vector<HistoryRun> runs;  // ordered by start time
+  std::vector<std::string> ignored;  // "file: why" for files left out (unfinished runs)
+  std::vector<BenchmarkHistory> benchmarks;
+};
+
+// Reads every *.json in `directory` (not recursive). Throws ResultsError naming the file and the
+// problem for a bad file, a fingerprint different from the first file's (unless allowed), or a
+// directory without results files. Unfinished runs (context.offloadbench.incomplete) are ignored.
+History load_history(const std::string& directory, const std::string& metric, bool allow_different_machines,
+                     const ChangePointOptions& options);
+
+void print_history(std::FILE* out, const History& history, bool every_benchmark);
+nlohmann::json to_json(const History& history);
+
+}  // namespace offloadbench

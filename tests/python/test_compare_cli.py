@@ -1,0 +1,172 @@
+"""End to end: compare and history on real CPU-only runs, their exit codes, and plots.trend."""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, load_json
+
+FAST = ["--suite", "transfer", "--quick", "--sizes", "4KiB,1MiB", "--repetitions", "5", "--device", "cpu"]
+
+
+def measured_rows(doc):
+    return [r for r in doc["benchmarks"] if r["run_type"] == "iteration" and not r.get("skipped")]
+
+
+def slow_down_steadiest(doc):
+    """Slows the benchmark with the least spread by more than its spread (so that BASE and NEW no
+    longer overlap) and returns its name: a slowdown compare must call SLOWER even on a noisy machine."""
+    times = {}
+    for row in measured_rows(doc):
+        times.setdefault(row["name"], []).append(row["real_time"])
+    victim = min(times, key=lambda name: max(times[name]) / min(times[name]))
+    factor = 1.2 * max(times[victim]) / min(times[victim])
+    for row in doc["benchmarks"]:
+        if row["name"] == victim:
+            row["real_time"] *= factor
+    return victim
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory, offloadbench_bin):
+    out = tmp_path_factory.mktemp("aa")
+    files = []
+    for side in ("a", "b"):
+        path = out / f"{side}.json"
+        done = subprocess.run([offloadbench_bin, "run", *FAST, "--out", str(path)], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        files.append(path)
+    return files
+
+
+def test_compare_of_two_cpu_runs_gives_a_verdict_per_benchmark(two_runs, run_offloadbench, tmp_path):
+    base, new = two_runs
+    md, js = tmp_path / "compare.md", tmp_path / "compare.json"
+    done = run_offloadbench("compare", base, new, "--markdown", md, "--json", js)
+    assert done.returncode in (0, 1), done.stderr
+    result = load_json(js)
+    measured = {r["name"] for r in load_json(base)["benchmarks"]
+                if r["run_type"] == "iteration" and not r.get("skipped")}
+    assert {r["name"] for r in result["rows"]} == measured
+    assert all(r["verdict"] in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE") for r in result["rows"])
+    assert (done.returncode == 1) == (result["counts"]["SLOWER"] > 0)
+    assert result["metric"] == "real_time" and result["higher_is_better"] is False
+    assert "| verdict | benchmark |" in md.read_text()
+    assert "compare: " in done.stdout
+
+
+def test_a_file_compared_with_itself_is_all_same(two_runs, run_offloadbench, tmp_path):
+    js = tmp_path / "self.json"
+    done = run_offloadbench("compare", two_runs[0], two_runs[0], "--json", js)
+    assert done.returncode == 0, done.stdout + done.stderr
+    counts = load_json(js)["counts"]
+    assert counts["SLOWER"] == counts["FASTER"] == counts["INCONCLUSIVE"] == 0 and counts["SAME"] > 0
+
+
+def test_an_injected_slowdown_exits_1_and_is_listed_first(two_runs, run_offloadbench, tmp_path):
+    doc = load_json(two_runs[0])
+    victim = slow_down_steadiest(doc)
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps(doc))
+    md = tmp_path / "slow.md"
+    done = run_offloadbench("compare", two_runs[0], slow, "--markdown", md)
+    assert done.returncode == 1, done.stdout + done.stderr
+    table = [line for line in md.read_text().splitlines() if line.startswith("| ") and "`" in line]
+    assert table[0].startswith("| SLOWER") and victim in table[0]
+
+
+def test_a_nan_time_is_rejected_naming_file_and_benchmark(two_runs, run_offloadbench, tmp_path):
+    doc = load_json(two_runs[1])
+    row = measured_rows(doc)[0]
+    row["real_time"] = None  # how a NaN is written
+    bad = tmp_path / "nan.json"
+    bad.write_text(json.dumps(doc))
+    done = run_offloadbench("compare", two_runs[0], bad)
+    assert done.returncode == 2
+    assert f"{bad}: benchmark '{row['name']}': 'real_time' is null" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_different_machines_are_refused_naming_the_field(two_runs, run_offloadbench, tmp_path):
+    doc = load_json(two_runs[1])
+    doc["context"]["machine_fingerprint"]["cpu_model"] = "Another CPU"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(doc))
+    done = run_offloadbench("compare", two_runs[0], other)
+    assert done.returncode == 2
+    assert "cpu_model" in done.stderr and "--allow-different-machines" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert run_offloadbench("compare", two_runs[0], other, "--allow-different-machines").returncode in (0, 1)
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("", "empty file"),
+    ('{"context": {', "not valid JSON"),
+    ('{"context": {"offloadbench": {"schema_version": 7}}, "benchmarks": []}', "schema version 7"),
+    ('{"context": {"offloadbench": {"schema_version": 1}, "machine_fingerprint": {}}, "benchmarks": []}',
+     "no benchmarks"),
+    ('{"context": {"offloadbench": {"schema_version": 1}}, "benchmarks": [{"name": "a"}]}', "run_type"),
+    ('{"context": {"offloadbench": {"schema_version": 1}, "machine_fingerprint": {}}, "benchmarks": '
+     '[{"name": "a", "run_type": "iteration", "real_time": NaN}]}', "not valid JSON"),
+])
+def test_bad_input_is_one_line_naming_the_file_and_exit_2(two_runs, run_offloadbench, tmp_path, content, problem):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    done = run_offloadbench("compare", two_runs[0], bad)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert str(bad) in done.stderr and problem in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("args, problem", [
+    (["--threshold", "five"], "--threshold"),
+    (["--threshold", "150%"], "out of range"),
+    (["--alpha", "0"], "--alpha"),
+])
+def test_bad_options_exit_2(two_runs, run_offloadbench, args, problem):
+    done = run_offloadbench("compare", two_runs[0], two_runs[1], *args)
+    assert done.returncode == 2 and problem in done.stderr, done.stderr
+
+
+def test_history_of_a_directory_and_its_trend_plot(two_runs, run_offloadbench, offloadbench_bin, tmp_path):
+    nightly = tmp_path / "nightly"
+    nightly.mkdir()
+    for i, source in enumerate(two_runs):
+        shutil.copy(source, nightly / f"{i}.json")
+    history_json = tmp_path / "history.json"
+    done = run_offloadbench("history", nightly, "--json", history_json, "--all")
+    assert done.returncode == 0, done.stderr
+    history = load_json(history_json)
+    assert len(history["runs"]) == 2 and history["benchmarks"]
+    assert all(len(b["points"]) == 2 for b in history["benchmarks"])
+    png = tmp_path / "trend.png"
+    plotted = subprocess.run([sys.executable, "-m", "plots.trend", str(nightly), "--offloadbench", offloadbench_bin,
+                              "--out", str(png)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert plotted.returncode == 0, plotted.stderr
+    assert png.stat().st_size > 1000
+
+
+def test_history_of_an_empty_directory_exits_2(run_offloadbench, tmp_path):
+    done = run_offloadbench("history", tmp_path)
+    assert done.returncode == 2 and str(tmp_path) in done.stderr and "no finished results files" in done.stderr
+
+
+def test_rerun_keeps_only_a_slowdown_that_repeats(two_runs, run_offloadbench, tmp_path):
+    # A faked slowdown in NEW does not repeat when re-measured on this machine: no SLOWER remains.
+    doc = load_json(two_runs[0])
+    victim = slow_down_steadiest(doc)
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps(doc))
+    js, rerun = tmp_path / "c.json", tmp_path / "rerun.json"
+    done = run_offloadbench("compare", two_runs[0], slow, "--rerun", "--rerun-out", rerun, "--json", js)
+    rows = {r["name"]: r for r in load_json(js)["rows"]}
+    assert rows[victim]["verdict"] != "SLOWER", rows[victim]
+    assert "on rerun" in rows[victim]["reason"]
+    rerun_names = {r["name"] for r in load_json(rerun)["benchmarks"] if r["run_type"] == "iteration"}
+    assert victim in rerun_names
+    assert rerun_names == {name for name, row in rows.items() if "on rerun" in row["reason"]}
+    assert done.returncode in (0, 1)

@@ -1,0 +1,274 @@
+// compare: verdicts at the threshold edges, orientation of times vs rates, too few repetitions,
+// matching by name and parameters, fingerprint refusal, rerun confirmation, Markdown order, bad files.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/rerun.h"
+#include "harness/compare.h"
+#include "harness/results.h"
+#include "test_support.h"
+
+namespace offloadbench {
+
+namespace {
+
+nlohmann::json fingerprint(const std::string& cpu = "Test CPU") {
+  return {{"gpu_models", nlohmann::json::array()}, {"driver", "none"}, {"cuda_runtime", "13.0"}, {"cpu_model", cpu}};
+}
+
+// A results file with one per-repetition row per value (real_time in ns) and a mean aggregate row.
+nlohmann::json results(const std::vector<std::pair<std::string, std::vector<double>>>& benchmarks,
+                       const nlohmann::json& machine = fingerprint()) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [name, values] : benchmarks) {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      rows.push_back({{"name", name}, {"run_type", "iteration"}, {"repetition_index", i}, {"real_time", values[i]},
+                      {"time_unit", "ns"}, {"bytes_per_second", 1e9 / values[i]}, {"bytes", 1000},
+                      {"skipped", false}});
+    rows.push_back({{"name", name + "_mean"}, {"run_type", "aggregate"}, {"aggregate_name", "mean"},
+                    {"real_time", 1.0}, {"time_unit", "ns"}});
+  }
+  return {{"context", {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}}, {"machine_fingerprint", machine}}},
+          {"benchmarks", rows}};
+}
+
+std::vector<double> scaled(std::vector<double> values, double factor) {
+  for (auto& v : values) v *= factor;
+  return values;
+}
+
+const std::vector<double> kTight = {100.0, 100.1, 99.9, 100.05, 99.95, 100.02, 99.98, 100.03, 99.97, 100.01};
+
+CompareOptions defaults() { return CompareOptions{}; }
+
+}  // namespace
+
+TEST(CompareVerdict, SlowerFasterSameOutsideAndInsideTheThreshold) {
+  auto o = defaults();
+  EXPECT_EQ(compare_samples("x", kTight, scaled(kTight, 1.10), o).verdict, Verdict::slower);
+  EXPECT_EQ(compare_samples("x", kTight, scaled(kTight, 0.90), o).verdict, Verdict::faster);
+  EXPECT_EQ(compare_samples("x", kTight, kTight, o).verdict, Verdict::same);
+  // Significant (fully separated samples) but below the practical threshold: SAME.
+  const auto small = compare_samples("x", kTight, scaled(kTight, 1.01), o);
+  EXPECT_LT(small.p_value, o.alpha);
+  EXPECT_EQ(small.verdict, Verdict::same);
+}
+
+TEST(CompareVerdict, ThresholdEdgeCountsExactlyAtTheThreshold) {
+  auto o = defaults();
+  o.threshold = 0.05;
+  const std::vector<double> base = {100, 100, 100, 100, 100, 99, 101, 99, 101, 100};
+  std::vector<double> at = base, below = base;
+  for (auto& v : at) v += 5;       // median 100 → 105: exactly +5%
+  for (auto& v : below) v += 4.9;  // +4.9%
+  const auto r_at = compare_samples("x", base, at, o), r_below = compare_samples("x", base, below, o);
+  EXPECT_LT(r_at.p_value, o.alpha);
+  EXPECT_LT(r_below.p_value, o.alpha);
+  EXPECT_EQ(r_at.verdict, Verdict::slower) << r_at.reason;
+  EXPECT_EQ(r_below.verdict, Verdict::same) << r_below.reason;
+  EXPECT_NEAR(r_at.change, 0.05, 1e-12);
+}
+
+TEST(CompareVerdict, LargeChangeWithinTheNoiseIsInconclusive) {
+  const std::vector<double> base = {80, 120, 95, 105, 100}, candidate = {90, 130, 100, 115, 110};
+  const auto r = compare_samples("x", base, candidate, defaults());
+  EXPECT_GE(r.p_value, 0.01);
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_NE(r.reason.find("noise"), std::string::npos) << r.reason;
+}
+
+TEST(CompareVerdict, FewerThanFiveRepetitionsIsInconclusiveWithTheReason) {
+  const std::vector<double> four = {100, 100, 100, 100}, slow = {200, 200, 200, 200, 200};
+  for (const auto& r : {compare_samples("x", four, slow, defaults()), compare_samples("x", slow, four, defaults())}) {
+    EXPECT_EQ(r.verdict, Verdict::inconclusive);
+    EXPECT_NE(r.reason.find("fewer than 5 repetitions"), std::string::npos) << r.reason;
+  }
+  const std::vector<double> five = {100, 100.1, 99.9, 100.05, 99.95};  // exactly five is enough
+  EXPECT_EQ(compare_samples("x", five, scaled(five, 2), defaults()).verdict, Verdict::slower);
+}
+
+TEST(CompareVerdict, RatesAreBetterHigherAndTimesLower) {
+  EXPECT_TRUE(higher_is_better("bytes_per_second"));
+  EXPECT_TRUE(higher_is_better("flop_per_second"));
+  EXPECT_FALSE(higher_is_better("real_time"));
+  EXPECT_FALSE(higher_is_better("cpu_time"));
+  auto o = defaults();
+  o.metric = "bytes_per_second";
+  const auto lower_rate = compare_samples("x", kTight, scaled(kTight, 0.9), o);
+  EXPECT_EQ(lower_rate.verdict, Verdict::slower);
+  EXPECT_GT(lower_rate.slowdown, 1.0);
+  EXPECT_EQ(compare_samples("x", kTight, scaled(kTight, 1.1), o).verdict, Verdict::faster);
+  // The same files compared on time and on throughput agree.
+  const auto base = results({{"a", kTight}}), slow = results({{"a", scaled(kTight, 1.2)}});
+  EXPECT_EQ(compare_results(base, slow, defaults(), "b", "n").slower, 1);
+  EXPECT_EQ(compare_results(base, slow, o, "b", "n").slower, 1);
+}
+
+TEST(CompareResults, MatchesByNameListsOneSidedAndSkippedAndSortsSlowestFirst) {
+  auto base = results({{"same", kTight}, {"slow", kTight}, {"fast", kTight}, {"gone", kTight}, {"gpu", kTight}});
+  auto candidate = results({{"fast", scaled(kTight, 0.5)}, {"same", kTight}, {"slow", scaled(kTight, 1.3)},
+                            {"added", kTight}, {"gpu", kTight}});
+  for (auto* doc : {&base, &candidate})
+    for (auto& row : (*doc)["benchmarks"])
+      if (row["name"] == "gpu") row = {{"name", "gpu"}, {"run_type", "iteration"}, {"skipped", true},
+                                       {"skip_reason", "no GPU"}, {"real_time", 0}};
+  const auto c = compare_results(base, candidate, defaults(), "b", "n");
+  ASSERT_EQ(c.rows.size(), 3u);
+  EXPECT_EQ(c.rows[0].name, "slow");
+  EXPECT_EQ(c.rows[2].name, "fast");
+  EXPECT_EQ(c.slower, 1);
+  EXPECT_EQ(c.faster, 1);
+  EXPECT_EQ(c.same, 1);
+  EXPECT_EQ(c.only_in_base, std::vector<std::string>{"gone"});
+  EXPECT_EQ(c.only_in_new, std::vector<std::string>{"added"});
+  EXPECT_EQ(c.skipped_in_both, std::vector<std::string>{"gpu"});
+  EXPECT_NEAR(c.geomean_slowdown, std::cbrt(1.3 * 0.5 * 1.0), 1e-9);
+  const auto md = comparison_markdown(c, "b", "n");
+  EXPECT_LT(md.find("`slow`"), md.find("`same`"));
+  EXPECT_LT(md.find("`same`"), md.find("`fast`"));
+  EXPECT_NE(md.find("1 SLOWER, 1 FASTER, 1 SAME, 0 INCONCLUSIVE"), std::string::npos) << md;
+  const auto json = to_json(c);
+  EXPECT_EQ(json["counts"]["SLOWER"], 1);
+  EXPECT_EQ(json["rows"][0]["verdict"], "SLOWER");
+}
+
+TEST(CompareResults, SkippedOnOneSideOrDifferentParametersIsInconclusive) {
+  auto base = results({{"a", kTight}, {"b", kTight}});
+  auto candidate = results({{"a", kTight}, {"b", kTight}});
+  for (auto& row : candidate["benchmarks"]) {
+    if (row["name"] == "a") row = {{"name", "a"}, {"run_type", "iteration"}, {"skipped", true}, {"skip_reason", "no GPU"}};
+    if (row["name"] == "b") row["bytes"] = 2000;
+  }
+  const auto c = compare_results(base, candidate, defaults(), "b", "n");
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_EQ(c.inconclusive, 2);
+  for (const auto& row : c.rows) {
+    if (row.name == "a") {
+      EXPECT_NE(row.reason.find("not measured in NEW: no GPU"), std::string::npos) << row.reason;
+    }
+    if (row.name == "b") {
+      EXPECT_NE(row.reason.find("bytes (1000 vs 2000)"), std::string::npos) << row.reason;
+    }
+  }
+}
+
+TEST(CompareResults, TimesInDifferentUnitsAreComparedInSeconds) {
+  auto base = results({{"a", kTight}});
+  auto candidate = results({{"a", scaled(kTight, 1e-3)}});  // the same times, written in us
+  for (auto& row : candidate["benchmarks"]) row["time_unit"] = "us";
+  EXPECT_EQ(compare_results(base, candidate, defaults(), "b", "n").same, 1);
+}
+
+TEST(CompareResults, RefusesDifferentMachinesNamingTheFieldsUnlessAllowed) {
+  const auto base = results({{"a", kTight}}), other = results({{"a", kTight}}, fingerprint("Other CPU"));
+  try {
+    compare_results(base, other, defaults(), "base.json", "new.json");
+    FAIL() << "no refusal";
+  } catch (const ResultsError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cpu_model (\"Test CPU\" vs \"Other CPU\")"), std::string::npos) << message;
+    EXPECT_NE(message.find("--allow-different-machines"), std::string::npos) << message;
+    EXPECT_EQ(message.find("driver"), std::string::npos) << message;
+  }
+  auto o = defaults();
+  o.allow_different_machines = true;
+  EXPECT_EQ(compare_results(base, other, o, "b", "n").same, 1);
+  EXPECT_TRUE(fingerprint_differences(fingerprint(), fingerprint()).empty());
+}
+
+TEST(CompareResults, NotesWhenNearlyEverythingMovedTogether) {
+  std::vector<std::pair<std::string, std::vector<double>>> base, all_slower, one_slower;
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    base.push_back({name, kTight});
+    all_slower.push_back({name, scaled(kTight, 1.5)});
+    one_slower.push_back({name, std::string(name) == "a" ? scaled(kTight, 1.5) : kTight});
+  }
+  auto loaded = results(all_slower);
+  loaded["context"]["load_avg"] = {7.5, 6.0, 5.0};
+  auto quiet = results(base);
+  quiet["context"]["load_avg"] = {0.3, 0.5, 0.5};
+  const auto everything = compare_results(quiet, loaded, defaults(), "b", "n");
+  EXPECT_EQ(everything.slower, 5);  // the verdicts stand
+  EXPECT_NE(everything.machine_note.find("5 of 5 benchmarks moved slower"), std::string::npos) << everything.machine_note;
+  EXPECT_NE(everything.machine_note.find("load average 0.3 vs 7.5"), std::string::npos) << everything.machine_note;
+  EXPECT_NE(comparison_markdown(everything, "b", "n").find("**Note:**"), std::string::npos);
+  EXPECT_TRUE(compare_results(results(base), results(one_slower), defaults(), "b", "n").machine_note.empty());
+}
+
+TEST(CompareResults, RerunKeepsSlowerOnlyWhenItRepeats) {
+  const auto base = results({{"real", kTight}, {"fluke", kTight}});
+  const auto first = compare_results(base, results({{"real", scaled(kTight, 1.2)}, {"fluke", scaled(kTight, 1.2)}}),
+                                     defaults(), "b", "n");
+  ASSERT_EQ(first.slower, 2);
+  const auto rerun = compare_results(base, results({{"real", scaled(kTight, 1.2)}, {"fluke", kTight}}), defaults(),
+                                     "b", "rerun");
+  const auto confirmed = confirm_with_rerun(first, rerun);
+  EXPECT_EQ(confirmed.slower, 1);
+  EXPECT_EQ(confirmed.inconclusive, 1);
+  EXPECT_EQ(slower_names(confirmed), std::vector<std::string>{"real"});
+  for (const auto& row : confirmed.rows)
+    if (row.name == "fluke") {
+      EXPECT_NE(row.reason.find("SAME on rerun"), std::string::npos) << row.reason;
+    }
+}
+
+TEST(CompareInput, RowsWithoutAFiniteMetricAreRejectedNamingFileAndBenchmark) {
+  auto doc = results({{"a", kTight}});
+  doc["benchmarks"][3]["real_time"] = nullptr;  // how a NaN is written
+  try {
+    benchmark_samples(doc, "real_time", "f.json");
+    FAIL();
+  } catch (const ResultsError& e) {
+    EXPECT_NE(std::string(e.what()).find("f.json: benchmark 'a': 'real_time' is null"), std::string::npos) << e.what();
+  }
+  doc["benchmarks"][3]["real_time"] = "fast";
+  EXPECT_THROW(benchmark_samples(doc, "real_time", "f"), ResultsError);
+  doc["benchmarks"][3]["real_time"] = 1.0;
+  doc["benchmarks"][3]["skipped"] = "no";  // wrong type
+  EXPECT_THROW(benchmark_samples(doc, "real_time", "f"), ResultsError);
+  EXPECT_THROW(benchmark_samples(results({{"a", kTight}}), "no_such_field", "f"), ResultsError);
+}
+
+TEST(CompareInput, LoadForComparisonRejectsEmptyListsAndMissingFingerprint) {
+  const auto path = testing::temp_path("ob_compare_input");
+  auto empty = results({});
+  write_json_atomically(path, empty);
+  try {
+    load_for_comparison(path);
+    FAIL();
+  } catch (const ResultsError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": no benchmarks"), std::string::npos) << e.what();
+  }
+  auto anonymous = results({{"a", kTight}});
+  anonymous["context"].erase("machine_fingerprint");
+  write_json_atomically(path, anonymous);
+  EXPECT_THROW(load_for_comparison(path), ResultsError);
+  std::filesystem::remove(path);
+}
+
+TEST(CompareCli, ParseFractionAcceptsPercentAndPlainNumbers) {
+  EXPECT_DOUBLE_EQ(cli::parse_fraction("5%", "--t"), 0.05);
+  EXPECT_DOUBLE_EQ(cli::parse_fraction("0.05", "--t"), 0.05);
+  EXPECT_THROW(cli::parse_fraction("5%%", "--t"), cli::UsageError);
+  EXPECT_THROW(cli::parse_fraction("five", "--t"), cli::UsageError);
+  EXPECT_THROW(cli::parse_fraction("", "--t"), cli::UsageError);
+}
+
+TEST(CompareCli, RerunRepeatsTheNewRunsContextForExactlyTheSlowerNames) {
+  const nlohmann::json context = {
+      {"offloadbench",
+       {{"suites", {"transfer", "compute"}}, {"mode", "full"}, {"repetitions", 10}, {"devices", "all"},
+        {"command_line", {"offloadbench", "run", "--sizes", "4KiB,1MiB", "--", "--benchmark_min_time=0.5",
+                          "--benchmark_filter=old"}}}}};
+  const auto args = cli::rerun_arguments(context, {"transfer/h2d/4KiB/manual_time", "a.b(c)"}, "out.json");
+  const std::vector<std::string> expected = {
+      "run", "--suite", "transfer,compute", "--full", "--device", "all", "--repetitions", "10", "--out", "out.json",
+      "--sizes", "4KiB,1MiB", "--", "--benchmark_min_time=0.5",
+      "--benchmark_filter=^(transfer/h2d/4KiB/manual_time|a\\.b\\(c\\))$"};
+  EXPECT_EQ(args, expected);
+}
+
+}  // namespace offloadbench
