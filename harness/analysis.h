@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/stats.h"  // median
+
 namespace offloadbench {
 
 // ---- the math ----
@@ -61,8 +63,6 @@ TransferFit fit_transfer_model(const std::vector<double>& bytes, const std::vect
 std::optional<long long> pinning_break_even(double pin_seconds, double pageable_copy_seconds,
                                             double pinned_copy_seconds);
 
-// Median of values (NaN when empty).
-double median(std::vector<double> values);
 
 // Seconds per iteration of a row: real_time in its time_unit.
 double row_seconds(const nlohmann::json& row);

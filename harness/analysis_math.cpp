@@ -18,13 +18,6 @@ const char* to_string(CrossoverKind kind) {
   return "no_data";
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  const auto n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 double row_seconds(const nlohmann::json& row) {
   if (!row.contains("real_time") || !row["real_time"].is_number())
     return std::numeric_limits<double>::quiet_NaN();

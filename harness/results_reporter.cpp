@@ -120,6 +120,7 @@ ResultsReporter::ResultsReporter(std::string path, nlohmann::json context, int e
 }
 
 bool ResultsReporter::ReportContext(const Context& context) {
+  started_run_ = true;
   auto& ctx = doc_["context"];
   const auto& cpu = context.cpu_info;
   ctx["date"] = local_date();

@@ -29,6 +29,7 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   void finish(const std::string& stopped_because = "");
 
   int invalid_rows() const { return invalid_rows_; }
+  bool started() const { return started_run_; }  // Google Benchmark reported its context
   const nlohmann::json& document() const { return doc_; }
 
  private:
@@ -42,6 +43,7 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   int finished_cases_ = 0;
   bool show_progress_;
   int invalid_rows_ = 0;
+  bool started_run_ = false;
   std::string last_case_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_write_{};

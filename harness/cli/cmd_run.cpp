@@ -65,8 +65,11 @@ int count_selected(const std::vector<std::string>& flags) {
   } catch (const std::regex_error&) {
     return static_cast<int>(registered_cases().size());
   }
-  for (const auto& c : registered_cases())
-    if (filter.empty() || std::regex_search(c.name, re) != negate) ++n;
+  // Google Benchmark matches its decorated names ("…/real_time", "…/manual_time"); so do we.
+  for (const auto& c : registered_cases()) {
+    const std::string decorated = c.name + (c.clock == Clock::device_events ? "/manual_time" : "/real_time");
+    if (filter.empty() || (std::regex_search(c.name, re) || std::regex_search(decorated, re)) != negate) ++n;
+  }
   return n;
 }
 
@@ -113,10 +116,9 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   description.devices = device;
   description.command_line = command_line;
 
+  if (registered_cases().empty())
+    throw UsageError(fmt::format("no benchmark selected (suites {} have no case for --device {})", o.suites, device));
   const int selected = count_selected(o.benchmark_flags);
-  if (selected == 0)
-    throw UsageError(fmt::format("no benchmark selected (suites {}, device {}{})", o.suites, device,
-                                 o.benchmark_flags.empty() ? "" : ", with the --benchmark_ flags given"));
 
   ResultsReporter reporter(out, make_run_context(description), selected,
                            isatty(STDERR_FILENO) != 0);
@@ -126,6 +128,8 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     reporter.finish(fmt::format("failure: {}", e.what()));
     throw;
   }
+  if (!reporter.started())  // Google Benchmark matched nothing and wrote nothing
+    throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
   reporter.finish();
   clear_registered_cases();  // cases may own GPU buffers: free them while CUDA is still up
   benchmark::Shutdown();

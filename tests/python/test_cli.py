@@ -129,3 +129,11 @@ def test_interrupted_run_keeps_what_finished(offloadbench_bin, tmp_path):
     assert doc["context"]["offloadbench"]["incomplete"] is True
     assert len(doc["benchmarks"]) >= 6
     assert not [p for p in os.listdir(tmp_path) if ".tmp." in p]
+
+
+def test_a_filter_that_matches_nothing_is_bad_input(run_offloadbench, tmp_path):
+    out = tmp_path / "none.json"
+    result = run_offloadbench("run", "--suite", "transfer", "--out", out, "--", "--benchmark_filter=^nothing$")
+    assert result.returncode == 2
+    assert "no benchmark matches" in result.stderr
+    assert not out.exists()
