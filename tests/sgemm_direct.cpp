@@ -1,0 +1,38 @@
+// OpenBLAS called directly, with nothing of offloadbench around it: the yardstick for the compute
+// suite's CPU sgemm rows (scripts/compare-sgemm runs both). Usage: sgemm_direct [n] [calls]
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? std::atoi(argv[1]) : 1024;
+  const int calls = argc > 2 ? std::atoi(argv[2]) : 20;
+  if (n <= 0 || calls <= 0) {
+    std::fprintf(stderr, "usage: sgemm_direct [n > 0] [calls > 0]\n");
+    return 2;
+  }
+  std::vector<float> a(std::size_t(n) * n), b(a.size()), c(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(i % 129) / 64.0f - 1.0f;
+    b[i] = static_cast<float>(i % 127) / 64.0f - 1.0f;
+  }
+  const auto multiply = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  };
+  multiply();  // warm-up: thread pool, page faults
+  std::vector<double> seconds;
+  for (int i = 0; i < calls; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    multiply();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  const double flops = 2.0 * n * n * n;
+  std::printf("sgemm_direct n=%d threads=%d calls=%d median %.1f GFLOP/s, best %.1f GFLOP/s\n", n,
+              openblas_get_num_threads(), calls, flops / seconds[seconds.size() / 2] / 1e9, flops / seconds[0] / 1e9);
+  return 0;
+}
