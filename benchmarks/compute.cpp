@@ -7,8 +7,7 @@
 // memory) and every CPU case two (one thread, all threads); rows carry the pairing fields.
 #include "benchmarks/compute.h"
 
-#include <omp.h>
-
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -99,10 +98,14 @@ namespace {
 // cores, so CPU matmuls above 2·1024³ FLOP are skipped there (--full runs them).
 constexpr double kQuickCpuMatmulMaxFlops = 2.0 * 1024 * 1024 * 1024;
 
+// Largest first: the arrays kept for reuse after the last case are then the smallest.
 std::vector<std::uint64_t> elementwise_sizes(const RunConfig& config) {
-  if (config.sizes) return *config.sizes;
-  if (config.quick) return {1ull << 10, 64ull << 10, 1ull << 20, 16ull << 20, 64ull << 20};
-  return powers_of_two(1ull << 10, 256ull << 20);
+  std::vector<std::uint64_t> sizes = config.sizes ? *config.sizes
+                                     : config.quick ? std::vector<std::uint64_t>{1ull << 10, 64ull << 10, 1ull << 20,
+                                                                                 16ull << 20, 64ull << 20}
+                                                    : powers_of_two(1ull << 10, 256ull << 20);
+  std::sort(sizes.rbegin(), sizes.rend());
+  return sizes;
 }
 
 std::vector<int> square_sizes(const RunConfig& config) {
@@ -169,9 +172,12 @@ void register_elementwise(const RunConfig& config) {
       {ElementwiseOp::dot, ElementType::fp32},   {ElementwiseOp::add_scalar, ElementType::fp32},
       {ElementwiseOp::add, ElementType::fp64},   {ElementwiseOp::triad, ElementType::fp64}};
   const auto sizes = elementwise_sizes(config);
+  const auto host_reuse = make_elementwise_host_reuse();
+  const auto gpu_reuse = make_elementwise_gpu_reuse();
+  // Size outside op: the ops of one element type and size run back to back on the same arrays.
   for (const auto& slot : view_slots(config))
-    for (const auto& [op, type] : ops)
-      for (auto n : sizes) {
+    for (auto n : sizes)
+      for (const auto& [op, type] : ops) {
         const auto& info = op_info(op);
         const std::uint64_t element_bytes = type == ElementType::fp32 ? 4 : 8;
         const ElementwiseCase c{op, type, n, slot.view, slot.device, slot.threads};
@@ -191,8 +197,8 @@ void register_elementwise(const RunConfig& config) {
         register_case({fmt::format("compute/{}/{}/{}/{}{}", info.name, to_string(type), to_string(slot.view),
                                    count_label(n), gpu ? device_suffix(config, slot.device) : ""),
                        "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
-                       [c, gpu](benchmark::State& state) {
-                         gpu ? run_elementwise_gpu(state, c) : run_elementwise_cpu(state, c);
+                       [c, gpu, host_reuse, gpu_reuse](benchmark::State& state) {
+                         gpu ? run_elementwise_gpu(state, c, *gpu_reuse) : run_elementwise_cpu(state, c, *host_reuse);
                        }});
       }
 }
@@ -220,7 +226,8 @@ struct GemmShape {
   const char* sweep;  // "n" or "batch"
 };
 
-void register_matmul_shape(const RunConfig& config, const GemmShape& shape) {
+void register_matmul_shape(const RunConfig& config, const GemmShape& shape,
+                           const std::shared_ptr<ReusedArrays<MatmulGpuArrays>>& reuse) {
   const bool square = std::string(shape.sweep) == "n";
   for (const auto& slot : view_slots(config)) {
     const bool gpu = is_gpu_view(slot.view);
@@ -250,21 +257,22 @@ void register_matmul_shape(const RunConfig& config, const GemmShape& shape) {
       register_case({fmt::format("compute/sgemm/{}/{}/{}/{}{}", shape.group, s.slug, to_string(slot.view),
                                  size_label, gpu ? device_suffix(config, slot.device) : ""),
                      "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
-                     [c, gpu, capped](benchmark::State& state) {
+                     [c, gpu, capped, reuse](benchmark::State& state) {
                        if (capped)
                          return skip_case(state, "quick mode skips CPU matmuls above 2*1024^3 FLOP (seconds per "
                                                  "multiply on a small CPU); --full runs them");
-                       gpu ? run_matmul_gpu(state, c) : run_matmul_cpu(state, c);
+                       gpu ? run_matmul_gpu(state, c, *reuse) : run_matmul_cpu(state, c);
                      }});
     }
   }
 }
 
 void register_matmul(const RunConfig& config) {
-  for (int n : square_sizes(config)) register_matmul_shape(config, {"square", n, n, n, "n"});
+  const auto reuse = make_matmul_gpu_reuse();
+  for (int n : square_sizes(config)) register_matmul_shape(config, {"square", n, n, n, "n"}, reuse);
   for (int batch : mlp_batches(config)) {
-    register_matmul_shape(config, {"mlp_784x128", batch, 128, 784, "batch"});
-    register_matmul_shape(config, {"mlp_128x10", batch, 10, 128, "batch"});
+    register_matmul_shape(config, {"mlp_784x128", batch, 128, 784, "batch"}, reuse);
+    register_matmul_shape(config, {"mlp_128x10", batch, 10, 128, "batch"}, reuse);
   }
 }
 

@@ -5,6 +5,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <set>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -61,6 +63,45 @@ struct MatmulCase {
   int threads;  // CPU views
 };
 
+// The arrays of the latest case, kept for the next case with the same key: consecutive cases (the
+// ops of one element type and size, the repetitions of one case) then share one allocation, fill
+// and upload instead of paying for them each time. Owned by the registered cases (each holds a
+// shared_ptr), so it lives as long as they do; holding one key's arrays at a time bounds the memory
+// to the largest case's, and the table registers sizes largest first so that the smallest stay.
+template <typename Arrays>
+class ReusedArrays {
+ public:
+  // The arrays for `key`, made by make() (a std::unique_ptr<Arrays>) when the key changed.
+  template <typename Make>
+  Arrays& get(const std::string& key, Make&& make) {
+    if (!arrays_ || key != key_) {
+      arrays_.reset();  // free the old arrays before allocating new ones
+      key_.clear();
+      checked_.clear();
+      arrays_ = make();
+      key_ = key;
+    }
+    return *arrays_;
+  }
+  // Whether `check` (a case's identity) already passed on these arrays, in an earlier repetition.
+  bool checked(const std::string& check) const { return checked_.count(check) > 0; }
+  void set_checked(const std::string& check) { checked_.insert(check); }
+
+ private:
+  std::string key_;
+  std::unique_ptr<Arrays> arrays_;
+  std::set<std::string> checked_;
+};
+
+// What each runner family reuses (defined by the runner files; opaque here).
+struct ElementwiseHostArrays;  // compute_host.cpp
+struct ElementwiseGpuArrays;   // compute_gpu.cpp
+struct MatmulGpuArrays;        // compute_gpu.cpp
+// One set per registration of the suite; made by the runner files, which know the types.
+std::shared_ptr<ReusedArrays<ElementwiseHostArrays>> make_elementwise_host_reuse();
+std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>> make_elementwise_gpu_reuse();
+std::shared_ptr<ReusedArrays<MatmulGpuArrays>> make_matmul_gpu_reuse();
+
 // Inputs every elementwise case starts from, exact in fp32, and the value each output must have.
 double elementwise_input_x(std::size_t i);
 double elementwise_input_y(std::size_t i);
@@ -70,12 +111,12 @@ template <typename T>
 std::string check_elementwise_output(ElementwiseOp op, const T* z, double dot_sum, std::size_t n);
 
 // CPU runners (compute_host.cpp).
-void run_elementwise_cpu(benchmark::State& state, const ElementwiseCase& c);
+void run_elementwise_cpu(benchmark::State& state, const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse);
 void run_matmul_cpu(benchmark::State& state, const MatmulCase& c);
 
 // GPU runners (compute_gpu.cpp, or compute_gpu_none.cpp without CUDA).
-void run_elementwise_gpu(benchmark::State& state, const ElementwiseCase& c);
-void run_matmul_gpu(benchmark::State& state, const MatmulCase& c);
+void run_elementwise_gpu(benchmark::State& state, const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse);
+void run_matmul_gpu(benchmark::State& state, const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse);
 
 // "" when `bytes_needed` of host memory can be had (keeping a margin), else why not.
 std::string host_memory_problem(std::uint64_t bytes_needed);

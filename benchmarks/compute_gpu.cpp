@@ -88,49 +88,71 @@ void run_elementwise_op_gpu(ElementwiseOp op, T* z, double* sum, const T* x, con
   }
 }
 
+}  // namespace
+
+// Inputs uploaded once per element type, size and view; z holds the output of the op that ran last.
+// Host memory is pinned or pageable as the view says (pageable for the kernel view: setup only).
+struct ElementwiseGpuArrays {
+  ElementwiseGpuArrays(std::size_t array_bytes, std::size_t output_bytes, HostMemoryKind kind)
+      : host_x(array_bytes, kind), host_y(array_bytes, kind), host_z(output_bytes, kind), x(array_bytes),
+        y(array_bytes), z(output_bytes) {}
+  HostBuffer host_x, host_y, host_z;
+  DeviceBuffer x, y, z;
+  CudaStream stream;
+};
+
+std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>> make_elementwise_gpu_reuse() {
+  return std::make_shared<ReusedArrays<ElementwiseGpuArrays>>();
+}
+
+namespace {
+
 template <typename T>
-void run_elementwise_gpu_typed(benchmark::State& state, const ElementwiseCase& c) {
+void run_elementwise_gpu_typed(benchmark::State& state, const ElementwiseCase& c,
+                               ReusedArrays<ElementwiseGpuArrays>& reuse) {
   const auto& info = op_info(c.op);
   const std::size_t n = c.elements, array_bytes = n * sizeof(T);
-  const std::size_t output_bytes = info.writes_array ? array_bytes : sizeof(double);
-  const std::size_t device_bytes = info.inputs * array_bytes + output_bytes +
-                                   (c.view == ComputeView::gpu_kernel ? flush_bytes(c.device) : 0);
+  const std::size_t z_bytes = std::max(array_bytes, sizeof(double));           // dot writes one double
+  const std::size_t output_bytes = info.writes_array ? array_bytes : sizeof(double);  // what D2H moves
+  const std::size_t device_bytes =
+      2 * array_bytes + z_bytes + (c.view == ComputeView::gpu_kernel ? flush_bytes(c.device) : 0);
   if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return skip_case(state, problem);
-  if (auto problem = host_memory_problem(info.inputs * array_bytes + output_bytes); !problem.empty())
-    return skip_case(state, problem);
+  if (auto problem = host_memory_problem(2 * array_bytes + z_bytes); !problem.empty()) return skip_case(state, problem);
 
-  const auto kind = host_kind(c.view);
-  const bool has_y = info.inputs == 2;
-  HostBuffer host_x(array_bytes, kind), host_z(output_bytes, kind);
-  HostBuffer host_y = has_y ? HostBuffer(array_bytes, kind) : HostBuffer();
-  DeviceBuffer x(array_bytes), z(output_bytes);
-  DeviceBuffer y = has_y ? DeviceBuffer(array_bytes) : DeviceBuffer();
-  fill_elementwise_inputs(host_x.as<T>(), has_y ? host_y.as<T>() : nullptr, n,
-                          query_host_info().omp_threads);
-  CudaStream stream;
+  const auto key = fmt::format("{}/{}/{}/gpu:{}", to_string(c.type), n, to_string(c.view), c.device);
+  ElementwiseGpuArrays& arrays = reuse.get(key, [&] {
+    auto made = std::make_unique<ElementwiseGpuArrays>(array_bytes, z_bytes, host_kind(c.view));
+    fill_elementwise_inputs(made->host_x.as<T>(), made->host_y.as<T>(), n, query_host_info().omp_threads);
+    CUDA_CHECK(cudaMemcpy(made->x.data(), made->host_x.data(), array_bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(made->y.data(), made->host_y.data(), array_bytes, cudaMemcpyHostToDevice));
+    return made;
+  });
+  const cudaStream_t stream = arrays.stream.get();
   const auto transfers_in = [&] {
-    CUDA_CHECK(cudaMemcpyAsync(x.data(), host_x.data(), array_bytes, cudaMemcpyHostToDevice, stream.get()));
-    if (has_y)
-      CUDA_CHECK(cudaMemcpyAsync(y.data(), host_y.data(), array_bytes, cudaMemcpyHostToDevice, stream.get()));
+    CUDA_CHECK(cudaMemcpyAsync(arrays.x.data(), arrays.host_x.data(), array_bytes, cudaMemcpyHostToDevice, stream));
+    if (info.inputs == 2)
+      CUDA_CHECK(cudaMemcpyAsync(arrays.y.data(), arrays.host_y.data(), array_bytes, cudaMemcpyHostToDevice, stream));
   };
   const auto work = [&] {
-    run_elementwise_op_gpu(c.op, z.as<T>(), z.as<double>(), x.as<T>(), y.as<T>(), n, stream.get());
+    run_elementwise_op_gpu(c.op, arrays.z.as<T>(), arrays.z.as<double>(), arrays.x.as<T>(), arrays.y.as<T>(), n,
+                           stream);
   };
   const auto transfers_out = [&] {
-    CUDA_CHECK(cudaMemcpyAsync(host_z.data(), z.data(), output_bytes, cudaMemcpyDeviceToHost, stream.get()));
+    CUDA_CHECK(cudaMemcpyAsync(arrays.host_z.data(), arrays.z.data(), output_bytes, cudaMemcpyDeviceToHost, stream));
   };
 
-  transfers_in();
-  work();
-  transfers_out();
-  stream.synchronize();
-  const double dot_sum = info.writes_array ? 0.0 : *host_z.as<double>();
-  if (auto problem = check_elementwise_output(c.op, info.writes_array ? host_z.as<T>() : nullptr, dot_sum, n);
-      !problem.empty())
-    return invalidate_case(state, problem);
+  if (!reuse.checked(info.name)) {
+    work();
+    transfers_out();
+    arrays.stream.synchronize();
+    const double dot_sum = info.writes_array ? 0.0 : *arrays.host_z.as<double>();
+    if (auto problem = check_elementwise_output(c.op, arrays.host_z.as<T>(), dot_sum, n); !problem.empty())
+      return invalidate_case(state, problem);
+    reuse.set_checked(info.name);
+  }
   mark_validated(state);
 
-  const auto totals = time_samples(state, stream, c.view, c.device, transfers_in, work, transfers_out);
+  const auto totals = time_samples(state, arrays.stream, c.view, c.device, transfers_in, work, transfers_out);
   const double bytes = static_cast<double>(info.arrays_moved) * array_bytes;
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
   report_device_seconds(state, totals.device_seconds);
@@ -169,7 +191,30 @@ double sm_clock_hz(int device) {
   return khz * 1e3;
 }
 
-void run_matmul_gpu_checked(benchmark::State& state, const MatmulCase& c) {
+}  // namespace
+
+// A, B and C of one shape, input precision and view; C holds the output of the series that ran last.
+// The float copies of A and B (exact in every input precision) are what the check multiplies.
+struct MatmulGpuArrays {
+  MatmulGpuArrays(int m, int n, int k, std::size_t element_bytes, HostMemoryKind kind)
+      : a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n),
+        host_a(a.size() * element_bytes, kind), host_b(b.size() * element_bytes, kind),
+        host_c(static_cast<std::size_t>(m) * n * sizeof(float), kind), device_a(host_a.bytes()),
+        device_b(host_b.bytes()), device_c(host_c.bytes()) {}
+  std::vector<float> a, b;
+  HostBuffer host_a, host_b, host_c;
+  DeviceBuffer device_a, device_b, device_c;
+  CudaStream stream;
+  std::unique_ptr<CublasHandle> cublas;  // made by the first cuBLAS case
+};
+
+std::shared_ptr<ReusedArrays<MatmulGpuArrays>> make_matmul_gpu_reuse() {
+  return std::make_shared<ReusedArrays<MatmulGpuArrays>>();
+}
+
+namespace {
+
+void run_matmul_gpu_checked(benchmark::State& state, const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse) {
   const std::size_t a_count = static_cast<std::size_t>(c.m) * c.k, b_count = static_cast<std::size_t>(c.k) * c.n,
                     c_count = static_cast<std::size_t>(c.m) * c.n;
   const std::size_t element = input_element_bytes(c.precision);
@@ -180,44 +225,53 @@ void run_matmul_gpu_checked(benchmark::State& state, const MatmulCase& c) {
   if (auto problem = host_memory_problem(2 * (a_count + b_count) * sizeof(float) + c_bytes); !problem.empty())
     return skip_case(state, problem);
 
-  std::vector<float> a(a_count), b(b_count);
-  fill_exact_matrix(a.data(), a_count, 1);
-  fill_exact_matrix(b.data(), b_count, 2);
-  const auto kind = host_kind(c.view);
-  HostBuffer host_a(a_bytes, kind), host_b(b_bytes, kind), host_c(c_bytes, kind);
-  convert_inputs(c.precision, a, host_a.data());
-  convert_inputs(c.precision, b, host_b.data());
-  DeviceBuffer device_a(a_bytes), device_b(b_bytes), device_c(c_bytes);
-  CudaStream stream;
-  std::unique_ptr<CublasHandle> cublas;
-  if (c.engine == GemmEngine::cublas) cublas = std::make_unique<CublasHandle>();
+  // fp32 and tf32 multiply the same float arrays; bf16 and fp16 have their own.
+  const char* storage = element == 4 ? "float" : to_string(c.precision);
+  const auto key = fmt::format("{}x{}x{}/{}/{}/gpu:{}", c.m, c.n, c.k, storage, to_string(c.view), c.device);
+  auto& arrays = reuse.get(key, [&] {
+    auto made = std::make_unique<MatmulGpuArrays>(c.m, c.n, c.k, element, host_kind(c.view));
+    fill_exact_matrix(made->a.data(), a_count, 1);
+    fill_exact_matrix(made->b.data(), b_count, 2);
+    convert_inputs(c.precision, made->a, made->host_a.data());
+    convert_inputs(c.precision, made->b, made->host_b.data());
+    CUDA_CHECK(cudaMemcpy(made->device_a.data(), made->host_a.data(), a_bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(made->device_b.data(), made->host_b.data(), b_bytes, cudaMemcpyHostToDevice));
+    return made;
+  });
+  if (c.engine == GemmEngine::cublas && !arrays.cublas) arrays.cublas = std::make_unique<CublasHandle>();
+  const cudaStream_t stream = arrays.stream.get();
 
   const auto transfers_in = [&] {
-    CUDA_CHECK(cudaMemcpyAsync(device_a.data(), host_a.data(), a_bytes, cudaMemcpyHostToDevice, stream.get()));
-    CUDA_CHECK(cudaMemcpyAsync(device_b.data(), host_b.data(), b_bytes, cudaMemcpyHostToDevice, stream.get()));
+    CUDA_CHECK(cudaMemcpyAsync(arrays.device_a.data(), arrays.host_a.data(), a_bytes, cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(cudaMemcpyAsync(arrays.device_b.data(), arrays.host_b.data(), b_bytes, cudaMemcpyHostToDevice, stream));
   };
   const auto work = [&] {
     if (c.engine == GemmEngine::tiled)
-      gpu::matmul(device_c.as<float>(), device_a.as<float>(), device_b.as<float>(), c.m, c.n, c.k, stream.get());
+      gpu::matmul(arrays.device_c.as<float>(), arrays.device_a.as<float>(), arrays.device_b.as<float>(), c.m, c.n,
+                  c.k, stream);
     else
-      gpu::matmul_cublas(cublas->get(), c.precision, device_c.as<float>(), device_a.data(), device_b.data(), c.m, c.n,
-                         c.k, stream.get());
+      gpu::matmul_cublas(arrays.cublas->get(), c.precision, arrays.device_c.as<float>(), arrays.device_a.data(),
+                         arrays.device_b.data(), c.m, c.n, c.k, stream);
   };
   const auto transfers_out = [&] {
-    CUDA_CHECK(cudaMemcpyAsync(host_c.data(), device_c.data(), c_bytes, cudaMemcpyDeviceToHost, stream.get()));
+    CUDA_CHECK(cudaMemcpyAsync(arrays.host_c.data(), arrays.device_c.data(), c_bytes, cudaMemcpyDeviceToHost, stream));
   };
 
-  transfers_in();
-  work();  // also cuBLAS's first call at this shape (heuristics, module loading): never timed
-  transfers_out();
-  stream.synchronize();
-  if (auto problem = sampled_matmul_mismatches(host_c.as<float>(), a.data(), b.data(), c.m, c.n, c.k,
-                                               input_roundoff(c.precision));
-      !problem.empty())
-    return invalidate_case(state, problem);
+  // The check's multiply is also cuBLAS's first call at this shape (heuristics, module loading).
+  const auto check = fmt::format("{}/{}", static_cast<int>(c.engine), to_string(c.precision));
+  if (!reuse.checked(check)) {
+    work();
+    transfers_out();
+    arrays.stream.synchronize();
+    if (auto problem = sampled_matmul_mismatches(arrays.host_c.as<float>(), arrays.a.data(), arrays.b.data(), c.m,
+                                                 c.n, c.k, input_roundoff(c.precision));
+        !problem.empty())
+      return invalidate_case(state, problem);
+    reuse.set_checked(check);
+  }
   mark_validated(state);
 
-  const auto totals = time_samples(state, stream, c.view, c.device, transfers_in, work, transfers_out);
+  const auto totals = time_samples(state, arrays.stream, c.view, c.device, transfers_in, work, transfers_out);
   const double flops = 2.0 * c.m * c.n * c.k;
   set_flops_per_iteration(state, flops);
   report_device_seconds(state, totals.device_seconds);
@@ -247,15 +301,16 @@ void skip_on_gpu_error(benchmark::State& state, int device, const std::function<
 
 }  // namespace
 
-void run_elementwise_gpu(benchmark::State& state, const ElementwiseCase& c) {
+void run_elementwise_gpu(benchmark::State& state, const ElementwiseCase& c,
+                         ReusedArrays<ElementwiseGpuArrays>& reuse) {
   skip_on_gpu_error(state, c.device, [&] {
-    if (c.type == ElementType::fp32) run_elementwise_gpu_typed<float>(state, c);
-    else run_elementwise_gpu_typed<double>(state, c);
+    if (c.type == ElementType::fp32) run_elementwise_gpu_typed<float>(state, c, reuse);
+    else run_elementwise_gpu_typed<double>(state, c, reuse);
   });
 }
 
-void run_matmul_gpu(benchmark::State& state, const MatmulCase& c) {
-  skip_on_gpu_error(state, c.device, [&] { run_matmul_gpu_checked(state, c); });
+void run_matmul_gpu(benchmark::State& state, const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse) {
+  skip_on_gpu_error(state, c.device, [&] { run_matmul_gpu_checked(state, c, reuse); });
 }
 
 }  // namespace offloadbench

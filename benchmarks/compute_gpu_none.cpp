@@ -5,11 +5,22 @@
 
 namespace offloadbench {
 
-void run_elementwise_gpu(benchmark::State& state, const ElementwiseCase& c) {
+struct ElementwiseGpuArrays {};
+struct MatmulGpuArrays {};
+
+std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>> make_elementwise_gpu_reuse() {
+  return std::make_shared<ReusedArrays<ElementwiseGpuArrays>>();
+}
+
+std::shared_ptr<ReusedArrays<MatmulGpuArrays>> make_matmul_gpu_reuse() {
+  return std::make_shared<ReusedArrays<MatmulGpuArrays>>();
+}
+
+void run_elementwise_gpu(benchmark::State& state, const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>&) {
   skip_case(state, gpu_unavailable_reason(c.device));
 }
 
-void run_matmul_gpu(benchmark::State& state, const MatmulCase& c) {
+void run_matmul_gpu(benchmark::State& state, const MatmulCase& c, ReusedArrays<MatmulGpuArrays>&) {
   skip_case(state, gpu_unavailable_reason(c.device));
 }
 
