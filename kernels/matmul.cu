@@ -103,7 +103,11 @@ void matmul_cublas(cublasContext* handle, GemmPrecision precision, float* c, con
                    int n, int k, CUstream_st* stream) {
   const auto types = cublas_types(precision);
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSetStream(handle, stream));
+  // Only when it changes: cublasSetStream also resets the handle's workspace, which cuBLAS would
+  // then allocate again inside a timed (possibly gated) call.
+  cudaStream_t current = nullptr;
+  CUBLAS_CHECK(cublasGetStream(handle, &current));
+  if (current != stream) CUBLAS_CHECK(cublasSetStream(handle, stream));
   CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
   CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, types.input, n, a, types.input, k,
                             &beta, c, CUDA_R_32F, n, types.compute, CUBLAS_GEMM_DEFAULT));

@@ -1,5 +1,7 @@
 // GPU tests (label gpu): every compute kernel against its CPU twin on odd sizes, cuBLAS in every
 // precision against the double reference, and the suite's GPU rows validated below their ceilings.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <random>
@@ -125,8 +127,22 @@ TEST_F(GpuCompute, CublasEveryPrecisionMatchesTheReference) {
   fill_exact_matrix(b.data(), b.size(), 2);
   CublasHandle handle;
   CudaStream stream;
-  for (auto precision : {GemmPrecision::fp32, GemmPrecision::tf32}) {
-    DeviceBuffer da = to_device(a), db = to_device(b);
+  // The inputs as the multiply reads them: float, or converted to bf16 / fp16 (exactly: k/64 values).
+  const auto upload = [](const std::vector<float>& values, GemmPrecision precision) {
+    if (precision == GemmPrecision::bf16) {
+      std::vector<__nv_bfloat16> converted(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) converted[i] = __float2bfloat16(values[i]);
+      return to_device(converted);
+    }
+    if (precision == GemmPrecision::fp16) {
+      std::vector<__half> converted(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) converted[i] = __float2half(values[i]);
+      return to_device(converted);
+    }
+    return to_device(values);
+  };
+  for (auto precision : {GemmPrecision::fp32, GemmPrecision::tf32, GemmPrecision::bf16, GemmPrecision::fp16}) {
+    DeviceBuffer da = upload(a, precision), db = upload(b, precision);
     DeviceBuffer dc(std::size_t(m) * n * sizeof(float));
     gpu::matmul_cublas(handle.get(), precision, dc.as<float>(), da.data(), db.data(), m, n, k, stream.get());
     stream.synchronize();
