@@ -1,6 +1,8 @@
 // The compute suite end to end on the CPU: its rows carry the fields the results schema promises,
 // count bytes and FLOPs as documented, validate, and its GPU rows say why they cannot run here.
+#include <memory>
 #include <set>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -106,6 +108,43 @@ TEST(ComputeSuite, EveryGpuCaseHasThreeViewsThatSkipWithTheReasonWhenNoGpu) {
   EXPECT_EQ(elementwise_views, (std::set<std::string>{"gpu_kernel", "gpu_pinned", "gpu_pageable"}));
   EXPECT_EQ(matmul_series.size(), 5u * 3);  // tiled + 4 cuBLAS precisions, 3 views each
   EXPECT_EQ(gpu_rows, 3 + 5 * 3);
+}
+
+}  // namespace
+}  // namespace offloadbench
+
+namespace offloadbench {
+namespace {
+
+struct Counted {
+  explicit Counted(int& made) { ++made; }
+};
+
+TEST(ReusedArrays, SameKeyReusesAnotherKeyRemakesAndForgetsChecks) {
+  int made = 0;
+  ReusedArrays<Counted> reuse;
+  const auto make = [&] { return std::make_unique<Counted>(made); };
+  Counted* first = &reuse.get("fp32/1024", make);
+  reuse.set_checked("triad");
+  EXPECT_EQ(&reuse.get("fp32/1024", make), first);
+  EXPECT_EQ(made, 1);
+  EXPECT_TRUE(reuse.checked("triad"));
+  EXPECT_FALSE(reuse.checked("dot"));
+  reuse.get("fp64/1024", make);
+  EXPECT_EQ(made, 2);
+  EXPECT_FALSE(reuse.checked("triad")) << "a check holds only for the arrays it ran on";
+}
+
+TEST(ReusedArrays, AFailedMakeLeavesNothingBehind) {
+  ReusedArrays<int> reuse;
+  EXPECT_THROW(reuse.get("a", []() -> std::unique_ptr<int> { throw std::runtime_error("no memory"); }),
+               std::runtime_error);
+  int made = 0;
+  reuse.get("a", [&] {
+    ++made;
+    return std::make_unique<int>(1);
+  });
+  EXPECT_EQ(made, 1) << "the key of a failed make must not count as present";
 }
 
 }  // namespace
