@@ -109,13 +109,14 @@ double cold_min_time(const RunConfig& config) { return config.quick ? 0.002 : 0.
 // cores, so CPU matmuls above 2·1024³ FLOP are skipped there (--full runs them).
 constexpr double kQuickCpuMatmulMaxFlops = 2.0 * 1024 * 1024 * 1024;
 
-// Largest first: the arrays kept for reuse after the last case are then the smallest.
+// Largest first (the arrays kept for reuse after the last case are then the smallest), no repeats.
 std::vector<std::uint64_t> elementwise_sizes(const RunConfig& config) {
   std::vector<std::uint64_t> sizes = config.sizes ? *config.sizes
                                      : config.quick ? std::vector<std::uint64_t>{1ull << 10, 64ull << 10, 1ull << 20,
                                                                                  16ull << 20, 64ull << 20}
                                                     : powers_of_two(1ull << 10, 256ull << 20);
   std::sort(sizes.rbegin(), sizes.rend());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());  // "--sizes 1Ki,1024" is one size
   return sizes;
 }
 

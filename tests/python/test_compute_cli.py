@@ -14,7 +14,7 @@ def test_compute_is_listed(run_offloadbench):
 
 def test_small_cpu_run_writes_paired_validated_rows(run_offloadbench, tmp_path):
     out = tmp_path / "compute.json"
-    result = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--sizes", "1Ki,7",
+    result = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--sizes", "1Ki,7,1024",
                               "--repetitions", "2", "--out", out, "--", SMALL_CPU, "--benchmark_min_time=0.001")
     assert result.returncode == 0, result.stderr
     assert "triad fp32 cpu_1t" in result.stdout
@@ -29,7 +29,7 @@ def test_small_cpu_run_writes_paired_validated_rows(run_offloadbench, tmp_path):
         assert row["sweep"] in ("elements", "n")
         assert row["cpu_threads"] >= 1
     triad = [r for r in rows if r["op"] == "triad"]
-    assert {r["elements"] for r in triad} == {1024, 7}
+    assert {r["elements"] for r in triad} == {1024, 7}  # 1Ki and 1024 are one size
     assert all(r["bytes"] == 3 * 4 * r["elements"] for r in triad)
     sgemm = [r for r in rows if r["op"] == "sgemm"]
     assert sgemm and all(r["flops"] == 2 * 64 ** 3 and r["flop_per_second"] > 0 for r in sgemm)
