@@ -32,7 +32,7 @@ std::string check_pipeline_output(const float* in, const float* out, std::uint64
   // Bit for bit: both sides run the same correctly rounded fused multiply-adds. Any tolerance
   // would hide an iteration too many or too few, which moves an element by only a few ulps.
   fma_workload(want.data(), sample_in.data(), sample.size(), fma_iterations);
-  return describe_mismatches(got.data(), want.data(), sample.size(), Tolerance{0, 0});
+  return mismatches(got.data(), want.data(), sample.size(), Tolerance{0, 0});
 }
 
 }  // namespace offloadbench

@@ -338,10 +338,10 @@ void run_bidirectional(benchmark::State& state, const StreamsCase& c, StreamsWor
   both();
   const float* in = b.host_in.as<float>();
   const float* out = b.host_out.as<float>();
-  if (auto bad = describe_mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty())
+  if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty())
     return invalidate_case(state, "device-to-host: " + bad);
   CUDA_CHECK(cudaMemcpy(b.host_out.data(), b.device_in.data(), c.bytes, cudaMemcpyDeviceToHost));
-  if (auto bad = describe_mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty())
+  if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty())
     return invalidate_case(state, "host-to-device: " + bad);
   mark_validated(state);
 

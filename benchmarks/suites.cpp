@@ -1,4 +1,5 @@
 // Every suite offloadbench knows, in the order `run --suite all` runs them.
+#include "benchmarks/compute.h"
 #include "benchmarks/mlp.h"
 #include "benchmarks/streams.h"
 #include "benchmarks/transfer.h"
@@ -12,6 +13,8 @@ const std::vector<Suite>& all_suites() {
        register_transfer_suite},
       {"streams", "sync vs async copies, copy/compute overlap over K streams x C chunks vs the copy-engine bound",
        register_streams_suite},
+      {"compute", "elementwise ops and matmul: GPU kernel only, GPU with transfers (pinned, pageable), CPU 1 and all threads",
+       register_compute_suite},
       {"mlp", "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch modes, data paths",
        register_mlp_suite},
   };

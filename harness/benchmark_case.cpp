@@ -33,6 +33,7 @@ void register_case(CaseSpec spec) {
   bench->Unit(benchmark::kMicrosecond);
   if (spec.clock == Clock::device_events) bench->UseManualTime();
   else bench->UseRealTime();
+  if (spec.min_time_s > 0) bench->MinTime(spec.min_time_s);
   r.by_name[spec.name] = r.cases.size();
   r.cases.push_back(std::move(spec));
 }

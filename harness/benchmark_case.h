@@ -22,6 +22,9 @@ struct CaseSpec {
   nlohmann::json fields;  // every parameter: {"direction": "h2d", "bytes": 16777216, "device": 0, ...}
   Clock clock = Clock::host_wall;
   std::function<void(benchmark::State&)> run;
+  // > 0: this case's own minimum (measured) time per repetition, in place of --benchmark_min_time.
+  // For cases whose every sample costs far more wall time than it measures (cold GPU samples).
+  double min_time_s = 0;
 };
 
 // Registers with Google Benchmark. An exception escaping `run` (a CudaError, std::bad_alloc) is

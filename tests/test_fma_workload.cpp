@@ -70,7 +70,7 @@ TEST(Tolerance, AbsoluteAndRelativeParts) {
   EXPECT_TRUE(within_tolerance(1e-9, 0.0, {1e-8, 0}));
   EXPECT_FALSE(within_tolerance(std::nan(""), 1.0, {1, 1}));
   const float got[] = {1, 2, 3}, want[] = {1, 2.5f, 3};
-  const auto text = describe_mismatches(got, want, 3, {0, 1e-6});
+  const auto text = mismatches(got, want, 3, {0, 1e-6});
   EXPECT_NE(text.find("1 of 3"), std::string::npos) << text;
   EXPECT_NE(text.find("[1]"), std::string::npos) << text;
 }

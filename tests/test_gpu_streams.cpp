@@ -33,7 +33,7 @@ TEST_F(GpuStreams, FmaWorkloadMatchesItsCpuTwin) {
       fma_workload(device_out.as<float>(), device_in.as<float>(), n, iterations, nullptr);
       CUDA_CHECK(cudaMemcpy(got.data(), device_out.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
       fma_workload(want.data(), in.data(), n, iterations);
-      EXPECT_EQ(describe_mismatches(got.data(), want.data(), n, Tolerance{0, 0}), "") << n << " x " << iterations;
+      EXPECT_EQ(mismatches(got.data(), want.data(), n, Tolerance{0, 0}), "") << n << " x " << iterations;
     }
 }
 

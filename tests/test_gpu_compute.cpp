@@ -1,0 +1,176 @@
+// GPU tests (label gpu): every compute kernel against its CPU twin on odd sizes, cuBLAS in every
+// precision against the double reference, and the suite's GPU rows validated below their ceilings.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "benchmarks/compute.h"
+#include "harness/cuda/cublas_check.h"
+#include "harness/cuda/cuda_raii.h"
+#include "harness/gpu_info.h"
+#include "kernels/elementwise.h"
+#include "kernels/matmul.h"
+#include "kernels/tolerance.h"
+#include "test_support.h"
+
+namespace offloadbench {
+namespace {
+
+class GpuCompute : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto reason = gpu_unavailable_reason(0); !reason.empty()) GTEST_SKIP() << reason;
+    CUDA_CHECK(cudaSetDevice(0));
+  }
+};
+
+template <typename T>
+std::vector<T> random_values(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<T> out(n);
+  for (auto& v : out) v = static_cast<T>(value(rng));
+  return out;
+}
+
+template <typename T>
+DeviceBuffer to_device(const std::vector<T>& host) {
+  DeviceBuffer d(host.size() * sizeof(T));
+  CUDA_CHECK(cudaMemcpy(d.data(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <typename T>
+std::vector<T> to_host(const DeviceBuffer& d, std::size_t n) {
+  std::vector<T> host(n);
+  CUDA_CHECK(cudaMemcpy(host.data(), d.data(), n * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+template <typename T>
+void check_elementwise_twins(std::size_t n) {
+  SCOPED_TRACE(::testing::Message() << "n=" << n << " sizeof(T)=" << sizeof(T));
+  const auto tol = elementwise_tolerance(sizeof(T) == 4 ? kRoundoffFp32 : kRoundoffFp64);
+  const auto a = random_values<T>(n, 1), b = random_values<T>(n, 2);
+  DeviceBuffer da = to_device(a), db = to_device(b);
+  DeviceBuffer dout(n * sizeof(T)), dsum(sizeof(double));
+  CudaStream stream;
+  std::vector<T> want(n);
+  const T s = static_cast<T>(0.4);
+  const auto compare = [&](const char* op) {
+    stream.synchronize();
+    const auto got = to_host<T>(dout, n);
+    EXPECT_EQ(mismatches(got.data(), want.data(), n, tol), "") << op;
+  };
+  gpu::copy(dout.as<T>(), da.as<T>(), n, stream.get());
+  cpu::copy(want.data(), a.data(), n, 2);
+  compare("copy");
+  gpu::scale(dout.as<T>(), da.as<T>(), s, n, stream.get());
+  cpu::scale(want.data(), a.data(), s, n, 2);
+  compare("scale");
+  gpu::add(dout.as<T>(), da.as<T>(), db.as<T>(), n, stream.get());
+  cpu::add(want.data(), a.data(), b.data(), n, 2);
+  compare("add");
+  gpu::triad(dout.as<T>(), da.as<T>(), db.as<T>(), s, n, stream.get());
+  cpu::triad(want.data(), a.data(), b.data(), s, n, 2);
+  compare("triad");
+  gpu::add_scalar(dout.as<T>(), da.as<T>(), T(10), n, stream.get());
+  cpu::add_scalar(want.data(), a.data(), T(10), n, 2);
+  compare("add_scalar");
+  double want_sum = 0;
+  gpu::dot(dsum.as<double>(), da.as<T>(), db.as<T>(), n, stream.get());
+  stream.synchronize();
+  cpu::dot(&want_sum, a.data(), b.data(), n, 2);
+  const double got_sum = to_host<double>(dsum, 1)[0];
+  EXPECT_TRUE(within_tolerance(got_sum, want_sum,
+                               reduction_tolerance(sizeof(T) == 4 ? kRoundoffFp32 : kRoundoffFp64, n, 1.0)))
+      << "dot: gpu " << got_sum << ", cpu " << want_sum;
+}
+
+TEST_F(GpuCompute, ElementwiseKernelsMatchTheirCpuTwins) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1000003}}) {
+    check_elementwise_twins<float>(n);
+    check_elementwise_twins<double>(n);
+  }
+}
+
+TEST_F(GpuCompute, TiledMatmulMatchesTheCpuTwinOnOddShapes) {
+  struct Shape {
+    int m, n, k;
+  };
+  for (const Shape s : {Shape{1, 1, 1}, Shape{7, 5, 3}, Shape{129, 65, 33}, Shape{200, 300, 150},
+                        Shape{1, 257, 17}, Shape{513, 255, 1000}}) {
+    SCOPED_TRACE(::testing::Message() << s.m << "x" << s.n << "x" << s.k);
+    std::vector<float> a(std::size_t(s.m) * s.k), b(std::size_t(s.k) * s.n), want(std::size_t(s.m) * s.n);
+    fill_exact_matrix(a.data(), a.size(), 1);
+    fill_exact_matrix(b.data(), b.size(), 2);
+    DeviceBuffer da = to_device(a), db = to_device(b);
+    DeviceBuffer dc(want.size() * sizeof(float));
+    CudaStream stream;
+    gpu::matmul(dc.as<float>(), da.as<float>(), db.as<float>(), s.m, s.n, s.k, stream.get());
+    stream.synchronize();
+    cpu::matmul(want.data(), a.data(), b.data(), s.m, s.n, s.k, 2);
+    const auto got = to_host<float>(dc, want.size());
+    EXPECT_EQ(mismatches(got.data(), want.data(), want.size(), matmul_tolerance(kRoundoffFp32, s.k)), "");
+  }
+}
+
+TEST_F(GpuCompute, CublasEveryPrecisionMatchesTheReference) {
+  const int m = 257, n = 129, k = 300;
+  std::vector<float> a(std::size_t(m) * k), b(std::size_t(k) * n);
+  fill_exact_matrix(a.data(), a.size(), 1);
+  fill_exact_matrix(b.data(), b.size(), 2);
+  CublasHandle handle;
+  CudaStream stream;
+  // The inputs as the multiply reads them: float, or converted to bf16 / fp16 (exactly: k/64 values).
+  const auto upload = [](const std::vector<float>& values, GemmPrecision precision) {
+    if (precision == GemmPrecision::bf16) {
+      std::vector<__nv_bfloat16> converted(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) converted[i] = __float2bfloat16(values[i]);
+      return to_device(converted);
+    }
+    if (precision == GemmPrecision::fp16) {
+      std::vector<__half> converted(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) converted[i] = __float2half(values[i]);
+      return to_device(converted);
+    }
+    return to_device(values);
+  };
+  for (auto precision : {GemmPrecision::fp32, GemmPrecision::tf32, GemmPrecision::bf16, GemmPrecision::fp16}) {
+    DeviceBuffer da = upload(a, precision), db = upload(b, precision);
+    DeviceBuffer dc(std::size_t(m) * n * sizeof(float));
+    gpu::matmul_cublas(handle.get(), precision, dc.as<float>(), da.data(), db.data(), m, n, k, stream.get());
+    stream.synchronize();
+    const auto got = to_host<float>(dc, std::size_t(m) * n);
+    EXPECT_EQ(sampled_matmul_mismatches(got.data(), a.data(), b.data(), m, n, k, input_roundoff(precision), 4096), "")
+        << to_string(precision);
+  }
+}
+
+TEST_F(GpuCompute, SuiteRowsValidateBelowTheirCeilings) {
+  clear_registered_cases();
+  RunConfig config;
+  config.gpu_devices = {0};
+  config.sizes = std::vector<std::uint64_t>{7, 1 << 20};
+  register_compute_suite(config);
+  const auto doc = testing::run_registered("compute/(triad|dot)/fp32/gpu_|compute/sgemm/square/[a-z0-9_]+/gpu_[a-z]+/256");
+  int checked = 0;
+  for (const auto& row : iteration_rows(doc)) {
+    if (row["device"] == "cpu") continue;
+    SCOPED_TRACE(row["name"].get<std::string>());
+    EXPECT_EQ(row["skipped"], false) << row.value("skip_reason", "");
+    EXPECT_EQ(row["validated"], true) << row.value("invalid_reason", "") << row.value("suspect_reason", "");
+    EXPECT_GT(row["device_time_s"].get<double>(), 0);
+    EXPECT_GE(row["host_time_s"].get<double>(), row["device_time_s"].get<double>() * 0.5);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2 * 2 * 3 + 5 * 3);
+}
+
+}  // namespace
+}  // namespace offloadbench
