@@ -59,9 +59,18 @@ void print_summary(std::FILE* out, const nlohmann::json& results) {
     const bool flops = row.contains("flop_per_second");
     const double rate = median_of(results, name, flops ? "flop_per_second" : "bytes_per_second");
     std::string line = fmt::format("  {:<34} {}", label, rate_text(rate, flops ? "FLOP/s" : "B/s"));
-    if (row.contains("bytes")) line += fmt::format(" at {}", format_size(row["bytes"].get<std::uint64_t>()));
+    // Where the size is: the swept parameter when the row names one (n = 1024), else its bytes.
+    const std::string sweep = row.value("sweep", "");
+    if (!sweep.empty() && sweep != "bytes" && row.contains(sweep) && row[sweep].is_number())
+      line += fmt::format(" at {} = {}", sweep, row[sweep].dump());
+    else if (row.contains("bytes"))
+      line += fmt::format(" at {}", format_size(row["bytes"].get<std::uint64_t>()));
     const double ceiling = row.value("ceiling_bytes_per_second", 0.0);
-    if (ceiling > 0 && !flops) line += fmt::format(" ({:.0f}% of the link's theoretical rate)", 100 * rate / ceiling);
+    if (ceiling > 0 && !flops) {
+      const bool link = row.value("op", "") == "device_copy";
+      line += fmt::format(" ({:.0f}% of the {})", 100 * rate / ceiling,
+                          link ? "link's theoretical rate" : "theoretical ceiling");
+    }
     fmt::print(out, "{}\n", line);
   }
   for (const auto& [reason, count] : skip_reasons) fmt::print(out, "  skipped {:>4}: {}\n", count, reason);
