@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/cuda/cublas_check.h"
 #include "harness/cuda/cuda_check.h"
 #include "harness/cuda/cuda_raii.h"
 #include "kernels/mlp_gpu.h"
@@ -19,17 +20,6 @@
 namespace offloadbench {
 
 namespace {
-
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
-  throw std::runtime_error(fmt::format("{}:{}: {} failed: {}", file, line, call, cublasGetStatusString(status)));
-}
-
-#define CUBLAS_CHECK(call)                                                                   \
-  do {                                                                                       \
-    const cublasStatus_t offloadbench_status_ = (call);                                      \
-    if (offloadbench_status_ != CUBLAS_STATUS_SUCCESS)                                       \
-      throw_cublas_error(offloadbench_status_, #call, __FILE__, __LINE__);                   \
-  } while (0)
 
 constexpr int kThreads = 256;
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/cuda/cublas_check.h"
 #include "harness/cuda/cuda_check.h"
 #include "harness/cuda/cuda_raii.h"
 #include "kernels/mlp_gpu.h"
@@ -20,20 +21,6 @@ namespace {
 constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;  // set explicitly: no allocation inside a capture
 
 std::size_t element_bytes(Precision precision) { return precision == Precision::fp32 ? 4 : 2; }
-
-class CublasHandle {
- public:
-  CublasHandle() {
-    if (cublasCreate(&handle_) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
-  }
-  ~CublasHandle() { cublasDestroy(handle_); }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
 
 // Calls f with a value of the compute type, so the template helpers below see T.
 template <typename F>
