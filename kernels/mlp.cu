@@ -16,6 +16,7 @@
 #include "harness/cuda/cuda_check.h"
 #include "harness/cuda/cuda_raii.h"
 #include "kernels/mlp_gpu.h"
+#include "kernels/mlp_update_rule.h"
 
 namespace offloadbench {
 
@@ -149,23 +150,8 @@ __global__ void grad_norm_squared_kernel(TrainScalars* scalars, const float* gra
   if (threadIdx.x == 0) atomicAdd(&scalars->grad_norm_sq, total);
 }
 
-// One thread: the same decision as prepare_update in mlp_cpu.cpp.
-__global__ void prepare_update_kernel(TrainScalars* s, OptimizerConfig config) {
-  const bool finite = isfinite(s->grad_norm_sq);
-  const float unscale = 1.0f / s->loss_scale;
-  const float norm = sqrtf(s->grad_norm_sq) * unscale;
-  float clip = 1.0f;
-  if (config.max_grad_norm > 0 && norm > config.max_grad_norm) clip = config.max_grad_norm / (norm + 1e-6f);
-  s->skip = finite ? 0 : 1;
-  s->grad_multiplier = unscale * clip;
-  if (!finite) {
-    ++s->skipped_steps;
-    if (config.dynamic_loss_scale) s->loss_scale *= 0.5f, s->good_steps = 0;
-    return;
-  }
-  ++s->step;
-  if (config.dynamic_loss_scale && ++s->good_steps >= config.growth_interval) s->loss_scale *= 2.0f, s->good_steps = 0;
-}
+// One thread: the same rule as prepare_update in mlp_cpu.cpp (kernels/mlp_update_rule.h).
+__global__ void prepare_update_kernel(TrainScalars* s, OptimizerConfig config) { prepare_update_rule(s, config); }
 
 __global__ void sgd_update_kernel(float* params, const float* grads, const TrainScalars* s, float lr,
                                   std::int64_t n) {

@@ -2,6 +2,7 @@
 // Loops run on OpenMP threads only when they are large enough to pay for the fork; the caller sets the
 // thread count (omp_set_num_threads, openblas_set_num_threads).
 #include "kernels/mlp.h"
+#include "kernels/mlp_update_rule.h"
 
 #include <cblas.h>
 
@@ -212,22 +213,7 @@ void grad_norm_squared(TrainScalars* scalars, const float* grads, std::int64_t n
   scalars->grad_norm_sq += static_cast<float>(sum);
 }
 
-void prepare_update(TrainScalars* s, const OptimizerConfig& config) {
-  const bool finite = std::isfinite(s->grad_norm_sq);
-  const float unscale = 1.0f / s->loss_scale;
-  const float norm = std::sqrt(s->grad_norm_sq) * unscale;
-  float clip = 1.0f;
-  if (config.max_grad_norm > 0 && norm > config.max_grad_norm) clip = config.max_grad_norm / (norm + 1e-6f);
-  s->skip = finite ? 0 : 1;
-  s->grad_multiplier = unscale * clip;
-  if (!finite) {
-    ++s->skipped_steps;
-    if (config.dynamic_loss_scale) s->loss_scale *= 0.5f, s->good_steps = 0;
-    return;
-  }
-  ++s->step;
-  if (config.dynamic_loss_scale && ++s->good_steps >= config.growth_interval) s->loss_scale *= 2.0f, s->good_steps = 0;
-}
+void prepare_update(TrainScalars* s, const OptimizerConfig& config) { prepare_update_rule(s, config); }
 
 void sgd_update(float* params, const float* grads, const TrainScalars* s, const OptimizerConfig& config,
                 std::int64_t n) {

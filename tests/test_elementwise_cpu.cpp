@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "random_values.h"
+
 #include "benchmarks/compute.h"
 #include "kernels/elementwise.h"
 #include "kernels/tolerance.h"
@@ -14,14 +16,7 @@
 namespace offloadbench {
 namespace {
 
-template <typename T>
-std::vector<T> random_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<T> out(n);
-  for (auto& v : out) v = static_cast<T>(value(rng));
-  return out;
-}
+using testing::random_values;
 
 template <typename T>
 class ElementwiseCpu : public ::testing::Test {

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "random_values.h"
+
 #include "benchmarks/compute.h"
 #include "harness/cuda/cublas_check.h"
 #include "harness/cuda/cuda_raii.h"
@@ -29,14 +31,7 @@ class GpuCompute : public ::testing::Test {
   }
 };
 
-template <typename T>
-std::vector<T> random_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<T> out(n);
-  for (auto& v : out) v = static_cast<T>(value(rng));
-  return out;
-}
+using testing::random_values;
 
 template <typename T>
 DeviceBuffer to_device(const std::vector<T>& host) {
