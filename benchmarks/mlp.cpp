@@ -113,6 +113,8 @@ void register_cpu_views(const MlpQuestion& q) {
     auto fields = common_fields(q, c);
     fields.update({{"view", view}, {"series", ""}, {"precision", "fp32"}, {"device", "cpu"},
                    {"cpu_threads", threads}, {"launch_mode", nullptr}, {"data_path", "host"}});
+    // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
+    if (q.variant == "train_sgd") fields["cpu_update"] = "sgd_fused_into_weight_gemm";
     // The summary shows one size per label: the target (SGD training step, batch 64).
     if (q.sweep == "batch" && q.batch == 64 && q.variant == "train_sgd")
       fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), q.variant, view);

@@ -87,7 +87,7 @@ void run_mlp_cpu(benchmark::State& state, const MlpCase& c) {
     const float first = mlp_loss(model, data.x.data(), data.labels.data());
     for (int step = 0; step < kMlpCheckSteps; ++step) {
       const int i = step % data.batches;
-      mlp_train_step(model, data.x_at(i, c.shape.inputs), data.labels_at(i), c.accum_steps, config);
+      mlp_train_step_fast(model, data.x_at(i, c.shape.inputs), data.labels_at(i), c.accum_steps, config);
     }
     const float last = mlp_loss(model, data.x.data(), data.labels.data());
     if (!std::isfinite(last) || !(last < first))
@@ -107,7 +107,7 @@ void run_mlp_cpu(benchmark::State& state, const MlpCase& c) {
     if (c.variant == MlpVariant::inference) {
       mlp_forward(model.activations(), model.params.data(), x, c.shape, c.batch);
     } else {
-      mlp_train_step(model, x, data.labels_at(i), c.accum_steps, config);
+      mlp_train_step_fast(model, x, data.labels_at(i), c.accum_steps, config);
     }
     benchmark::DoNotOptimize(model.logits.data());
     benchmark::ClobberMemory();

@@ -95,6 +95,33 @@ TEST(MlpCpu, AccumulatedMicroBatchesEqualOneLargeBatch) {
   EXPECT_TRUE(testing::all_close(small.params.data(), large.params.data(), n, 1e-6, 1e-5));
 }
 
+TEST(MlpCpu, FusedSgdStepGivesTheSameWeightsAsTheSeparateUpdate) {
+  const MlpShape shape{784, 128, 10};
+  const int rows = 64;
+  const auto data = synthetic_batch(shape, rows, 11);
+  MlpCpuModel separate(shape, rows, 3), fused(shape, rows, 3);
+  const auto sgd = make_optimizer_config(Optimizer::sgd);
+  for (int step = 0; step < 5; ++step) {
+    const float a = mlp_train_step(separate, data.x.data(), data.labels.data(), 1, sgd);
+    const float b = mlp_train_step_fast(fused, data.x.data(), data.labels.data(), 1, sgd);
+    EXPECT_NEAR(b, a, 1e-5 * a) << "step " << step;
+  }
+  const auto n = static_cast<std::int64_t>(separate.params.size());
+  EXPECT_TRUE(testing::all_close(fused.params.data(), separate.params.data(), n, 1e-6, 1e-5));
+  EXPECT_EQ(fused.scalars.step, separate.scalars.step);
+}
+
+TEST(MlpCpu, FastStepIsTheSeparateStepWhereItCannotFuse) {
+  const MlpShape shape{40, 24, 10};
+  const auto data = synthetic_batch(shape, 32, 5);
+  for (const auto& config : {make_optimizer_config(Optimizer::adamw), make_optimizer_config(Optimizer::sgd, 1.0f)}) {
+    MlpCpuModel separate(shape, 16, 9), fast(shape, 16, 9);
+    mlp_train_step(separate, data.x.data(), data.labels.data(), 2, config);
+    mlp_train_step_fast(fast, data.x.data(), data.labels.data(), 2, config);
+    EXPECT_EQ(fast.params, separate.params);
+  }
+}
+
 TEST(MlpCpu, ClippingBoundsTheAppliedGradientNorm) {
   TrainScalars s;
   s.grad_norm_sq = 100.0f;  // ‖g‖ = 10
