@@ -2,6 +2,7 @@
 // RGB image), and a hidden-width sweep 64…4096 at 784 inputs (full). Batches 1…4096 in powers of two
 // (quick: 1, 64, 1024 at 784-128-10). FLOPs: 2·M·N·K per GEMM, forward and backward (mlp_train_flops).
 // Every GPU row pairs with the CPU rows of its compare_group; view tells the data path apart.
+#include <cmath>
 #include "benchmarks/mlp.h"
 
 #include <fmt/format.h>
@@ -216,6 +217,18 @@ void register_mlp_suite(const RunConfig& config) {
     register_gpu_views(config, q, config.quick && extra_variant ? step_only : variants);
     register_cpu_views(q);
   }
+}
+
+bool check_loss_lowered(benchmark::State& state, float first, float last) {
+  if (!std::isfinite(last) || !(last < first)) {
+    invalidate_case(state, fmt::format("{} training steps did not lower the loss on the first batch: {:.6g} -> {:.6g}",
+                                       kMlpCheckSteps, first, last));
+    return false;
+  }
+  state.counters["initial_loss"] = first;
+  state.counters["final_loss"] = last;
+  state.counters["loss_steps"] = kMlpCheckSteps;
+  return true;
 }
 
 }  // namespace offloadbench

@@ -46,6 +46,9 @@ struct MlpCase {
 // Training steps run (from the seeded initial weights) before timing, to check that they lower the loss
 // on the first batch; its loss before and after goes into the row as initial_loss and final_loss.
 inline constexpr int kMlpCheckSteps = 10;
+// The training check both runners make before timing: kMlpCheckSteps steps must lower the loss on
+// the first batch. Records initial/final loss on the row and returns true, or invalidates the case.
+bool check_loss_lowered(benchmark::State& state, float first, float last);
 inline constexpr std::uint64_t kMlpWeightSeed = 1234;
 
 // The seeded synthetic batches a case cycles through: `batches` steps' worth of rows.

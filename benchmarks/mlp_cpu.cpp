@@ -90,12 +90,7 @@ void run_mlp_cpu(benchmark::State& state, const MlpCase& c) {
       mlp_train_step_fast(model, data.x_at(i, c.shape.inputs), data.labels_at(i), c.accum_steps, config);
     }
     const float last = mlp_loss(model, data.x.data(), data.labels.data());
-    if (!std::isfinite(last) || !(last < first))
-      return invalidate_case(state, fmt::format("{} training steps did not lower the loss on the first batch: "
-                                                "{:.6g} -> {:.6g}", kMlpCheckSteps, first, last));
-    state.counters["initial_loss"] = first;
-    state.counters["final_loss"] = last;
-    state.counters["loss_steps"] = kMlpCheckSteps;
+    if (!check_loss_lowered(state, first, last)) return;
   }
   mark_validated(state);
 

@@ -206,12 +206,7 @@ void run_checked(benchmark::State& state, const MlpCase& c) {
     const float first = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());
     for (int step = 0; step < kMlpCheckSteps; ++step) stepper.step();
     const float last = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());
-    if (!std::isfinite(last) || !(last < first))
-      return invalidate_case(state, fmt::format("{} training steps did not lower the loss on the first batch: "
-                                                "{:.6g} -> {:.6g}", kMlpCheckSteps, first, last));
-    state.counters["initial_loss"] = first;
-    state.counters["final_loss"] = last;
-    state.counters["loss_steps"] = kMlpCheckSteps;
+    if (!check_loss_lowered(state, first, last)) return;
   } else {
     stepper.step();  // warm-up
   }

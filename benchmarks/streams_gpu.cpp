@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,6 +36,21 @@ using WallClock = std::chrono::steady_clock;
 
 double seconds_since(WallClock::time_point start) {
   return std::chrono::duration<double>(WallClock::now() - start).count();
+}
+
+// Times one pass per iteration: device seconds (the pass's own events, which it synchronizes on)
+// go to Google Benchmark; the totals of device and host wall time come back.
+template <typename Pass>
+std::pair<double, double> time_passes(benchmark::State& state, Pass&& pass) {
+  double device_s = 0, host_s = 0;
+  for (auto _ : state) {
+    const auto start = WallClock::now();
+    const double seconds = pass();
+    host_s += seconds_since(start);
+    device_s += seconds;
+    state.SetIterationTime(seconds);
+  }
+  return {device_s, host_s};
 }
 
 // in: host → device; out: device → host. Bidirectional uses in for H2D and out for D2H at once.
@@ -297,14 +313,7 @@ void run_kernel_case(benchmark::State& state, const StreamsCase& c, StreamsWorks
     return invalidate_case(state, problem);
   mark_validated(state);
 
-  double device_s = 0, host_s = 0;
-  for (auto _ : state) {
-    const auto start = WallClock::now();
-    const double seconds = pass();  // synchronizes on its end event
-    host_s += seconds_since(start);
-    device_s += seconds;
-    state.SetIterationTime(seconds);
-  }
+  const auto [device_s, host_s] = time_passes(state, pass);
   const auto n = static_cast<double>(state.iterations());
   report_device_seconds(state, device_s);
   report_host_seconds(state, host_s);
@@ -347,14 +356,7 @@ void run_bidirectional(benchmark::State& state, const StreamsCase& c, StreamsWor
 
   const double h2d_s = median_of_runs(3, [&] { return time_on(up.get(), [&] { copy_in(b, all, up.get()); }); });
   const double d2h_s = median_of_runs(3, [&] { return time_on(down.get(), [&] { copy_out(b, all, down.get()); }); });
-  double device_s = 0, host_s = 0;
-  for (auto _ : state) {
-    const auto start_wall = WallClock::now();
-    const double seconds = both();  // synchronizes on its end event
-    host_s += seconds_since(start_wall);
-    device_s += seconds;
-    state.SetIterationTime(seconds);
-  }
+  const auto [device_s, host_s] = time_passes(state, both);
   const double per_pass = device_s / static_cast<double>(state.iterations());
   const double one_direction = std::max(c.bytes / h2d_s, c.bytes / d2h_s);
   report_device_seconds(state, device_s);
