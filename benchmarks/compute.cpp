@@ -206,13 +206,16 @@ void register_elementwise(const RunConfig& config) {
         if (op == ElementwiseOp::triad && type == ElementType::fp32)
           fields["headline"] = fmt::format("triad fp32 {}", to_string(slot.view));
         const bool gpu = is_gpu_view(slot.view);
-        register_case({fmt::format("compute/{}/{}/{}/{}{}", info.name, to_string(type), to_string(slot.view),
-                                   count_label(n), gpu ? device_suffix(config, slot.device) : ""),
-                       "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
-                       [c, gpu, host_reuse, gpu_reuse](benchmark::State& state) {
-                         gpu ? run_elementwise_gpu(state, c, *gpu_reuse) : run_elementwise_cpu(state, c, *host_reuse);
-                       },
-                       slot.view == ComputeView::gpu_kernel ? cold_min_time(config) : 0.0});
+        auto spec = measured_case(fmt::format("compute/{}/{}/{}/{}{}", info.name, to_string(type),
+                                              to_string(slot.view), count_label(n),
+                                              gpu ? device_suffix(config, slot.device) : ""),
+                                  "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
+                                  [c, gpu, host_reuse, gpu_reuse] {
+                                    return gpu ? setup_elementwise_gpu(c, *gpu_reuse)
+                                               : setup_elementwise_cpu(c, *host_reuse);
+                                  });
+        spec.min_time_s = slot.view == ComputeView::gpu_kernel ? cold_min_time(config) : 0.0;
+        register_case(std::move(spec));
       }
 }
 
@@ -267,16 +270,19 @@ void register_matmul_shape(const RunConfig& config, const GemmShape& shape,
         fields["headline"] = fmt::format("sgemm {}{}{}", s.series, *s.series ? " " : "", to_string(slot.view));
       const std::string size_label = square ? std::to_string(shape.n) : fmt::format("batch:{}", shape.m);
       const bool capped = config.quick && !gpu && flops > kQuickCpuMatmulMaxFlops;
-      register_case({fmt::format("compute/sgemm/{}/{}/{}/{}{}", shape.group, s.slug, to_string(slot.view),
-                                 size_label, gpu ? device_suffix(config, slot.device) : ""),
-                     "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
-                     [c, gpu, capped, reuse](benchmark::State& state) {
-                       if (capped)
-                         return skip_case(state, "quick mode skips CPU matmuls above 2*1024^3 FLOP (seconds per "
-                                                 "multiply on a small CPU); --full runs them");
-                       gpu ? run_matmul_gpu(state, c, *reuse) : run_matmul_cpu(state, c);
-                     },
-                     slot.view == ComputeView::gpu_kernel ? cold_min_time(config) : 0.0});
+      auto spec = measured_case(fmt::format("compute/sgemm/{}/{}/{}/{}{}", shape.group, s.slug,
+                                            to_string(slot.view), size_label,
+                                            gpu ? device_suffix(config, slot.device) : ""),
+                                "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
+                                [c, gpu, capped, reuse] {
+                                  if (capped)
+                                    return MeasuredCase::skip(
+                                        "quick mode skips CPU matmuls above 2*1024^3 FLOP (seconds per multiply on "
+                                        "a small CPU); --full runs them");
+                                  return gpu ? setup_matmul_gpu(c, *reuse) : setup_matmul_cpu(c);
+                                });
+      spec.min_time_s = slot.view == ComputeView::gpu_kernel ? cold_min_time(config) : 0.0;
+      register_case(std::move(spec));
     }
   }
 }

@@ -11,6 +11,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "harness/measure.h"
 #include "harness/suite.h"
 #include "kernels/matmul.h"
 
@@ -110,13 +111,15 @@ template <typename T> void fill_elementwise_inputs(T* x, T* y, std::size_t n, in
 template <typename T>
 std::string check_elementwise_output(ElementwiseOp op, const T* z, double dot_sum, std::size_t n);
 
-// CPU runners (compute_host.cpp).
-void run_elementwise_cpu(benchmark::State& state, const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse);
-void run_matmul_cpu(benchmark::State& state, const MatmulCase& c);
+// Setups for the measurement layer (harness/measure.h), run once per case. The measurement points
+// into `reuse`'s arrays, which stay put until the next case's setup (the layer releases this case first).
+// CPU (compute_host.cpp).
+MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse);
+MeasuredCase setup_matmul_cpu(const MatmulCase& c);
 
-// GPU runners (compute_gpu.cpp, or compute_gpu_none.cpp without CUDA).
-void run_elementwise_gpu(benchmark::State& state, const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse);
-void run_matmul_gpu(benchmark::State& state, const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse);
+// GPU (compute_gpu.cpp, or compute_gpu_none.cpp without CUDA).
+MeasuredCase setup_elementwise_gpu(const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse);
+MeasuredCase setup_matmul_gpu(const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse);
 
 // "" when `bytes_needed` of host memory can be had (keeping a margin), else why not.
 std::string host_memory_problem(std::uint64_t bytes_needed);

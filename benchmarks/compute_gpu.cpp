@@ -1,15 +1,16 @@
-// The compute family's GPU views, timed with CUDA events on one stream:
+// The compute family's GPU views, timed by the measurement layer with CUDA events on one stream:
 //  - gpu_kernel: inputs already on the device; before every sample a memset twice the size of L2
-//    evicts them (cold), and only the kernel sits between the events;
+//    evicts them (cold), a gate holds the stream while the host enqueues, and only the kernel sits
+//    between the events;
 //  - gpu_pinned / gpu_pageable: H2D of the inputs + kernel + D2H of the output between the events,
-//    plus the host wall time of the same sequence (what a caller waits for).
+//    plus the host wall time of the same sequence (what a caller waits for). Not gated: a pageable
+//    copy may block the host until the stream reaches it.
 // Every case first runs once and checks the output against the CPU reference, outside the timing.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -20,9 +21,9 @@
 #include "benchmarks/compute.h"
 #include "benchmarks/compute_peaks.h"
 #include "harness/benchmark_case.h"
-#include "harness/cuda/copy_gate.h"
 #include "harness/cuda/cublas_check.h"
 #include "harness/cuda/cuda_raii.h"
+#include "harness/cuda/event_timer.h"
 #include "harness/gpu_info.h"
 #include "harness/system_info.h"
 #include "kernels/elementwise.h"
@@ -31,8 +32,6 @@
 namespace offloadbench {
 
 namespace {
-
-using WallClock = std::chrono::steady_clock;
 
 HostMemoryKind host_kind(ComputeView view) {
   return view == ComputeView::gpu_pinned ? HostMemoryKind::pinned : HostMemoryKind::pageable;
@@ -44,46 +43,33 @@ std::size_t flush_bytes(int device) {
   return l2 ? 2 * l2 : (64ull << 20);
 }
 
-// One timed sample per Google Benchmark iteration. `transfers_in` and `transfers_out` are left out
-// of the kernel view, whose samples are cold: the L2 flush finishes before the sample starts, and a
-// gate kernel holds the stream while the host enqueues, so the events time the kernel and not the
-// launch gap (as the transfer suite's gated copies). The end-to-end views are not gated: a pageable
-// copy may block the host until the stream reaches it.
-struct SampleTotals {
-  double device_seconds = 0;
-  double host_seconds = 0;
-  bool gate_timed_out = false;
+// One timed call: the kernel alone (cold: L2 flushed, gated), or transfers in + kernel + transfer out.
+struct GpuCall {
+  std::function<void()> transfers_in, work, transfers_out;
 };
 
-SampleTotals time_samples(benchmark::State& state, const CudaStream& stream, ComputeView view, int device,
-                          const std::function<void()>& transfers_in, const std::function<void()>& work,
-                          const std::function<void()>& transfers_out) {
+Measurement gpu_measurement(ComputeView view, int device, cudaStream_t stream, GpuCall call) {
   const bool cold = view == ComputeView::gpu_kernel;
-  DeviceBuffer flush = cold ? DeviceBuffer(flush_bytes(device)) : DeviceBuffer();
-  std::unique_ptr<CopyGate> gate = cold ? std::make_unique<CopyGate>() : nullptr;
-  CudaEvent start, end;
-  SampleTotals totals;
-  int sample = 0;
-  for (auto _ : state) {
-    if (cold) {
-      CUDA_CHECK(cudaMemsetAsync(flush.data(), ++sample & 0xff, flush.bytes(), stream.get()));
-      stream.synchronize();
-      gate->close(stream.get());
-    }
-    const auto wall_start = WallClock::now();
-    start.record(stream.get());
-    if (!cold) transfers_in();
-    work();
-    if (!cold) transfers_out();
-    end.record(stream.get());
-    if (cold) gate->open();
-    const double seconds = elapsed_seconds(start, end);  // synchronizes on `end`
-    totals.host_seconds += std::chrono::duration<double>(WallClock::now() - wall_start).count();
-    totals.device_seconds += seconds;
-    state.SetIterationTime(seconds);
-  }
-  totals.gate_timed_out = cold && gate->timed_out();
-  return totals;
+  EventTimerOptions timing;
+  timing.stream = stream;
+  timing.gated = cold;
+  timing.flush_bytes = cold ? flush_bytes(device) : 0;
+  Measurement m;
+  m.call = cold ? call.work : [call] {
+    call.transfers_in();
+    call.work();
+    call.transfers_out();
+  };
+  m.device = std::make_shared<EventTimer>(timing);
+  return m;
+}
+
+// Counters for a throughput against its peak, from the layer's totals.
+void report_percent_of_peak(benchmark::State& state, const char* peak_key, double peak, double work_per_call,
+                            const Totals& totals) {
+  if (peak <= 0 || totals.device_seconds <= 0) return;
+  state.counters[peak_key] = peak;
+  state.counters["percent_of_peak"] = 100.0 * work_per_call * totals.calls / totals.device_seconds / peak;
 }
 
 template <typename T>
@@ -120,64 +106,62 @@ std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>> make_elementwise_gpu_reuse()
 namespace {
 
 template <typename T>
-void run_elementwise_gpu_typed(benchmark::State& state, const ElementwiseCase& c,
-                               ReusedArrays<ElementwiseGpuArrays>& reuse) {
+MeasuredCase setup_elementwise_gpu_typed(const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse) {
   const auto& info = op_info(c.op);
   const std::size_t n = c.elements, array_bytes = n * sizeof(T);
   const std::size_t z_bytes = std::max(array_bytes, sizeof(double));           // dot writes one double
   const std::size_t output_bytes = info.writes_array ? array_bytes : sizeof(double);  // what D2H moves
   const std::size_t device_bytes =
       2 * array_bytes + z_bytes + (c.view == ComputeView::gpu_kernel ? flush_bytes(c.device) : 0);
-  if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return skip_case(state, problem);
-  if (auto problem = host_memory_problem(2 * array_bytes + z_bytes); !problem.empty()) return skip_case(state, problem);
+  if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_memory_problem(2 * array_bytes + z_bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
 
   const auto key = fmt::format("{}/{}/{}/gpu:{}", to_string(c.type), n, to_string(c.view), c.device);
-  ElementwiseGpuArrays& arrays = reuse.get(key, [&] {
+  // A named maker: GCC 13's -Wdangling-reference flags a reference bound to a call with a temporary argument.
+  const auto make_arrays = [&] {
     auto made = std::make_unique<ElementwiseGpuArrays>(array_bytes, z_bytes, host_kind(c.view));
     fill_elementwise_inputs(made->host_x.as<T>(), made->host_y.as<T>(), n, query_host_info().omp_threads);
     CUDA_CHECK(cudaMemcpy(made->x.data(), made->host_x.data(), array_bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(made->y.data(), made->host_y.data(), array_bytes, cudaMemcpyHostToDevice));
     return made;
-  });
-  const cudaStream_t stream = arrays.stream.get();
-  const auto transfers_in = [&] {
-    CUDA_CHECK(cudaMemcpyAsync(arrays.x.data(), arrays.host_x.data(), array_bytes, cudaMemcpyHostToDevice, stream));
-    if (info.inputs == 2)
-      CUDA_CHECK(cudaMemcpyAsync(arrays.y.data(), arrays.host_y.data(), array_bytes, cudaMemcpyHostToDevice, stream));
   };
-  const auto work = [&] {
-    run_elementwise_op_gpu(c.op, arrays.z.as<T>(), arrays.z.as<double>(), arrays.x.as<T>(), arrays.y.as<T>(), n,
+  ElementwiseGpuArrays* arrays = &reuse.get(key, make_arrays);
+  const cudaStream_t stream = arrays->stream.get();
+  GpuCall call;
+  call.transfers_in = [arrays, array_bytes, inputs = info.inputs, stream] {
+    CUDA_CHECK(cudaMemcpyAsync(arrays->x.data(), arrays->host_x.data(), array_bytes, cudaMemcpyHostToDevice, stream));
+    if (inputs == 2)
+      CUDA_CHECK(cudaMemcpyAsync(arrays->y.data(), arrays->host_y.data(), array_bytes, cudaMemcpyHostToDevice, stream));
+  };
+  call.work = [arrays, op = c.op, n, stream] {
+    run_elementwise_op_gpu(op, arrays->z.as<T>(), arrays->z.as<double>(), arrays->x.as<T>(), arrays->y.as<T>(), n,
                            stream);
   };
-  const auto transfers_out = [&] {
-    CUDA_CHECK(cudaMemcpyAsync(arrays.host_z.data(), arrays.z.data(), output_bytes, cudaMemcpyDeviceToHost, stream));
+  call.transfers_out = [arrays, output_bytes, stream] {
+    CUDA_CHECK(cudaMemcpyAsync(arrays->host_z.data(), arrays->z.data(), output_bytes, cudaMemcpyDeviceToHost, stream));
   };
 
-  if (!reuse.checked(info.name)) {
-    work();
-    transfers_out();
-    arrays.stream.synchronize();
-    const double dot_sum = info.writes_array ? 0.0 : *arrays.host_z.as<double>();
-    if (auto problem = check_elementwise_output(c.op, arrays.host_z.as<T>(), dot_sum, n); !problem.empty())
-      return invalidate_case(state, problem);
-    reuse.set_checked(info.name);
-  }
-  mark_validated(state);
-
-  const auto totals = time_samples(state, arrays.stream, c.view, c.device, transfers_in, work, transfers_out);
-  if (totals.gate_timed_out) return invalidate_case(state, "gate kernel timed out: the samples were not timed");
-  const double bytes = static_cast<double>(info.arrays_moved) * array_bytes;
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
-  report_device_seconds(state, totals.device_seconds);
-  report_host_seconds(state, totals.host_seconds);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m = gpu_measurement(c.view, c.device, stream, call);
+  m.verify = [arrays, call, op = c.op, n, writes_array = info.writes_array] {
+    call.work();
+    call.transfers_out();
+    arrays->stream.synchronize();
+    const double dot_sum = writes_array ? 0.0 : *arrays->host_z.as<double>();
+    return check_elementwise_output(op, arrays->host_z.as<T>(), dot_sum, n);
+  };
+  // BabelStream's bytes of the op in every view; the end-to-end views' time also covers the
+  // transfers, whose size is the row's transfer_bytes field.
+  m.work.bytes = static_cast<double>(info.arrays_moved) * array_bytes;
   if (c.view == ComputeView::gpu_kernel) {
-    const double peak = gpu_inventory().gpus.at(c.device).dram_bytes_per_second;
-    set_bytes_ceiling(state, peak);
-    if (peak > 0 && totals.device_seconds > 0) {
-      state.counters["peak_bytes_per_second"] = peak;
-      state.counters["percent_of_peak"] = 100.0 * bytes * state.iterations() / totals.device_seconds / peak;
-    }
+    m.bytes_ceiling = gpu_inventory().gpus.at(c.device).dram_bytes_per_second;
+    m.report = [peak = m.bytes_ceiling, bytes = m.work.bytes](benchmark::State& state, const Totals& totals) {
+      report_percent_of_peak(state, "peak_bytes_per_second", peak, bytes, totals);
+    };
   }
+  return made;
 }
 
 // Host copies of A and B in the multiply's input precision (what a caller would hold).
@@ -227,21 +211,21 @@ std::shared_ptr<ReusedArrays<MatmulGpuArrays>> make_matmul_gpu_reuse() {
 
 namespace {
 
-void run_matmul_gpu_checked(benchmark::State& state, const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse) {
+MeasuredCase setup_matmul_gpu_checked(const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse) {
   const std::size_t a_count = static_cast<std::size_t>(c.m) * c.k, b_count = static_cast<std::size_t>(c.k) * c.n,
                     c_count = static_cast<std::size_t>(c.m) * c.n;
   const std::size_t element = input_element_bytes(c.precision);
   const std::size_t a_bytes = a_count * element, b_bytes = b_count * element, c_bytes = c_count * sizeof(float);
   const std::size_t device_bytes =
       a_bytes + b_bytes + c_bytes + (c.view == ComputeView::gpu_kernel ? flush_bytes(c.device) : 0);
-  if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return skip_case(state, problem);
+  if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
   if (auto problem = host_memory_problem(2 * (a_count + b_count) * sizeof(float) + c_bytes); !problem.empty())
-    return skip_case(state, problem);
+    return MeasuredCase::skip(problem);
 
   // fp32 and tf32 multiply the same float arrays; bf16 and fp16 have their own.
   const char* storage = element == 4 ? "float" : to_string(c.precision);
   const auto key = fmt::format("{}x{}x{}/{}/{}/gpu:{}", c.m, c.n, c.k, storage, to_string(c.view), c.device);
-  auto& arrays = reuse.get(key, [&] {
+  const auto make_arrays = [&] {  // named: see setup_elementwise_gpu_typed
     auto made = std::make_unique<MatmulGpuArrays>(c.m, c.n, c.k, element, host_kind(c.view));
     fill_exact_matrix(made->a.data(), a_count, 1);
     fill_exact_matrix(made->b.data(), b_count, 2);
@@ -250,81 +234,62 @@ void run_matmul_gpu_checked(benchmark::State& state, const MatmulCase& c, Reused
     CUDA_CHECK(cudaMemcpy(made->device_a.data(), made->host_a.data(), a_bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(made->device_b.data(), made->host_b.data(), b_bytes, cudaMemcpyHostToDevice));
     return made;
-  });
-  if (c.engine == GemmEngine::cublas && !arrays.cublas) arrays.cublas = std::make_unique<CublasHandle>();
-  const cudaStream_t stream = arrays.stream.get();
-
-  const auto transfers_in = [&] {
-    CUDA_CHECK(cudaMemcpyAsync(arrays.device_a.data(), arrays.host_a.data(), a_bytes, cudaMemcpyHostToDevice, stream));
-    CUDA_CHECK(cudaMemcpyAsync(arrays.device_b.data(), arrays.host_b.data(), b_bytes, cudaMemcpyHostToDevice, stream));
   };
-  const auto work = [&] {
+  MatmulGpuArrays* arrays = &reuse.get(key, make_arrays);
+  if (c.engine == GemmEngine::cublas && !arrays->cublas) arrays->cublas = std::make_unique<CublasHandle>();
+  const cudaStream_t stream = arrays->stream.get();
+
+  GpuCall call;
+  call.transfers_in = [arrays, a_bytes, b_bytes, stream] {
+    CUDA_CHECK(cudaMemcpyAsync(arrays->device_a.data(), arrays->host_a.data(), a_bytes, cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(cudaMemcpyAsync(arrays->device_b.data(), arrays->host_b.data(), b_bytes, cudaMemcpyHostToDevice, stream));
+  };
+  call.work = [arrays, c, stream] {
     if (c.engine == GemmEngine::tiled)
-      gpu::matmul(arrays.device_c.as<float>(), arrays.device_a.as<float>(), arrays.device_b.as<float>(), c.m, c.n,
+      gpu::matmul(arrays->device_c.as<float>(), arrays->device_a.as<float>(), arrays->device_b.as<float>(), c.m, c.n,
                   c.k, stream);
     else
-      gpu::matmul_cublas(arrays.cublas->get(), c.precision, arrays.device_c.as<float>(), arrays.device_a.data(),
-                         arrays.device_b.data(), c.m, c.n, c.k, stream);
+      gpu::matmul_cublas(arrays->cublas->get(), c.precision, arrays->device_c.as<float>(), arrays->device_a.data(),
+                         arrays->device_b.data(), c.m, c.n, c.k, stream);
   };
-  const auto transfers_out = [&] {
-    CUDA_CHECK(cudaMemcpyAsync(arrays.host_c.data(), arrays.device_c.data(), c_bytes, cudaMemcpyDeviceToHost, stream));
+  call.transfers_out = [arrays, c_bytes, stream] {
+    CUDA_CHECK(cudaMemcpyAsync(arrays->host_c.data(), arrays->device_c.data(), c_bytes, cudaMemcpyDeviceToHost, stream));
   };
 
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m = gpu_measurement(c.view, c.device, stream, call);
   // The check's multiply is also cuBLAS's first call at this shape (heuristics, module loading).
-  const auto check = fmt::format("{}/{}", static_cast<int>(c.engine), to_string(c.precision));
-  if (!reuse.checked(check)) {
-    work();
-    transfers_out();
-    arrays.stream.synchronize();
-    if (auto problem = sampled_matmul_mismatches(arrays.host_c.as<float>(), arrays.a.data(), arrays.b.data(), c.m,
-                                                 c.n, c.k, input_roundoff(c.precision));
-        !problem.empty())
-      return invalidate_case(state, problem);
-    reuse.set_checked(check);
-  }
-  mark_validated(state);
-
-  const auto totals = time_samples(state, arrays.stream, c.view, c.device, transfers_in, work, transfers_out);
-  if (totals.gate_timed_out) return invalidate_case(state, "gate kernel timed out: the samples were not timed");
-  const double flops = 2.0 * c.m * c.n * c.k;
-  set_flops_per_iteration(state, flops);
-  report_device_seconds(state, totals.device_seconds);
-  report_host_seconds(state, totals.host_seconds);
+  m.verify = [arrays, call, c] {
+    call.work();
+    call.transfers_out();
+    arrays->stream.synchronize();
+    return sampled_matmul_mismatches(arrays->host_c.as<float>(), arrays->a.data(), arrays->b.data(), c.m, c.n, c.k,
+                                     input_roundoff(c.precision));
+  };
+  m.work.flops = 2.0 * c.m * c.n * c.k;
   const auto& gpu_info = gpu_inventory().gpus.at(c.device);
-  const double peak = flop_peak_per_second(c.precision, gpu_info.cc_major, gpu_info.cc_minor, gpu_info.sm_count,
-                                           sm_clock_hz(c.device));
-  set_flops_ceiling(state, peak);
-  if (peak > 0 && totals.device_seconds > 0) {
-    state.counters["peak_flop_per_second"] = peak;
-    state.counters["percent_of_peak"] = 100.0 * flops * state.iterations() / totals.device_seconds / peak;
-  }
-}
-
-// A CUDA or cuBLAS error while the case runs skips the row with the error's text; other rows go on.
-void skip_on_gpu_error(benchmark::State& state, int device, const std::function<void()>& body) {
-  if (auto reason = gpu_unavailable_reason(device); !reason.empty()) return skip_case(state, reason);
-  try {
-    CUDA_CHECK(cudaSetDevice(device));
-    body();
-  } catch (const CudaError& e) {
-    skip_case(state, e.what());
-  } catch (const CublasError& e) {
-    skip_case(state, e.what());
-  }
+  m.flops_ceiling = flop_peak_per_second(c.precision, gpu_info.cc_major, gpu_info.cc_minor, gpu_info.sm_count,
+                                         sm_clock_hz(c.device));
+  m.report = [peak = m.flops_ceiling, flops = m.work.flops](benchmark::State& state, const Totals& totals) {
+    report_percent_of_peak(state, "peak_flop_per_second", peak, flops, totals);
+  };
+  return made;
 }
 
 }  // namespace
 
-void run_elementwise_gpu(benchmark::State& state, const ElementwiseCase& c,
-                         ReusedArrays<ElementwiseGpuArrays>& reuse) {
-  skip_on_gpu_error(state, c.device, [&] {
-    if (c.type == ElementType::fp32) run_elementwise_gpu_typed<float>(state, c, reuse);
-    else run_elementwise_gpu_typed<double>(state, c, reuse);
-  });
+MeasuredCase setup_elementwise_gpu(const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse) {
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  CUDA_CHECK(cudaSetDevice(c.device));
+  if (c.type == ElementType::fp32) return setup_elementwise_gpu_typed<float>(c, reuse);
+  return setup_elementwise_gpu_typed<double>(c, reuse);
 }
 
-void run_matmul_gpu(benchmark::State& state, const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse) {
-  skip_on_gpu_error(state, c.device, [&] { run_matmul_gpu_checked(state, c, reuse); });
+MeasuredCase setup_matmul_gpu(const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse) {
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  CUDA_CHECK(cudaSetDevice(c.device));
+  return setup_matmul_gpu_checked(c, reuse);
 }
 
 }  // namespace offloadbench

@@ -3,7 +3,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -19,8 +18,6 @@
 namespace offloadbench {
 
 namespace {
-
-using WallClock = std::chrono::steady_clock;
 
 template <typename T>
 void run_elementwise_op_cpu(ElementwiseOp op, T* z, double* sum, const T* x, const T* y, std::size_t n, int threads) {
@@ -73,71 +70,71 @@ std::shared_ptr<ReusedArrays<ElementwiseHostArrays>> make_elementwise_host_reuse
 namespace {
 
 template <typename T>
-void run_elementwise_cpu_typed(benchmark::State& state, const ElementwiseCase& c,
-                               ReusedArrays<ElementwiseHostArrays>& reuse) {
+MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse) {
   const auto& info = op_info(c.op);
   const std::size_t n = c.elements;
-  if (auto problem = host_memory_problem(3 * n * sizeof(T)); !problem.empty()) return skip_case(state, problem);
+  if (auto problem = host_memory_problem(3 * n * sizeof(T)); !problem.empty()) return MeasuredCase::skip(problem);
   // Same type, size and threads: same arrays, first-touched and filled once by these threads.
   const auto key = fmt::format("{}/{}/threads:{}", to_string(c.type), n, c.threads);
-  ElementwiseHostArrays& arrays = reuse.get(key, [&] {
+  // A named maker: GCC 13's -Wdangling-reference flags a reference bound to a call with a temporary argument.
+  const auto make_arrays = [&] {
     auto made = std::make_unique<ElementwiseHostArrays>(n * sizeof(T));
     fill_elementwise_inputs(made->x.as<T>(), made->y.as<T>(), n, c.threads);
     return made;
-  });
+  };
+  ElementwiseHostArrays& arrays = reuse.get(key, make_arrays);
   T *x = arrays.x.as<T>(), *y = arrays.y.as<T>(), *z = arrays.z.as<T>();
-  double sum = 0;
-  if (!reuse.checked(info.name)) {
-    run_elementwise_op_cpu(c.op, z, &sum, x, y, n, c.threads);
-    if (auto problem = check_elementwise_output(c.op, z, sum, n); !problem.empty())
-      return invalidate_case(state, problem);
-    reuse.set_checked(info.name);
-  }
-  mark_validated(state);
-
-  const auto start = WallClock::now();
-  for (auto _ : state) {
-    run_elementwise_op_cpu(c.op, z, &sum, x, y, n, c.threads);
-    benchmark::DoNotOptimize(sum);
+  auto sum = std::make_shared<double>(0);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m.call = [op = c.op, threads = c.threads, x, y, z, n, sum] {
+    run_elementwise_op_cpu(op, z, sum.get(), x, y, n, threads);
+    benchmark::DoNotOptimize(*sum);
     benchmark::ClobberMemory();
-  }
-  report_host_seconds(state, std::chrono::duration<double>(WallClock::now() - start).count());
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * info.arrays_moved * n * sizeof(T)));
+  };
+  m.verify = [op = c.op, z, sum, n, call = m.call] {
+    call();
+    return check_elementwise_output(op, z, *sum, n);
+  };
+  m.work.bytes = static_cast<double>(info.arrays_moved) * n * sizeof(T);
+  return made;
 }
 
 }  // namespace
 
-void run_elementwise_cpu(benchmark::State& state, const ElementwiseCase& c,
-                         ReusedArrays<ElementwiseHostArrays>& reuse) {
-  if (c.type == ElementType::fp32) run_elementwise_cpu_typed<float>(state, c, reuse);
-  else run_elementwise_cpu_typed<double>(state, c, reuse);
+MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse) {
+  if (c.type == ElementType::fp32) return setup_elementwise_cpu_typed<float>(c, reuse);
+  return setup_elementwise_cpu_typed<double>(c, reuse);
 }
 
-void run_matmul_cpu(benchmark::State& state, const MatmulCase& c) {
+MeasuredCase setup_matmul_cpu(const MatmulCase& c) {
   const std::size_t a_count = static_cast<std::size_t>(c.m) * c.k, b_count = static_cast<std::size_t>(c.k) * c.n,
                     c_count = static_cast<std::size_t>(c.m) * c.n;
   if (auto problem = host_memory_problem((a_count + b_count + c_count) * sizeof(float)); !problem.empty())
-    return skip_case(state, problem);
-  std::vector<float> a(a_count), b(b_count), out(c_count);
-  fill_exact_matrix(a.data(), a_count, 1);
-  fill_exact_matrix(b.data(), b_count, 2);
-  // One thread count for the whole case, so the timed calls do not switch OpenBLAS's pool.
-  BlasThreads threads(c.threads);
-  cpu::matmul(out.data(), a.data(), b.data(), c.m, c.n, c.k, c.threads);
-  if (auto problem = sampled_matmul_mismatches(out.data(), a.data(), b.data(), c.m, c.n, c.k,
-                                               input_roundoff(GemmPrecision::fp32));
-      !problem.empty())
-    return invalidate_case(state, problem);
-  mark_validated(state);
-
-  const auto start = WallClock::now();
-  for (auto _ : state) {
-    cpu::matmul(out.data(), a.data(), b.data(), c.m, c.n, c.k, c.threads);
-    benchmark::DoNotOptimize(out.data());
+    return MeasuredCase::skip(problem);
+  struct Matrices {
+    explicit Matrices(int threads, std::size_t a_count, std::size_t b_count, std::size_t c_count)
+        : threads(threads), a(a_count), b(b_count), out(c_count) {}
+    BlasThreads threads;  // one thread count for the whole case: the timed calls never switch the pool
+    std::vector<float> a, b, out;
+  };
+  auto mats = std::make_shared<Matrices>(c.threads, a_count, b_count, c_count);
+  fill_exact_matrix(mats->a.data(), a_count, 1);
+  fill_exact_matrix(mats->b.data(), b_count, 2);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m.call = [mats, c] {
+    cpu::matmul(mats->out.data(), mats->a.data(), mats->b.data(), c.m, c.n, c.k, c.threads);
+    benchmark::DoNotOptimize(mats->out.data());
     benchmark::ClobberMemory();
-  }
-  report_host_seconds(state, std::chrono::duration<double>(WallClock::now() - start).count());
-  set_flops_per_iteration(state, 2.0 * c.m * c.n * c.k);
+  };
+  m.verify = [mats, c, call = m.call] {
+    call();
+    return sampled_matmul_mismatches(mats->out.data(), mats->a.data(), mats->b.data(), c.m, c.n, c.k,
+                                     input_roundoff(GemmPrecision::fp32));
+  };
+  m.work.flops = 2.0 * c.m * c.n * c.k;
+  return made;
 }
 
 }  // namespace offloadbench

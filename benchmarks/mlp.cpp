@@ -119,8 +119,8 @@ void register_cpu_views(const MlpQuestion& q) {
     // The summary shows one size per label: the target (SGD training step, batch 64).
     if (q.sweep == "batch" && q.batch == 64 && q.variant == "train_sgd")
       fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), q.variant, view);
-    register_case({fmt::format("{}/{}", case_prefix(q), view), "mlp", fields, Clock::host_wall,
-                   [c](benchmark::State& state) { run_mlp_cpu(state, c); }});
+    register_case(measured_case(fmt::format("{}/{}", case_prefix(q), view), "mlp", fields, Clock::host_wall,
+                                [c] { return setup_mlp_cpu(c); }));
     if (all_threads == 1) break;
   }
 }
@@ -174,9 +174,9 @@ void register_gpu_views(const RunConfig& config, const MlpQuestion& q, const std
         fields["headline"] = fmt::format("mlp {} {} b64 gpu fp32 graph {}", to_string(q.shape), q.variant,
                                          to_string(g.path));
       const std::string gpu = config.gpu_devices.size() > 1 ? fmt::format("gpu:{}", device) : "gpu";
-      register_case({fmt::format("{}/{}/{}/{}/{}", case_prefix(q), gpu, to_string(g.precision), to_string(g.launch),
+      register_case(measured_case(fmt::format("{}/{}/{}/{}/{}", case_prefix(q), gpu, to_string(g.precision), to_string(g.launch),
                                  to_string(g.path)),
-                     "mlp", fields, Clock::device_events, [c](benchmark::State& state) { run_mlp_gpu(state, c); }});
+                     "mlp", fields, Clock::device_events, [c] { return setup_mlp_gpu(c); }));
     }
 }
 
@@ -219,16 +219,17 @@ void register_mlp_suite(const RunConfig& config) {
   }
 }
 
-bool check_loss_lowered(benchmark::State& state, float first, float last) {
-  if (!std::isfinite(last) || !(last < first)) {
-    invalidate_case(state, fmt::format("{} training steps did not lower the loss on the first batch: {:.6g} -> {:.6g}",
-                                       kMlpCheckSteps, first, last));
-    return false;
-  }
+std::string LossCheck::problem() const {
+  if (std::isfinite(last) && last < first) return "";
+  return fmt::format("{} training steps did not lower the loss on the first batch: {:.6g} -> {:.6g}", kMlpCheckSteps,
+                     first, last);
+}
+
+void LossCheck::report(benchmark::State& state) const {
+  if (!checked) return;
   state.counters["initial_loss"] = first;
   state.counters["final_loss"] = last;
   state.counters["loss_steps"] = kMlpCheckSteps;
-  return true;
 }
 
 }  // namespace offloadbench

@@ -8,6 +8,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "harness/measure.h"
 #include "harness/suite.h"
 #include "kernels/mlp.h"
 
@@ -47,8 +48,13 @@ struct MlpCase {
 // on the first batch; its loss before and after goes into the row as initial_loss and final_loss.
 inline constexpr int kMlpCheckSteps = 10;
 // The training check both runners make before timing: kMlpCheckSteps steps must lower the loss on
-// the first batch. Records initial/final loss on the row and returns true, or invalidates the case.
-bool check_loss_lowered(benchmark::State& state, float first, float last);
+// the first batch. Its losses go on every row of the case.
+struct LossCheck {
+  bool checked = false;
+  float first = 0, last = 0;
+  std::string problem() const;  // "" when the loss fell
+  void report(benchmark::State& state) const;  // initial_loss, final_loss, loss_steps
+};
 inline constexpr std::uint64_t kMlpWeightSeed = 1234;
 
 // The seeded synthetic batches a case cycles through: `batches` steps' worth of rows.
@@ -63,9 +69,10 @@ struct MlpDataset {
 MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch);
 std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_batch);
 
-// Runners: mlp_cpu.cpp, and mlp_gpu.cpp (mlp_gpu_none.cpp skips in a build without CUDA).
-void run_mlp_cpu(benchmark::State& state, const MlpCase& c);
-void run_mlp_gpu(benchmark::State& state, const MlpCase& c);
+// Setups for the measurement layer (harness/measure.h): mlp_cpu.cpp, and mlp_gpu.cpp
+// (mlp_gpu_none.cpp skips in a build without CUDA).
+MeasuredCase setup_mlp_cpu(const MlpCase& c);
+MeasuredCase setup_mlp_gpu(const MlpCase& c);
 
 void register_mlp_suite(const RunConfig& config);
 

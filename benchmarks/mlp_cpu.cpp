@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <stdexcept>
 
@@ -19,8 +18,6 @@
 namespace offloadbench {
 
 namespace {
-
-using WallClock = std::chrono::steady_clock;
 
 // Sets the OpenMP and OpenBLAS thread counts for one case and restores them after.
 class CpuThreads {
@@ -61,57 +58,69 @@ std::string check_inference(MlpCpuModel& model, const float* x) {
 
 }  // namespace
 
-void run_mlp_cpu(benchmark::State& state, const MlpCase& c) {
+MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   try {
     validate_mlp_shape(c.shape, c.samples_per_step());
   } catch (const std::invalid_argument& e) {
-    return skip_case(state, e.what());
+    return MeasuredCase::skip(e.what());
   }
   const std::uint64_t model_bytes =
       mlp_param_layout(c.shape).count * 16 + static_cast<std::uint64_t>(c.batch) * (c.shape.hidden * 12 + c.shape.classes * 8);
   const std::uint64_t bytes = mlp_dataset_bytes(c.shape, c.samples_per_step()) + model_bytes;
   const auto available = host_memory_available_bytes();
   if (available != 0 && bytes + (512ull << 20) > available)
-    return skip_case(state, fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(available)));
+    return MeasuredCase::skip(
+        fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(available)));
 
-  CpuThreads threads(c.cpu_threads);
-  const auto data = make_mlp_dataset(c.shape, c.samples_per_step());
-  const auto config = c.optimizer_config();
-  MlpCpuModel model(c.shape, c.batch, kMlpWeightSeed);
+  // The case's state, kept across its calls; threads are set for the whole case and restored after.
+  struct Stepper {
+    explicit Stepper(const MlpCase& c)
+        : threads(c.cpu_threads), data(make_mlp_dataset(c.shape, c.samples_per_step())),
+          config(c.optimizer_config()), model(c.shape, c.batch, kMlpWeightSeed) {}
+    CpuThreads threads;
+    MlpDataset data;
+    OptimizerConfig config;
+    MlpCpuModel model;
+    LossCheck loss;
+    int next_batch = 0;
+  };
+  auto s = std::make_shared<Stepper>(c);
 
-  // ---- check, outside the timed region ----
-  if (c.variant == MlpVariant::inference) {
-    mlp_forward(model.activations(), model.params.data(), data.x.data(), c.shape, c.batch);
-    if (auto problem = check_inference(model, data.x.data()); !problem.empty()) return invalidate_case(state, problem);
-  } else {
-    const float first = mlp_loss(model, data.x.data(), data.labels.data());
-    for (int step = 0; step < kMlpCheckSteps; ++step) {
-      const int i = step % data.batches;
-      mlp_train_step_fast(model, data.x_at(i, c.shape.inputs), data.labels_at(i), c.accum_steps, config);
-    }
-    const float last = mlp_loss(model, data.x.data(), data.labels.data());
-    if (!check_loss_lowered(state, first, last)) return;
-  }
-  mark_validated(state);
-
-  // ---- timed: one step per iteration, cycling through the data set ----
-  int i = 0;
-  const auto start = WallClock::now();
-  for (auto _ : state) {
-    const float* x = data.x_at(i, c.shape.inputs);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  // One step, cycling through the data set.
+  m.call = [s, c] {
+    const int i = s->next_batch;
+    const float* x = s->data.x_at(i, c.shape.inputs);
     if (c.variant == MlpVariant::inference) {
-      mlp_forward(model.activations(), model.params.data(), x, c.shape, c.batch);
+      mlp_forward(s->model.activations(), s->model.params.data(), x, c.shape, c.batch);
     } else {
-      mlp_train_step_fast(model, x, data.labels_at(i), c.accum_steps, config);
+      mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps, s->config);
     }
-    benchmark::DoNotOptimize(model.logits.data());
+    benchmark::DoNotOptimize(s->model.logits.data());
     benchmark::ClobberMemory();
-    i = (i + 1) % data.batches;
-  }
-  report_host_seconds(state, std::chrono::duration<double>(WallClock::now() - start).count());
-  state.counters["samples_per_second"] =
-      benchmark::Counter(static_cast<double>(c.samples_per_step()), benchmark::Counter::kIsIterationInvariantRate);
-  set_flops_per_iteration(state, c.flops_per_step());
+    s->next_batch = (i + 1) % s->data.batches;
+  };
+  m.verify = [s, c]() -> std::string {
+    const float* x0 = s->data.x.data();
+    if (c.variant == MlpVariant::inference) {
+      mlp_forward(s->model.activations(), s->model.params.data(), x0, c.shape, c.batch);
+      return check_inference(s->model, x0);
+    }
+    s->loss.first = mlp_loss(s->model, x0, s->data.labels.data());
+    for (int step = 0; step < kMlpCheckSteps; ++step) {
+      const int i = step % s->data.batches;
+      mlp_train_step_fast(s->model, s->data.x_at(i, c.shape.inputs), s->data.labels_at(i), c.accum_steps, s->config);
+    }
+    s->loss.last = mlp_loss(s->model, x0, s->data.labels.data());
+    s->loss.checked = true;
+    return s->loss.problem();
+  };
+  m.work.flops = c.flops_per_step();
+  m.work.items = static_cast<double>(c.samples_per_step());
+  m.work.items_rate = "samples_per_second";
+  m.report = [s](benchmark::State& state, const Totals&) { s->loss.report(state); };
+  return made;
 }
 
 }  // namespace offloadbench

@@ -1,12 +1,13 @@
 // The mlp suite's GPU runner. A step is enqueued op by op (eager) or replayed as a CUDA Graph captured
 // once per input slot; its batch is resident, copied from pageable memory first, or prefetched from
-// pinned memory on a copy stream during the previous step. Each iteration times kStepsPerIteration
-// steps with CUDA events (GPU busy time) and the host clock (launch time, and wall time to the sync).
+// pinned memory on a copy stream during the previous step. The measurement layer times batches of
+// kStepsPerBatch steps with CUDA events (GPU busy time) and the host clock (launch time, and wall time
+// to the sync); Google Benchmark's iterations count steps.
 // Checked before timing: loss and gradients (logits for inference) against the CPU reference, then
 // kMlpCheckSteps steps through the timed path must lower the loss.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <memory>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "harness/benchmark_case.h"
 #include "harness/cuda/cuda_graph.h"
 #include "harness/cuda/cuda_raii.h"
+#include "harness/cuda/event_timer.h"
 #include "harness/gpu_info.h"
 #include "harness/sizes.h"
 #include "harness/system_info.h"
@@ -26,13 +28,8 @@ namespace offloadbench {
 
 namespace {
 
-using WallClock = std::chrono::steady_clock;
-constexpr int kStepsPerIteration = 10;
+constexpr int kStepsPerBatch = 10;
 constexpr float kInitialLossScale = 65536.0f;  // GradScaler's default
-
-double seconds_between(WallClock::time_point a, WallClock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 // Device memory in use on the current device (everything, not only this case's).
 std::size_t device_used_bytes() {
@@ -70,9 +67,14 @@ class GpuStepper {
       s.loss_scale = kInitialLossScale;
       model_.set_scalars(s);
     }
-    if (c.launch == LaunchMode::graph)
+    if (c.launch == LaunchMode::graph) {
+      // One eager step first: cuBLAS picks its kernels and loads modules outside the capture.
+      CUDA_CHECK(cudaDeviceSynchronize());
+      enqueue_step(0);
+      CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
       for (int s = 0; s < slots; ++s)
         graphs_.push_back(capture_graph(compute_.get(), [&] { enqueue_step(s); }));
+    }
     CUDA_CHECK(cudaDeviceSynchronize());
   }
 
@@ -134,13 +136,13 @@ class GpuStepper {
 
   const MlpCase& c_;
   const MlpDataset& data_;
+  CudaStream compute_, copy_;  // before the model: its cuBLAS handle is destroyed before its stream
   MlpGpuModel model_;
   OptimizerConfig config_;
   std::int64_t rows_ = 0;
   std::size_t x_bytes_ = 0, labels_bytes_ = 0;
   std::vector<DeviceBuffer> x_, labels_;  // input slots
   HostBuffer pinned_x_, pinned_labels_;
-  CudaStream compute_, copy_;
   CudaEvent copy_done_[2], compute_done_[2];
   std::vector<CudaGraphExec> graphs_;
   std::int64_t step_ = 0;
@@ -180,81 +182,90 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   return "";
 }
 
-void run_checked(benchmark::State& state, const MlpCase& c) {
+// The case's state, kept across its calls. The stepper holds the device memory the steps use.
+struct MlpGpuRun {
+  MlpCase c;  // the stepper keeps references to this and to data
+  MlpDataset data;
+  std::vector<float> params;
+  std::size_t used_before = 0;
+  std::unique_ptr<GpuStepper> stepper;
+  LossCheck loss;
+};
+
+// kMlpCheckSteps steps through the timed path must lower the loss on the first batch.
+std::string check_training(const MlpCase& c, MlpGpuRun& run) {
+  GpuStepper& stepper = *run.stepper;
+  DeviceBuffer x0(static_cast<std::size_t>(c.batch * c.shape.inputs) * sizeof(float));
+  DeviceBuffer labels0(static_cast<std::size_t>(c.batch) * sizeof(int));
+  CUDA_CHECK(cudaMemcpy(x0.data(), run.data.x.data(), x0.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(labels0.data(), run.data.labels.data(), labels0.bytes(), cudaMemcpyHostToDevice));
+  run.loss.first = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());
+  for (int step = 0; step < kMlpCheckSteps; ++step) stepper.step();
+  run.loss.last = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());
+  run.loss.checked = true;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return run.loss.problem();
+}
+
+MeasuredCase setup_checked(const MlpCase& c) {
   CUDA_CHECK(cudaSetDevice(c.device));
   const std::size_t slots = c.data_path == DataPath::pageable ? 1 : c.data_path == DataPath::pinned_overlap ? 2 : 8;
   const std::size_t device_bytes = 2 * MlpGpuModel::device_bytes(c.shape, c.batch, c.precision) +
                                    slots * static_cast<std::size_t>(c.samples_per_step() * (c.shape.inputs + 1) * 4);
-  if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return skip_case(state, problem);
+  if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
   const std::uint64_t host_bytes = 3 * mlp_dataset_bytes(c.shape, c.samples_per_step());
   if (const auto available = host_memory_available_bytes(); available && host_bytes + (512ull << 20) > available)
-    return skip_case(state, fmt::format("needs {} of host memory, {} available", format_size(host_bytes),
-                                        format_size(available)));
+    return MeasuredCase::skip(fmt::format("needs {} of host memory, {} available", format_size(host_bytes),
+                                          format_size(available)));
 
-  const auto data = make_mlp_dataset(c.shape, c.samples_per_step());
-  std::vector<float> params(mlp_param_layout(c.shape).count);
-  mlp_init_params(params.data(), c.shape, kMlpWeightSeed);
-  if (auto problem = check_against_cpu(c, data, params); !problem.empty()) return invalidate_case(state, problem);
+  auto run = std::make_shared<MlpGpuRun>();
+  run->c = c;
+  run->data = make_mlp_dataset(c.shape, c.samples_per_step());
+  run->params.resize(mlp_param_layout(c.shape).count);
+  mlp_init_params(run->params.data(), c.shape, kMlpWeightSeed);
 
-  const std::size_t used_before = device_used_bytes();
-  GpuStepper stepper(c, data, params);
-  if (c.variant == MlpVariant::train) {
-    DeviceBuffer x0(static_cast<std::size_t>(c.batch * c.shape.inputs) * sizeof(float));
-    DeviceBuffer labels0(static_cast<std::size_t>(c.batch) * sizeof(int));
-    CUDA_CHECK(cudaMemcpy(x0.data(), data.x.data(), x0.bytes(), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(labels0.data(), data.labels.data(), labels0.bytes(), cudaMemcpyHostToDevice));
-    const float first = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());
-    for (int step = 0; step < kMlpCheckSteps; ++step) stepper.step();
-    const float last = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());
-    if (!check_loss_lowered(state, first, last)) return;
-  } else {
-    stepper.step();  // warm-up
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  mark_validated(state);
+  run->used_before = device_used_bytes();
+  run->stepper = std::make_unique<GpuStepper>(run->c, run->data, run->params);
 
-  CudaEvent start, end;
-  double device_total = 0, host_total = 0, launch_total = 0;
-  for (auto _ : state) {
-    const auto t0 = WallClock::now();
-    start.record(stepper.stream());
-    for (int k = 0; k < kStepsPerIteration; ++k) stepper.step();
-    end.record(stepper.stream());
-    const auto launched = WallClock::now();
-    const double seconds = elapsed_seconds(start, end);  // synchronizes on `end`
-    const auto done = WallClock::now();
-    device_total += seconds / kStepsPerIteration;
-    host_total += seconds_between(t0, done) / kStepsPerIteration;
-    launch_total += seconds_between(t0, launched) / kStepsPerIteration;
-    state.SetIterationTime(seconds / kStepsPerIteration);
-  }
-  const std::size_t used_after = device_used_bytes();
-  report_device_seconds(state, device_total);
-  report_host_seconds(state, host_total);
-  state.counters["host_launch_s"] = benchmark::Counter(launch_total, benchmark::Counter::kAvgIterations);
-  state.counters["gpu_busy_s"] = benchmark::Counter(device_total, benchmark::Counter::kAvgIterations);
-  state.counters["steps_per_iteration"] = kStepsPerIteration;
-  state.counters["peak_device_memory_bytes"] =
-      static_cast<double>(used_after > used_before ? used_after - used_before : 0);
-  state.counters["samples_per_second"] =
-      benchmark::Counter(static_cast<double>(c.samples_per_step()), benchmark::Counter::kIsIterationInvariantRate);
-  set_flops_per_iteration(state, c.flops_per_step());
-  if (c.precision == Precision::fp16) {
-    const auto scalars = stepper.model().scalars();
-    state.counters["loss_scale"] = scalars.loss_scale;
-    state.counters["skipped_steps"] = scalars.skipped_steps;
-  }
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  // Against the CPU first (a model of its own), then, for training, through the stepper.
+  m.verify = [c, run]() -> std::string {
+    if (auto problem = check_against_cpu(c, run->data, run->params); !problem.empty()) return problem;
+    return c.variant == MlpVariant::train ? check_training(c, *run) : "";
+  };
+  m.call = [run] { run->stepper->step(); };
+  m.calls_per_batch = kStepsPerBatch;
+  // Not gated: a pageable step blocks the host in its copy, and an eager step's many launches
+  // are part of what the row measures (host_launch_s says how long they took).
+  EventTimerOptions timing;
+  timing.stream = run->stepper->stream();
+  m.device = std::make_shared<EventTimer>(timing);
+  m.work.flops = c.flops_per_step();
+  m.work.items = static_cast<double>(c.samples_per_step());
+  m.work.items_rate = "samples_per_second";
+  m.report = [c, run](benchmark::State& state, const Totals& totals) {
+    const std::size_t used_after = device_used_bytes();
+    const auto steps = static_cast<double>(totals.calls);
+    state.counters["host_launch_s"] = totals.enqueue_seconds / steps;
+    state.counters["gpu_busy_s"] = totals.device_seconds / steps;
+    state.counters["peak_device_memory_bytes"] =
+        static_cast<double>(used_after > run->used_before ? used_after - run->used_before : 0);
+    run->loss.report(state);
+    if (c.precision == Precision::fp16) {
+      const auto scalars = run->stepper->model().scalars();
+      state.counters["loss_scale"] = scalars.loss_scale;
+      state.counters["skipped_steps"] = scalars.skipped_steps;
+    }
+  };
+  return made;
 }
 
 }  // namespace
 
-void run_mlp_gpu(benchmark::State& state, const MlpCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return skip_case(state, reason);
-  try {
-    run_checked(state, c);
-  } catch (const std::exception& e) {  // CudaError, cuBLAS failures, out of memory, invalid shapes
-    skip_case(state, e.what());
-  }
+MeasuredCase setup_mlp_gpu(const MlpCase& c) {
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  return setup_checked(c);
 }
 
 }  // namespace offloadbench

@@ -42,9 +42,9 @@ std::string streams_case_problem(const StreamsCase& c) {
   return "";
 }
 
-void run_streams_case(benchmark::State& state, const StreamsCase& c, StreamsWorkspace* workspace) {
-  if (auto problem = streams_case_problem(c); !problem.empty()) return skip_case(state, problem);
-  run_streams_gpu(state, c, workspace);
+MeasuredCase setup_streams_case(const StreamsCase& c, std::shared_ptr<StreamsWorkspace> workspace) {
+  if (auto problem = streams_case_problem(c); !problem.empty()) return MeasuredCase::skip(problem);
+  return setup_streams_gpu(c, workspace ? std::move(workspace) : make_streams_workspace());
 }
 
 std::string streams_case_name(const StreamsCase& c, const std::string& device_suffix) {
@@ -226,8 +226,8 @@ void register_streams_suite(const RunConfig& config) {
   // One workspace for the suite: its cases run in this order, a size group at a time.
   std::shared_ptr<StreamsWorkspace> workspace = make_streams_workspace();
   for (auto& r : table)
-    register_case({r.name, "streams", std::move(r.fields), Clock::device_events,
-                   [c = r.c, workspace](benchmark::State& state) { run_streams_case(state, c, workspace.get()); }});
+    register_case(measured_case(r.name, "streams", std::move(r.fields), Clock::device_events,
+                                [c = r.c, workspace] { return setup_streams_case(c, workspace); }));
 }
 
 }  // namespace offloadbench

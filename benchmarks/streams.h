@@ -7,9 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <benchmark/benchmark.h>
-
 #include "harness/host_memory.h"
+#include "harness/measure.h"
 #include "harness/suite.h"
 
 namespace offloadbench {
@@ -47,14 +46,15 @@ struct StreamsCase {
   bool synchronous_api = false;  // host_overlap: cudaMemcpy (true) or cudaMemcpyAsync (false)
   int device = 0;
   std::vector<PipelineShape> search;  // pipelined_best: the shapes it tries
-  bool release_after = false;         // the suite's last case: free the shared workspace when done
+  bool release_after = false;         // the suite's last case: free the shared workspace when torn down
 };
 
 // Host and device buffers, and per workload ratio the calibration and the measured parts (stage
 // times, serial time, bound), that consecutive cases of one size share: Google Benchmark calls a
-// case once per repetition and more to size the first, and pinning 2×256 MiB and calibrating on
-// every call would cost more than the measurement. A case of another size or device frees it;
-// so does the case marked release_after. Defined by the GPU runner's file.
+// case once per repetition and more to size the first, and pinning 2×256 MiB and calibrating for
+// every case would cost more than the measurement. A case of another size or device frees it; so
+// does the case marked release_after, when the measurement layer tears it down after its last
+// repetition. Defined by the GPU runner's file.
 class StreamsWorkspace;
 std::shared_ptr<StreamsWorkspace> make_streams_workspace();
 
@@ -62,12 +62,12 @@ std::shared_ptr<StreamsWorkspace> make_streams_workspace();
 // whole number of floats, or a chunk/stream combination pipeline_problem rejects.
 std::string streams_case_problem(const StreamsCase& c);
 
-// Skips with streams_case_problem's reason, else runs the GPU runner; without a workspace the
+// Skips with streams_case_problem's reason, else sets up the GPU case; without a workspace the
 // case sets up (and frees) its own.
-void run_streams_case(benchmark::State& state, const StreamsCase& c, StreamsWorkspace* workspace = nullptr);
+MeasuredCase setup_streams_case(const StreamsCase& c, std::shared_ptr<StreamsWorkspace> workspace = nullptr);
 
-// GPU runner (streams_gpu.cpp; streams_gpu_none.cpp skips it in a build without CUDA).
-void run_streams_gpu(benchmark::State& state, const StreamsCase& c, StreamsWorkspace* workspace);
+// GPU setup (streams_gpu.cpp; streams_gpu_none.cpp skips it in a build without CUDA).
+MeasuredCase setup_streams_gpu(const StreamsCase& c, std::shared_ptr<StreamsWorkspace> workspace);
 
 // "streams/pipelined/pinned/ratio:1/K:4/C:16/depth_first/256MiB" + device suffix.
 std::string streams_case_name(const StreamsCase& c, const std::string& device_suffix);

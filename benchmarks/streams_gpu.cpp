@@ -1,11 +1,12 @@
 // The streams suite's GPU runners. Every kernel case first calibrates the FMA iterations so the
 // kernel lasts workload_ratio × the H2D time of the same data, measures the three stages alone
 // and the serial pass (the bound and the speedups come from those), checks one pass's output
-// against the CPU twin, then times passes with CUDA events (and the host wall clock around each).
+// against the CPU twin; then the measurement layer times passes with CUDA events (and the host wall
+// clock around each). Passes are enqueued inside the timed window, as user code does; the row's
+// host_enqueue_time_s and enqueue_bound say when enqueuing took longer than the device did.
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -22,6 +23,7 @@
 #include "benchmarks/streams_model.h"
 #include "harness/benchmark_case.h"
 #include "harness/cuda/cuda_raii.h"
+#include "harness/cuda/event_timer.h"
 #include "harness/gpu_info.h"
 #include "harness/sizes.h"
 #include "harness/system_info.h"
@@ -31,27 +33,6 @@
 namespace offloadbench {
 
 namespace {
-
-using WallClock = std::chrono::steady_clock;
-
-double seconds_since(WallClock::time_point start) {
-  return std::chrono::duration<double>(WallClock::now() - start).count();
-}
-
-// Times one pass per iteration: device seconds (the pass's own events, which it synchronizes on)
-// go to Google Benchmark; the totals of device and host wall time come back.
-template <typename Pass>
-std::pair<double, double> time_passes(benchmark::State& state, Pass&& pass) {
-  double device_s = 0, host_s = 0;
-  for (auto _ : state) {
-    const auto start = WallClock::now();
-    const double seconds = pass();
-    host_s += seconds_since(start);
-    device_s += seconds;
-    state.SetIterationTime(seconds);
-  }
-  return {device_s, host_s};
-}
 
 // in: host → device; out: device → host. Bidirectional uses in for H2D and out for D2H at once.
 struct Buffers {
@@ -107,32 +88,25 @@ void enqueue_serial(const Buffers& b, int fma_iterations) {
 }
 
 // ---- timing ----
-// Device seconds of what `enqueue` puts on `stream`, between two events (synchronizes).
+// Device seconds of what `enqueue` puts on `stream`, by the measurement layer's event timer.
 double time_on(cudaStream_t stream, const std::function<void()>& enqueue) {
-  CudaEvent start, end;
-  start.record(stream);
-  enqueue();
-  end.record(stream);
-  return elapsed_seconds(start, end);
+  EventTimerOptions timing;
+  timing.stream = stream;
+  EventTimer timer(timing);
+  return time_once(timer, enqueue);
 }
 
-double median_of_runs(int runs, const std::function<double()>& run) {
-  std::vector<double> samples;
-  for (int i = 0; i < runs; ++i) samples.push_back(run());
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
-
-// K streams joined by events: one pass enqueues every chunk and returns its device seconds.
+// K streams: one pass forks from the lead stream, enqueues every chunk, and joins back to it.
 class Pipeline {
  public:
   explicit Pipeline(int streams) : streams_(streams), joined_(streams) {}
 
-  double run(const Buffers& b, const std::vector<Chunk>& chunks, IssueOrder order, int fma_iterations) {
+  cudaStream_t lead() const { return streams_[0].get(); }
+
+  void enqueue(const Buffers& b, const std::vector<Chunk>& chunks, IssueOrder order, int fma_iterations) {
     const auto k = streams_.size();
-    const cudaStream_t lead = streams_[0].get();
-    start_.record(lead);
-    for (std::size_t s = 1; s < k; ++s) CUDA_CHECK(cudaStreamWaitEvent(streams_[s].get(), start_.get(), 0));
+    forked_.record(lead());
+    for (std::size_t s = 1; s < k; ++s) CUDA_CHECK(cudaStreamWaitEvent(streams_[s].get(), forked_.get(), 0));
     auto on = [&](std::size_t i) { return streams_[i % k].get(); };
     if (order == IssueOrder::depth_first) {
       for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -147,16 +121,14 @@ class Pipeline {
     }
     for (std::size_t s = 1; s < k; ++s) {
       joined_[s].record(streams_[s].get());
-      CUDA_CHECK(cudaStreamWaitEvent(lead, joined_[s].get(), 0));
+      CUDA_CHECK(cudaStreamWaitEvent(lead(), joined_[s].get(), 0));
     }
-    end_.record(lead);
-    return elapsed_seconds(start_, end_);
   }
 
  private:
   std::vector<CudaStream> streams_;
   std::vector<CudaEvent> joined_;
-  CudaEvent start_, end_;
+  CudaEvent forked_;
 };
 
 // ---- calibration and the measured parts ----
@@ -171,7 +143,7 @@ struct Parts {
 
 double kernel_seconds(const Buffers& b, int fma_iterations, cudaStream_t stream) {
   const Chunk all{0, b.elements};
-  return median_of_runs(3, [&] { return time_on(stream, [&] { compute(b, all, fma_iterations, stream); }); });
+  return median_of(3, [&] { return time_on(stream, [&] { compute(b, all, fma_iterations, stream); }); });
 }
 
 // Two probes give a linear model; one more point corrects it near the target.
@@ -187,11 +159,11 @@ int calibrate_fma_iterations(const Buffers& b, double target_s, cudaStream_t str
 Parts measure_parts(const StreamsCase& c, const Buffers& b, cudaStream_t stream) {
   const Chunk all{0, b.elements};
   Parts p;
-  p.stages.h2d_s = median_of_runs(3, [&] { return time_on(stream, [&] { copy_in(b, all, stream); }); });
+  p.stages.h2d_s = median_of(3, [&] { return time_on(stream, [&] { copy_in(b, all, stream); }); });
   p.fma_iterations = calibrate_fma_iterations(b, c.workload_ratio * p.stages.h2d_s, stream);
   p.stages.kernel_s = kernel_seconds(b, p.fma_iterations, stream);
-  p.stages.d2h_s = median_of_runs(3, [&] { return time_on(stream, [&] { copy_out(b, all, stream); }); });
-  p.serial_s = median_of_runs(3, [&] { return time_on(nullptr, [&] { enqueue_serial(b, p.fma_iterations); }); });
+  p.stages.d2h_s = median_of(3, [&] { return time_on(stream, [&] { copy_out(b, all, stream); }); });
+  p.serial_s = median_of(3, [&] { return time_on(nullptr, [&] { enqueue_serial(b, p.fma_iterations); }); });
   p.async_engine_count = gpu_inventory().gpus.at(c.device).async_engine_count;
   p.bound = overlap_bound_for(p.async_engine_count);
   p.bound_s = bound_seconds(p.stages, p.bound);
@@ -281,8 +253,9 @@ PipelineShape search_best_shape(const StreamsCase& c, const Buffers& b, int fma_
   for (const auto& shape : c.search) {
     Pipeline pipeline(shape.streams);
     const auto chunks = split_into_chunks(b.elements, shape.chunks);
-    pipeline.run(b, chunks, shape.order, fma_iterations);
-    const double seconds = pipeline.run(b, chunks, shape.order, fma_iterations);
+    auto pass = [&] { pipeline.enqueue(b, chunks, shape.order, fma_iterations); };
+    time_on(pipeline.lead(), pass);
+    const double seconds = time_on(pipeline.lead(), pass);
     if (best_s == 0 || seconds < best_s) {
       best = shape;
       best_s = seconds;
@@ -291,164 +264,183 @@ PipelineShape search_best_shape(const StreamsCase& c, const Buffers& b, int fma_
   return best;
 }
 
-void run_kernel_case(benchmark::State& state, const StreamsCase& c, StreamsWorkspace& workspace) {
-  const Buffers& b = workspace.buffers(c);
-  const Parts& parts = workspace.parts(c);
-  const int iterations = parts.fma_iterations;
-
-  PipelineShape shape{c.streams, c.chunks, c.order};
-  if (c.op == StreamsOp::pipelined_best) {
-    shape = search_best_shape(c, b, iterations);
-    state.counters["streams"] = shape.streams;
-    state.counters["chunks"] = shape.chunks;
-    state.counters["breadth_first"] = shape.order == IssueOrder::breadth_first ? 1 : 0;
-    state.counters["shapes_searched"] = static_cast<double>(c.search.size());
+// Frees the suite's shared workspace when the case holding it is torn down (after its last repetition).
+struct ReleaseWorkspace {
+  std::shared_ptr<StreamsWorkspace> workspace;
+  bool armed = true;
+  ~ReleaseWorkspace() {
+    if (armed) workspace->release();
   }
-  const auto chunks = split_into_chunks(b.elements, shape.chunks);
-  Pipeline pipeline(shape.streams);
-  std::function<double()> pass = [&] { return pipeline.run(b, chunks, shape.order, iterations); };
-  if (c.op == StreamsOp::serial) pass = [&] { return time_on(nullptr, [&] { enqueue_serial(b, iterations); }); };
+};
 
-  if (auto problem = verify_pass(b, chunks, iterations, [&] { pass(); }); !problem.empty())
-    return invalidate_case(state, problem);
-  mark_validated(state);
+// Every case's measurement: one pass per call, `bytes` in and out, against twice the link's ceiling.
+Measurement pass_measurement(const StreamsCase& c, EventTimerOptions timing) {
+  Measurement m;
+  m.work.bytes = 2.0 * static_cast<double>(c.bytes);
+  m.device = std::make_shared<EventTimer>(std::move(timing));
+  m.bytes_ceiling = 2 * gpu_inventory().gpus.at(c.device).link.ceiling_bytes_per_second();
+  return m;
+}
 
-  const auto [device_s, host_s] = time_passes(state, pass);
-  const auto n = static_cast<double>(state.iterations());
-  report_device_seconds(state, device_s);
-  report_host_seconds(state, host_s);
-  report_parts(state, parts, device_s / n);
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * c.bytes));
-  set_bytes_ceiling(state, 2 * gpu_inventory().gpus.at(c.device).link.theoretical_bytes_per_second());
+Measurement kernel_case(const StreamsCase& c, StreamsWorkspace& workspace) {
+  struct KernelRun {
+    const Buffers* buffers;
+    Parts parts;
+    PipelineShape shape;
+    std::vector<Chunk> chunks;
+    std::unique_ptr<Pipeline> pipeline;
+  };
+  auto run = std::make_shared<KernelRun>();
+  run->buffers = &workspace.buffers(c);
+  run->parts = workspace.parts(c);
+  const Buffers& b = *run->buffers;
+  const int iterations = run->parts.fma_iterations;
+  run->shape = {c.streams, c.chunks, c.order};
+  if (c.op == StreamsOp::pipelined_best) run->shape = search_best_shape(c, b, iterations);
+  run->chunks = split_into_chunks(b.elements, run->shape.chunks);
+  run->pipeline = std::make_unique<Pipeline>(run->shape.streams);
+
+  // Serial runs on the legacy default stream, where its blocking copies are ordered with the events.
+  const bool serial = c.op == StreamsOp::serial;
+  EventTimerOptions timing;
+  timing.stream = serial ? nullptr : run->pipeline->lead();
+  Measurement m = pass_measurement(c, timing);
+  m.call = [run, serial, iterations] {
+    if (serial) enqueue_serial(*run->buffers, iterations);
+    else run->pipeline->enqueue(*run->buffers, run->chunks, run->shape.order, iterations);
+  };
+  m.verify = [run, iterations, call = m.call] { return verify_pass(*run->buffers, run->chunks, iterations, call); };
+  m.report = [run, c](benchmark::State& state, const Totals& totals) {
+    report_parts(state, run->parts, totals.device_seconds / static_cast<double>(totals.calls));
+    if (c.op != StreamsOp::pipelined_best) return;
+    state.counters["streams"] = run->shape.streams;
+    state.counters["chunks"] = run->shape.chunks;
+    state.counters["breadth_first"] = run->shape.order == IssueOrder::breadth_first ? 1 : 0;
+    state.counters["shapes_searched"] = static_cast<double>(c.search.size());
+  };
+  return m;
 }
 
 // H2D of `in` and D2H of `out` at once on two streams; each alone is measured for comparison.
-void run_bidirectional(benchmark::State& state, const StreamsCase& c, StreamsWorkspace& workspace) {
-  const Buffers& b = workspace.buffers(c);
-  const Chunk all{0, b.elements};
-  CudaStream up, down;
-  CudaEvent start, down_done, end;
-  auto both = [&] {
-    start.record(up.get());
-    CUDA_CHECK(cudaStreamWaitEvent(down.get(), start.get(), 0));
-    copy_in(b, all, up.get());
-    copy_out(b, all, down.get());
-    down_done.record(down.get());
-    CUDA_CHECK(cudaStreamWaitEvent(up.get(), down_done.get(), 0));
-    end.record(up.get());
-    return elapsed_seconds(start, end);
+Measurement bidirectional_case(const StreamsCase& c, StreamsWorkspace& workspace) {
+  struct BothRun {
+    const Buffers* buffers;
+    CudaStream up, down;
+    double h2d_s = 0, d2h_s = 0;
   };
-  // Check: device_out holds the input pattern, device_in and host_out are poisoned; after one
-  // pass host_out must hold the pattern (D2H) and device_in must too (H2D, read back).
-  CUDA_CHECK(cudaMemcpy(b.device_out.data(), b.host_in.data(), c.bytes, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(b.device_in.data(), 0xFF, c.bytes));
-  std::memset(b.host_out.data(), 0xFF, c.bytes);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  both();
-  const float* in = b.host_in.as<float>();
-  const float* out = b.host_out.as<float>();
-  if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty())
-    return invalidate_case(state, "device-to-host: " + bad);
-  CUDA_CHECK(cudaMemcpy(b.host_out.data(), b.device_in.data(), c.bytes, cudaMemcpyDeviceToHost));
-  if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty())
-    return invalidate_case(state, "host-to-device: " + bad);
-  mark_validated(state);
-
-  const double h2d_s = median_of_runs(3, [&] { return time_on(up.get(), [&] { copy_in(b, all, up.get()); }); });
-  const double d2h_s = median_of_runs(3, [&] { return time_on(down.get(), [&] { copy_out(b, all, down.get()); }); });
-  const auto [device_s, host_s] = time_passes(state, both);
-  const double per_pass = device_s / static_cast<double>(state.iterations());
-  const double one_direction = std::max(c.bytes / h2d_s, c.bytes / d2h_s);
-  report_device_seconds(state, device_s);
-  report_host_seconds(state, host_s);
-  state.counters["h2d_time_s"] = h2d_s;
-  state.counters["d2h_time_s"] = d2h_s;
-  state.counters["h2d_bytes_per_second"] = c.bytes / h2d_s;
-  state.counters["d2h_bytes_per_second"] = c.bytes / d2h_s;
-  state.counters["speedup_over_one_direction"] = 2 * c.bytes / per_pass / one_direction;
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * c.bytes));
-  set_bytes_ceiling(state, 2 * gpu_inventory().gpus.at(c.device).link.theoretical_bytes_per_second());
+  auto run = std::make_shared<BothRun>();
+  run->buffers = &workspace.buffers(c);
+  const Chunk all{0, run->buffers->elements};
+  EventTimerOptions timing;
+  timing.stream = run->up.get();
+  timing.side_streams = {run->down.get()};
+  Measurement m = pass_measurement(c, timing);
+  m.call = [run, all] {
+    copy_in(*run->buffers, all, run->up.get());
+    copy_out(*run->buffers, all, run->down.get());
+  };
+  // device_out holds the input pattern, device_in and host_out are poisoned; after one pass
+  // host_out must hold the pattern (D2H) and device_in must too (H2D, read back).
+  m.verify = [run, c, call = m.call]() -> std::string {
+    const Buffers& b = *run->buffers;
+    CUDA_CHECK(cudaMemcpy(b.device_out.data(), b.host_in.data(), c.bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(b.device_in.data(), 0xFF, c.bytes));
+    std::memset(b.host_out.data(), 0xFF, c.bytes);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    call();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const float* in = b.host_in.as<float>();
+    const float* out = b.host_out.as<float>();
+    if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty()) return "device-to-host: " + bad;
+    CUDA_CHECK(cudaMemcpy(b.host_out.data(), b.device_in.data(), c.bytes, cudaMemcpyDeviceToHost));
+    if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty()) return "host-to-device: " + bad;
+    return "";
+  };
+  const Buffers& b = *run->buffers;
+  run->h2d_s = median_of(3, [&] { return time_on(run->up.get(), [&] { copy_in(b, all, run->up.get()); }); });
+  run->d2h_s = median_of(3, [&] { return time_on(run->down.get(), [&] { copy_out(b, all, run->down.get()); }); });
+  m.report = [run, c](benchmark::State& state, const Totals& totals) {
+    const double per_pass = totals.device_seconds / static_cast<double>(totals.calls);
+    const double one_direction = std::max(c.bytes / run->h2d_s, c.bytes / run->d2h_s);
+    state.counters["h2d_time_s"] = run->h2d_s;
+    state.counters["d2h_time_s"] = run->d2h_s;
+    state.counters["h2d_bytes_per_second"] = c.bytes / run->h2d_s;
+    state.counters["d2h_bytes_per_second"] = c.bytes / run->d2h_s;
+    state.counters["speedup_over_one_direction"] = 2 * c.bytes / per_pass / one_direction;
+  };
+  return m;
 }
 
 // The asyncAPI idea: how long the host spends inside the calls, and how much host work it gets
-// done while polling for the GPU to finish.
-void run_host_overlap(benchmark::State& state, const StreamsCase& c, StreamsWorkspace& workspace) {
-  const Buffers& b = workspace.buffers(c);
-  const int iterations = workspace.parts(c).fma_iterations;
-  CudaStream stream_owner;
-  const cudaStream_t stream = c.synchronous_api ? nullptr : stream_owner.get();
-  const Chunk all{0, b.elements};
-  auto issue = [&] {
-    if (c.synchronous_api) return enqueue_serial(b, iterations);
+// done while the GPU works (the layer calls while_waiting until the pass is done).
+Measurement host_overlap_case(const StreamsCase& c, StreamsWorkspace& workspace) {
+  struct OverlapRun {
+    const Buffers* buffers;
+    int iterations = 0;
+    CudaStream stream;
+    double sink = 0, units = 0, unit_s = 0;
+  };
+  auto run = std::make_shared<OverlapRun>();
+  run->buffers = &workspace.buffers(c);
+  run->iterations = workspace.parts(c).fma_iterations;
+  const cudaStream_t stream = c.synchronous_api ? nullptr : run->stream.get();
+  const Chunk all{0, run->buffers->elements};
+  EventTimerOptions timing;
+  timing.stream = stream;
+  Measurement m = pass_measurement(c, timing);
+  m.call = [run, stream, all, synchronous = c.synchronous_api] {
+    const Buffers& b = *run->buffers;
+    if (synchronous) return enqueue_serial(b, run->iterations);
     copy_in(b, all, stream);
-    compute(b, all, iterations, stream);
+    compute(b, all, run->iterations, stream);
     copy_out(b, all, stream);
   };
-  if (auto problem = verify_pass(b, {all}, iterations, issue); !problem.empty()) return invalidate_case(state, problem);
-  mark_validated(state);
-
-  constexpr int calibration_units = 4096;  // what one unit of host work costs here
-  double sink = 0;
-  const auto unit_start = WallClock::now();
-  for (int i = 0; i < calibration_units; ++i) sink = host_work_unit(sink);
-  const double unit_s = seconds_since(unit_start) / calibration_units;
-
-  CudaEvent start, end;
-  double device_s = 0, host_s = 0, api_s = 0, units = 0;
-  for (auto _ : state) {
-    const auto t0 = WallClock::now();
-    start.record(stream);
-    issue();
-    end.record(stream);
-    api_s += seconds_since(t0);
-    cudaError_t rc;
-    while ((rc = cudaEventQuery(end.get())) == cudaErrorNotReady) {
-      sink = host_work_unit(sink);
-      ++units;
-    }
-    CUDA_CHECK(rc);
-    // Some runtimes keep "not ready" as the last error; clear only that, so the next launch
-    // check does not report it.
-    if (cudaPeekAtLastError() == cudaErrorNotReady) static_cast<void>(cudaGetLastError());
-    host_s += seconds_since(t0);
-    const double seconds = elapsed_seconds(start, end);
-    device_s += seconds;
-    state.SetIterationTime(seconds);
-  }
-  benchmark::DoNotOptimize(sink);
-  const auto n = static_cast<double>(state.iterations());
-  report_device_seconds(state, device_s);
-  report_host_seconds(state, host_s);
-  state.counters["host_api_time_s"] = api_s / n;
-  state.counters["host_work_units"] = units / n;
-  state.counters["host_work_unit_s"] = unit_s;
-  state.counters["host_free_fraction"] = units * unit_s / host_s;
-  state.counters["fma_iterations"] = iterations;
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * c.bytes));
-  set_bytes_ceiling(state, 2 * gpu_inventory().gpus.at(c.device).link.theoretical_bytes_per_second());
+  m.verify = [run, all, call = m.call] {
+    constexpr int calibration_units = 4096;  // what one unit of host work costs here
+    run->unit_s = wall_seconds([&] {
+                    for (int i = 0; i < calibration_units; ++i) run->sink = host_work_unit(run->sink);
+                  }) / calibration_units;
+    return verify_pass(*run->buffers, {all}, run->iterations, call);
+  };
+  m.while_waiting = [run] {
+    run->sink = host_work_unit(run->sink);
+    ++run->units;
+  };
+  m.report = [run](benchmark::State& state, const Totals& totals) {
+    benchmark::DoNotOptimize(run->sink);
+    const auto calls = static_cast<double>(totals.calls);
+    state.counters["host_api_time_s"] = totals.enqueue_seconds / calls;
+    state.counters["host_work_units"] = run->units / calls;
+    state.counters["host_work_unit_s"] = run->unit_s;
+    state.counters["host_free_fraction"] = run->units * run->unit_s / totals.host_seconds;
+    state.counters["fma_iterations"] = run->iterations;
+    run->units = 0;  // the next Google Benchmark call counts afresh
+  };
+  return m;
 }
 
 }  // namespace
 
-void run_streams_gpu(benchmark::State& state, const StreamsCase& c, StreamsWorkspace* shared) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return skip_case(state, reason);
-  StreamsWorkspace own;
-  StreamsWorkspace& workspace = shared ? *shared : own;
-  // A CUDA error or a failed calibration at run time skips the case with its text; the RAII
-  // owners release whatever was set up so far, the shared workspace included.
-  try {
-    CUDA_CHECK(cudaSetDevice(c.device));
-    if (auto problem = workspace.prepare(c); !problem.empty()) return skip_case(state, problem);
-    switch (c.op) {
-      case StreamsOp::bidirectional: run_bidirectional(state, c, workspace); break;
-      case StreamsOp::host_overlap: run_host_overlap(state, c, workspace); break;
-      default: run_kernel_case(state, c, workspace); break;
-    }
-    if (c.release_after) workspace.release();
-  } catch (const std::exception& e) {
-    workspace.release();
-    skip_case(state, e.what());
+MeasuredCase setup_streams_gpu(const StreamsCase& c, std::shared_ptr<StreamsWorkspace> workspace) {
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  // A throw from here on skips the case; the workspace is released so nothing half-made stays.
+  auto release = std::make_shared<ReleaseWorkspace>(ReleaseWorkspace{workspace, true});
+  CUDA_CHECK(cudaSetDevice(c.device));
+  if (auto problem = workspace->prepare(c); !problem.empty()) return MeasuredCase::skip(problem);
+  MeasuredCase made;
+  switch (c.op) {
+    case StreamsOp::bidirectional: made.measurement = bidirectional_case(c, *workspace); break;
+    case StreamsOp::host_overlap: made.measurement = host_overlap_case(c, *workspace); break;
+    default: made.measurement = kernel_case(c, *workspace); break;
   }
+  // The measurement points into the workspace, so it holds it; the suite's last case frees it when
+  // torn down, after its last repetition (a workspace of the case's own goes with the case anyway).
+  release->armed = c.release_after;
+  made.measurement.report = [report = std::move(made.measurement.report), release](benchmark::State& state,
+                                                                                  const Totals& totals) {
+    report(state, totals);
+  };
+  return made;
 }
 
 }  // namespace offloadbench

@@ -48,10 +48,9 @@ void register_device_copies(const RunConfig& config, const std::vector<std::uint
                                    {"device", device}};
           if (kind == HostMemoryKind::pinned || kind == HostMemoryKind::pageable)
             fields["headline"] = fmt::format("{} {}", to_string(direction), to_string(kind));
-          register_case({fmt::format("transfer/{}/{}/{}{}", to_string(direction), to_string(kind),
-                                     format_size(bytes), device_suffix(config, device)),
-                         "transfer", fields, Clock::device_events,
-                         [c](benchmark::State& state) { run_device_copy(state, c); }});
+          register_case(measured_case(fmt::format("transfer/{}/{}/{}{}", to_string(direction), to_string(kind),
+                                                  format_size(bytes), device_suffix(config, device)),
+                                      "transfer", fields, Clock::device_events, [c] { return setup_device_copy(c); }));
         }
 }
 
@@ -63,13 +62,12 @@ void register_pin_costs(const RunConfig& config, const std::vector<std::uint64_t
     for (const auto& [operation, label] : operations)
       for (auto bytes : sizes) {
         const PinCostCase c{operation, bytes, device};
-        register_case({fmt::format("transfer/pin_cost/{}/{}{}",
-                                   operation == PinOperation::host_alloc ? "host_alloc" : "host_register",
-                                   format_size(bytes), device_suffix(config, device)),
-                       "transfer",
-                       {{"op", "pin_cost"}, {"pin_operation", label}, {"bytes", bytes}, {"device", device}},
-                       Clock::host_wall,
-                       [c](benchmark::State& state) { run_pin_cost(state, c); }});
+        register_case(measured_case(fmt::format("transfer/pin_cost/{}/{}{}",
+                                                operation == PinOperation::host_alloc ? "host_alloc" : "host_register",
+                                                format_size(bytes), device_suffix(config, device)),
+                                    "transfer",
+                                    {{"op", "pin_cost"}, {"pin_operation", label}, {"bytes", bytes}, {"device", device}},
+                                    Clock::host_wall, [c] { return setup_pin_cost(c); }));
       }
 }
 
@@ -77,23 +75,23 @@ void register_host_baseline(const std::vector<std::uint64_t>& sizes) {
   const int all_threads = query_host_info().omp_threads;
   for (auto bytes : sizes) {
     for (int threads : {1, all_threads}) {
-      register_case({fmt::format("transfer/host_memcpy/pretouched/threads:{}/{}", threads, format_size(bytes)),
-                     "transfer",
-                     {{"op", "host_memcpy"}, {"host_memory", "pageable"}, {"touch", "pretouched"},
-                      {"cpu_threads", threads}, {"bytes", bytes}, {"bytes_counted", "read+write"},
-                      {"device", "cpu"}, {"headline", fmt::format("host memcpy, {} thread(s)", threads)}},
-                     Clock::host_wall,
-                     [bytes, threads](benchmark::State& state) { run_host_memcpy(state, bytes, threads); }});
+      register_case(measured_case(
+          fmt::format("transfer/host_memcpy/pretouched/threads:{}/{}", threads, format_size(bytes)), "transfer",
+          {{"op", "host_memcpy"}, {"host_memory", "pageable"}, {"touch", "pretouched"}, {"cpu_threads", threads},
+           {"bytes", bytes}, {"bytes_counted", "read+write"}, {"device", "cpu"},
+           {"headline", fmt::format("host memcpy, {} thread(s)", threads)}},
+          Clock::host_wall, [bytes, threads] { return setup_host_memcpy(bytes, threads); }));
       if (all_threads == 1) break;
     }
-    register_case({fmt::format("transfer/host_memcpy/first_touch/{}", format_size(bytes)), "transfer",
-                   {{"op", "host_memcpy"}, {"host_memory", "pageable"}, {"touch", "first_touch"},
-                    {"cpu_threads", 1}, {"bytes", bytes}, {"bytes_counted", "read+write"}, {"device", "cpu"}},
-                   Clock::host_wall,
-                   [bytes](benchmark::State& state) { run_host_memcpy_first_touch(state, bytes); }});
-    register_case({fmt::format("transfer/pin_cost/first_touch/{}", format_size(bytes)), "transfer",
-                   {{"op", "pin_cost"}, {"pin_operation", "first_touch"}, {"bytes", bytes}, {"device", "cpu"}},
-                   Clock::host_wall, [bytes](benchmark::State& state) { run_first_touch(state, bytes); }});
+    register_case(measured_case(fmt::format("transfer/host_memcpy/first_touch/{}", format_size(bytes)), "transfer",
+                                {{"op", "host_memcpy"}, {"host_memory", "pageable"}, {"touch", "first_touch"},
+                                 {"cpu_threads", 1}, {"bytes", bytes}, {"bytes_counted", "read+write"},
+                                 {"device", "cpu"}},
+                                Clock::host_wall, [bytes] { return setup_host_memcpy_first_touch(bytes); }));
+    register_case(measured_case(fmt::format("transfer/pin_cost/first_touch/{}", format_size(bytes)), "transfer",
+                                {{"op", "pin_cost"}, {"pin_operation", "first_touch"}, {"bytes", bytes},
+                                 {"device", "cpu"}},
+                                Clock::host_wall, [bytes] { return setup_first_touch(bytes); }));
   }
 }
 

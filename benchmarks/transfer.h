@@ -3,9 +3,8 @@
 #pragma once
 #include <cstdint>
 
-#include <benchmark/benchmark.h>
-
 #include "harness/host_memory.h"
+#include "harness/measure.h"
 #include "harness/suite.h"
 
 namespace offloadbench {
@@ -28,14 +27,15 @@ struct PinCostCase {
   int device;
 };
 
-// GPU runners (transfer_gpu.cpp; transfer_gpu_none.cpp skips them in a build without CUDA).
-void run_device_copy(benchmark::State& state, const DeviceCopyCase& c);
-void run_pin_cost(benchmark::State& state, const PinCostCase& c);
+// Setups for the measurement layer (harness/measure.h), run once per case.
+// GPU (transfer_gpu.cpp; transfer_gpu_none.cpp skips them in a build without CUDA).
+MeasuredCase setup_device_copy(const DeviceCopyCase& c);
+MeasuredCase setup_pin_cost(const PinCostCase& c);
 
-// Host runners (transfer_host.cpp): need no GPU.
-void run_host_memcpy(benchmark::State& state, std::uint64_t bytes, int threads);
-void run_host_memcpy_first_touch(benchmark::State& state, std::uint64_t bytes);
-void run_first_touch(benchmark::State& state, std::uint64_t bytes);
+// Host (transfer_host.cpp): need no GPU.
+MeasuredCase setup_host_memcpy(std::uint64_t bytes, int threads);
+MeasuredCase setup_host_memcpy_first_touch(std::uint64_t bytes);
+MeasuredCase setup_first_touch(std::uint64_t bytes);
 
 void register_transfer_suite(const RunConfig& config);
 

@@ -1,17 +1,18 @@
 // Host<->device copies timed the nvbandwidth way: CUDA events around a batch of copies queued
-// behind a closed gate, reported per copy through UseManualTime; plus the host wall time of a
-// plain synchronous copy, which is what a user's code waits for. Pinning costs are host wall time.
+// behind a closed gate (the measurement layer's event timer), reported per copy; plus the host wall
+// time of a plain synchronous copy, which is what a user's code waits for. Pinning costs are host
+// wall time. Buffers are pinned, filled and verified once per case, not per Google Benchmark call.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "benchmarks/transfer.h"
 #include "harness/benchmark_case.h"
-#include "harness/cuda/copy_gate.h"
 #include "harness/cuda/cuda_raii.h"
+#include "harness/cuda/event_timer.h"
 #include "harness/gpu_info.h"
 #include "harness/sizes.h"
 #include "harness/system_info.h"
@@ -19,12 +20,6 @@
 namespace offloadbench {
 
 namespace {
-
-using WallClock = std::chrono::steady_clock;
-
-double seconds_since(WallClock::time_point start) {
-  return std::chrono::duration<double>(WallClock::now() - start).count();
-}
 
 // Copies per timed batch: enough that small copies are not all launch latency, few for large ones.
 int copies_per_batch(std::uint64_t bytes) {
@@ -48,153 +43,172 @@ std::uint64_t first_mismatch(const void* data, std::uint64_t bytes, unsigned see
   return bytes;
 }
 
-// The buffers of one case. For a bidirectional case `up` carries H2D and `down` D2H at once.
-struct CopyBuffers {
+// The buffers and streams of one case. For a bidirectional case `up` carries H2D and `down` D2H at
+// once; one-way copies use `up` alone. Streams are declared last so they go first.
+struct CopyResources {
   HostBuffer host_up, host_down;
   DeviceBuffer device_up, device_down;
+  CudaStream up, down;
 };
 
-// Moves a pattern through the buffers the timed copies use and checks every byte came out right.
-// Write-combined memory is read back through a normal copy: the CPU reads it very slowly.
-std::string verify_copies(const DeviceCopyCase& c, CopyBuffers& b) {
+cudaStream_t d2h_stream(const DeviceCopyCase& c, const CopyResources& r) {
+  return c.direction == CopyDirection::bidirectional ? r.down.get() : r.up.get();
+}
+
+// One timed call: one copy per direction, queued.
+void enqueue_copy(const DeviceCopyCase& c, CopyResources& r) {
+  if (c.direction != CopyDirection::d2h)
+    CUDA_CHECK(cudaMemcpyAsync(r.device_up.data(), r.host_up.data(), c.bytes, cudaMemcpyHostToDevice, r.up.get()));
+  if (c.direction != CopyDirection::h2d)
+    CUDA_CHECK(cudaMemcpyAsync(r.host_down.data(), r.device_down.data(), c.bytes, cudaMemcpyDeviceToHost,
+                               d2h_stream(c, r)));
+}
+
+// Runs one timed call on patterned sources and poisoned destinations, then reads every destination
+// back through a device copy into ordinary memory: the CPU reads write-combined memory very slowly,
+// so no host buffer of the case is ever read by the CPU.
+std::string verify_copy(const DeviceCopyCase& c, CopyResources& r) {
   const auto bytes = c.bytes;
   std::vector<std::uint8_t> scratch(bytes);
   if (c.direction != CopyDirection::d2h) {
-    fill(b.host_up.data(), bytes, 1);
-    CUDA_CHECK(cudaMemcpy(b.device_up.data(), b.host_up.data(), bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(scratch.data(), b.device_up.data(), bytes, cudaMemcpyDeviceToHost));
+    fill(r.host_up.data(), bytes, 1);  // CPU writes to write-combined memory are fast
+    CUDA_CHECK(cudaMemset(r.device_up.data(), 0xA5, bytes));
+  }
+  if (c.direction != CopyDirection::h2d) {
+    fill(scratch.data(), bytes, 2);
+    CUDA_CHECK(cudaMemcpy(r.device_down.data(), scratch.data(), bytes, cudaMemcpyHostToDevice));
+    std::memset(r.host_down.data(), 0xA5, bytes);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  enqueue_copy(c, r);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (c.direction != CopyDirection::d2h) {
+    CUDA_CHECK(cudaMemcpy(scratch.data(), r.device_up.data(), bytes, cudaMemcpyDeviceToHost));
     if (auto at = first_mismatch(scratch.data(), bytes, 1); at != bytes)
       return fmt::format("host-to-device copy corrupted byte {}", at);
   }
   if (c.direction != CopyDirection::h2d) {
-    fill(scratch.data(), bytes, 2);
-    CUDA_CHECK(cudaMemcpy(b.device_down.data(), scratch.data(), bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(b.host_down.data(), b.device_down.data(), bytes, cudaMemcpyDeviceToHost));
-    std::memcpy(scratch.data(), b.host_down.data(), bytes);
+    // host_down -> device_down (the copy engine reads it) -> scratch.
+    CUDA_CHECK(cudaMemcpy(r.device_down.data(), r.host_down.data(), bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(scratch.data(), r.device_down.data(), bytes, cudaMemcpyDeviceToHost));
     if (auto at = first_mismatch(scratch.data(), bytes, 2); at != bytes)
       return fmt::format("device-to-host copy corrupted byte {}", at);
   }
   return "";
 }
 
-void enqueue_copies(const DeviceCopyCase& c, CopyBuffers& b, cudaStream_t up, cudaStream_t down, int count) {
-  for (int i = 0; i < count; ++i) {
-    if (c.direction != CopyDirection::d2h)
-      CUDA_CHECK(cudaMemcpyAsync(b.device_up.data(), b.host_up.data(), c.bytes, cudaMemcpyHostToDevice, up));
-    if (c.direction != CopyDirection::h2d)
-      CUDA_CHECK(cudaMemcpyAsync(b.host_down.data(), b.device_down.data(), c.bytes, cudaMemcpyDeviceToHost, down));
+// Median host wall time of a synchronous copy (both directions at once for bidirectional).
+double synchronous_copy_seconds(const DeviceCopyCase& c, CopyResources& r) {
+  return median_wall_seconds(5, [&] {
+    if (c.direction == CopyDirection::h2d) {
+      CUDA_CHECK(cudaMemcpy(r.device_up.data(), r.host_up.data(), c.bytes, cudaMemcpyHostToDevice));
+    } else if (c.direction == CopyDirection::d2h) {
+      CUDA_CHECK(cudaMemcpy(r.host_down.data(), r.device_down.data(), c.bytes, cudaMemcpyDeviceToHost));
+    } else {
+      enqueue_copy(c, r);
+      CUDA_CHECK(cudaStreamSynchronize(r.up.get()));
+      CUDA_CHECK(cudaStreamSynchronize(r.down.get()));
+    }
+  });
+}
+
+// The link's maximum and its state right after the copies ran: an idle link may down-clock, a
+// busy one that stays below its maximum is a slot, riser or BIOS problem (the reporter flags it).
+void report_link(benchmark::State& state, const GpuInfo& gpu) {
+  const auto now = read_pcie_link(gpu.pci_bus_id);
+  state.counters["link_max_generation"] = gpu.link.max_generation;
+  state.counters["link_max_width"] = gpu.link.max_width;
+  if (now.known()) {
+    state.counters["link_generation_under_load"] = now.current_generation;
+    state.counters["link_width_under_load"] = now.current_width;
   }
 }
 
-// Median host wall time of a synchronous copy (both directions at once for bidirectional).
-double synchronous_copy_seconds(const DeviceCopyCase& c, CopyBuffers& b, cudaStream_t up, cudaStream_t down) {
-  std::vector<double> samples;
-  for (int i = 0; i < 5; ++i) {
-    const auto start = WallClock::now();
-    if (c.direction == CopyDirection::h2d) {
-      CUDA_CHECK(cudaMemcpy(b.device_up.data(), b.host_up.data(), c.bytes, cudaMemcpyHostToDevice));
-    } else if (c.direction == CopyDirection::d2h) {
-      CUDA_CHECK(cudaMemcpy(b.host_down.data(), b.device_down.data(), c.bytes, cudaMemcpyDeviceToHost));
-    } else {
-      enqueue_copies(c, b, up, down, 1);
-      CUDA_CHECK(cudaStreamSynchronize(up));
-      CUDA_CHECK(cudaStreamSynchronize(down));
-    }
-    samples.push_back(seconds_since(start));
-  }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+std::string host_fit_problem(std::uint64_t bytes) {
+  const auto available = host_memory_available_bytes();
+  if (available && bytes + (512ull << 20) > available)
+    return fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(available));
+  return "";
 }
 
 }  // namespace
 
-void run_device_copy(benchmark::State& state, const DeviceCopyCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return skip_case(state, reason);
+MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
   CUDA_CHECK(cudaSetDevice(c.device));
   const int directions = c.direction == CopyDirection::bidirectional ? 2 : 1;
-  if (auto problem = device_fit_problem(c.bytes * directions); !problem.empty()) return skip_case(state, problem);
-  const auto host_available = host_memory_available_bytes();
-  if (host_available && c.bytes * (directions + 1) + (512ull << 20) > host_available)
-    return skip_case(state, fmt::format("needs {} of host memory, {} available",
-                                        format_size(c.bytes * (directions + 1)), format_size(host_available)));
+  if (auto problem = device_fit_problem(c.bytes * directions); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(c.bytes * (directions + 1)); !problem.empty()) return MeasuredCase::skip(problem);
 
-  CopyBuffers b;
+  auto r = std::make_shared<CopyResources>();
   if (c.direction != CopyDirection::d2h) {
-    b.host_up = HostBuffer(c.bytes, c.host_memory);
-    b.device_up = DeviceBuffer(c.bytes);
+    r->host_up = HostBuffer(c.bytes, c.host_memory);
+    r->device_up = DeviceBuffer(c.bytes);
   }
   if (c.direction != CopyDirection::h2d) {
-    b.host_down = HostBuffer(c.bytes, c.host_memory);
-    b.device_down = DeviceBuffer(c.bytes);
+    r->host_down = HostBuffer(c.bytes, c.host_memory);
+    r->device_down = DeviceBuffer(c.bytes);
   }
-  if (auto problem = verify_copies(c, b); !problem.empty()) return invalidate_case(state, problem);
-  mark_validated(state);
-
-  CudaStream up, down;
-  CudaEvent start, up_done, end;
-  CopyGate gate;
+  EventTimerOptions timing;
+  timing.stream = r->up.get();
+  if (c.direction == CopyDirection::bidirectional) timing.side_streams = {r->down.get()};
   // A pageable cudaMemcpyAsync can block the host until the stream reaches it: never gate those.
-  const bool gated = c.host_memory != HostMemoryKind::pageable;
-  const int batch = copies_per_batch(c.bytes);
-  double device_seconds = 0;
-  for (auto _ : state) {
-    if (gated) gate.close(up.get());
-    start.record(up.get());
-    CUDA_CHECK(cudaStreamWaitEvent(down.get(), start.get(), 0));
-    enqueue_copies(c, b, up.get(), down.get(), batch);
-    up_done.record(down.get());
-    CUDA_CHECK(cudaStreamWaitEvent(up.get(), up_done.get(), 0));
-    end.record(up.get());
-    if (gated) gate.open();
-    const double seconds = elapsed_seconds(start, end);
-    device_seconds += seconds;
-    state.SetIterationTime(seconds / batch);
-  }
-  if (gated && gate.timed_out()) return invalidate_case(state, "copy gate timed out: the batch was not timed");
+  timing.gated = c.host_memory != HostMemoryKind::pageable;
 
-  const double copies = static_cast<double>(state.iterations()) * batch;
-  state.SetBytesProcessed(static_cast<std::int64_t>(copies * c.bytes * directions));
-  state.counters["device_time_s"] = device_seconds / copies;
-  state.counters["copies_per_batch"] = batch;
-  const double host_seconds = synchronous_copy_seconds(c, b, up.get(), down.get());
-  state.counters["host_time_s"] = host_seconds;
-  state.counters["host_bytes_per_second"] = c.bytes * directions / host_seconds;
-  const auto& link = gpu_inventory().gpus.at(c.device).link;
-  set_bytes_ceiling(state, link.theoretical_bytes_per_second() * directions);
+  const auto& gpu = gpu_inventory().gpus.at(c.device);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m.call = [c, r] { enqueue_copy(c, *r); };
+  m.verify = [c, r] { return verify_copy(c, *r); };
+  m.work.bytes = static_cast<double>(c.bytes) * directions;
+  m.calls_per_batch = copies_per_batch(c.bytes);
+  m.device = std::make_shared<EventTimer>(timing);
+  m.bytes_ceiling = gpu.link.ceiling_bytes_per_second() * directions;
+  m.report = [c, r, directions, gpu, host_s = 0.0](benchmark::State& state, const Totals&) mutable {
+    report_link(state, gpu);
+    if (host_s == 0) host_s = synchronous_copy_seconds(c, *r);  // once per case
+    state.counters["copies_per_batch"] = copies_per_batch(c.bytes);
+    state.counters["host_time_s"] = host_s;
+    state.counters["host_bytes_per_second"] = c.bytes * directions / host_s;
+  };
+  return made;
 }
 
-void run_pin_cost(benchmark::State& state, const PinCostCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return skip_case(state, reason);
+MeasuredCase setup_pin_cost(const PinCostCase& c) {
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
   CUDA_CHECK(cudaSetDevice(c.device));
-  const auto host_available = host_memory_available_bytes();
-  if (host_available && c.bytes + (512ull << 20) > host_available)
-    return skip_case(state, fmt::format("needs {} of host memory, {} available", format_size(c.bytes),
-                                        format_size(host_available)));
-  double pin_seconds = 0, unpin_seconds = 0;
-  if (c.operation == PinOperation::host_alloc) {
-    for (auto _ : state) {
-      void* p = nullptr;
-      auto t0 = WallClock::now();
-      CUDA_CHECK(cudaHostAlloc(&p, c.bytes, cudaHostAllocDefault));
-      pin_seconds += seconds_since(t0);
-      auto t1 = WallClock::now();
-      CUDA_CHECK(cudaFreeHost(p));
-      unpin_seconds += seconds_since(t1);
-    }
-  } else {
-    HostBuffer memory(c.bytes, HostMemoryKind::pageable);  // touched once, outside the loop
-    for (auto _ : state) {
-      auto t0 = WallClock::now();
-      CUDA_CHECK(cudaHostRegister(memory.data(), c.bytes, cudaHostRegisterDefault));
-      pin_seconds += seconds_since(t0);
-      auto t1 = WallClock::now();
-      CUDA_CHECK(cudaHostUnregister(memory.data()));
-      unpin_seconds += seconds_since(t1);
-    }
-  }
-  state.counters["pin_time_s"] = benchmark::Counter(pin_seconds, benchmark::Counter::kAvgIterations);
-  state.counters["unpin_time_s"] = benchmark::Counter(unpin_seconds, benchmark::Counter::kAvgIterations);
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * c.bytes));
+  if (auto problem = host_fit_problem(c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  struct PinTimes {
+    double pin_s = 0, unpin_s = 0;
+    std::int64_t calls = 0;
+    HostBuffer memory;  // host_register: touched once, outside the timed calls
+  };
+  auto times = std::make_shared<PinTimes>();
+  if (c.operation == PinOperation::host_register) times->memory = HostBuffer(c.bytes, HostMemoryKind::pageable);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  // The call is pin + unpin; each half is also timed alone, by the same wall clock.
+  m.call = [c, times] {
+    void* p = times->memory.data();
+    times->pin_s += wall_seconds([&] {
+      if (c.operation == PinOperation::host_alloc) CUDA_CHECK(cudaHostAlloc(&p, c.bytes, cudaHostAllocDefault));
+      else CUDA_CHECK(cudaHostRegister(p, c.bytes, cudaHostRegisterDefault));
+    });
+    times->unpin_s += wall_seconds([&] {
+      if (c.operation == PinOperation::host_alloc) CUDA_CHECK(cudaFreeHost(p));
+      else CUDA_CHECK(cudaHostUnregister(p));
+    });
+    ++times->calls;
+  };
+  m.work.bytes = static_cast<double>(c.bytes);
+  m.report = [times](benchmark::State& state, const Totals&) {
+    const auto calls = static_cast<double>(std::max<std::int64_t>(times->calls, 1));
+    state.counters["pin_time_s"] = times->pin_s / calls;
+    state.counters["unpin_time_s"] = times->unpin_s / calls;
+    times->pin_s = times->unpin_s = 0;  // the next Google Benchmark call starts afresh
+    times->calls = 0;
+  };
+  return made;
 }
 
 }  // namespace offloadbench

@@ -5,8 +5,8 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -70,49 +70,61 @@ void parallel_memcpy(char* dst, const char* src, std::uint64_t bytes, int thread
 
 }  // namespace
 
-void run_host_memcpy(benchmark::State& state, std::uint64_t bytes, int threads) {
-  if (auto problem = host_fit_problem(2 * bytes); !problem.empty()) return skip_case(state, problem);
-  std::vector<char> src(bytes), dst(bytes);
-  fill_pattern(src);
-  parallel_memcpy(dst.data(), src.data(), bytes, threads);
-  if (!same_bytes(src, dst.data())) return invalidate_case(state, "memcpy output differs from its input");
-  mark_validated(state);
-  for (auto _ : state) {
-    parallel_memcpy(dst.data(), src.data(), bytes, threads);
-    benchmark::DoNotOptimize(dst.data());
+MeasuredCase setup_host_memcpy(std::uint64_t bytes, int threads) {
+  if (auto problem = host_fit_problem(2 * bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  struct Arrays {
+    std::vector<char> src, dst;
+  };
+  auto arrays = std::make_shared<Arrays>(Arrays{std::vector<char>(bytes), std::vector<char>(bytes)});
+  fill_pattern(arrays->src);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m.call = [arrays, bytes, threads] {
+    parallel_memcpy(arrays->dst.data(), arrays->src.data(), bytes, threads);
+    benchmark::DoNotOptimize(arrays->dst.data());
     benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * bytes));
+  };
+  m.verify = [arrays, call = m.call]() -> std::string {
+    call();
+    return same_bytes(arrays->src, arrays->dst.data()) ? "" : "memcpy output differs from its input";
+  };
+  m.work.bytes = 2.0 * bytes;  // read + write
+  return made;
 }
 
-void run_host_memcpy_first_touch(benchmark::State& state, std::uint64_t bytes) {
-  if (auto problem = host_fit_problem(2 * bytes); !problem.empty()) return skip_case(state, problem);
-  std::vector<char> src(bytes);
-  fill_pattern(src);
-  {
-    FreshPages check(bytes);
-    std::memcpy(check.data(), src.data(), bytes);
-    if (!same_bytes(src, check.data())) return invalidate_case(state, "memcpy output differs from its input");
-  }
-  mark_validated(state);
-  for (auto _ : state) {
+MeasuredCase setup_host_memcpy_first_touch(std::uint64_t bytes) {
+  if (auto problem = host_fit_problem(2 * bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  auto src = std::make_shared<std::vector<char>>(bytes);
+  fill_pattern(*src);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m.call = [src, bytes] {
     FreshPages dst(bytes);  // mapping is cheap; the faults happen inside memcpy
-    std::memcpy(dst.data(), src.data(), bytes);
+    std::memcpy(dst.data(), src->data(), bytes);
     benchmark::DoNotOptimize(dst.data());
     benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * bytes));
+  };
+  m.verify = [src, bytes]() -> std::string {
+    FreshPages check(bytes);
+    std::memcpy(check.data(), src->data(), bytes);
+    return same_bytes(*src, check.data()) ? "" : "memcpy output differs from its input";
+  };
+  m.work.bytes = 2.0 * bytes;  // read + write
+  return made;
 }
 
-void run_first_touch(benchmark::State& state, std::uint64_t bytes) {
-  if (auto problem = host_fit_problem(bytes); !problem.empty()) return skip_case(state, problem);
-  for (auto _ : state) {
+MeasuredCase setup_first_touch(std::uint64_t bytes) {
+  if (auto problem = host_fit_problem(bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m.call = [bytes] {
     FreshPages pages(bytes);
     std::memset(pages.data(), 1, bytes);
     benchmark::DoNotOptimize(pages.data());
     benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+  };
+  m.work.bytes = static_cast<double>(bytes);
+  return made;
 }
 
 }  // namespace offloadbench

@@ -38,9 +38,12 @@ std::pair<double, std::string> ceiling_for(const nlohmann::json& row, const nloh
 double link_bytes_per_second(const nlohmann::json& context, int device) {
   const auto* gpu = gpu_entry(context, device);
   if (!gpu || !gpu->contains("pcie_link")) return 0;
-  return number((*gpu)["pcie_link"], "theoretical_bytes_per_second") > 0
-             ? number((*gpu)["pcie_link"], "theoretical_bytes_per_second")
-             : 0;
+  // The link's maximum, not its state when the file was written (idle links down-clock); files
+  // written before ceiling_bytes_per_second existed have only the current rate.
+  const auto& link = (*gpu)["pcie_link"];
+  for (const char* key : {"ceiling_bytes_per_second", "theoretical_bytes_per_second"})
+    if (number(link, key) > 0) return number(link, key);
+  return 0;
 }
 
 double dram_bytes_per_second(const nlohmann::json& context, int device) {

@@ -9,12 +9,30 @@ namespace {
 struct Registry {
   std::vector<CaseSpec> cases;
   std::map<std::string, std::size_t> by_name;
+  std::map<std::pair<std::string, std::string>, RowMark> marks;  // (case, error text) -> mark
 };
 Registry& registry() {
   static Registry r;
   return r;
 }
+// The case whose function Google Benchmark is running (it runs one at a time, on this thread).
+thread_local const std::string* running_case = nullptr;
+
+void mark_row(benchmark::State& state, RowMarkKind kind, const char* prefix, const std::string& reason) {
+  const std::string text = prefix + reason;
+  if (running_case) registry().marks[{*running_case, text}] = RowMark{kind, reason};
+  state.SkipWithError(text.c_str());
+}
 }  // namespace
+
+CaseSpec measured_case(std::string name, std::string family, nlohmann::json fields, Clock clock, CaseSetup setup) {
+  const bool manual_time = clock == Clock::device_events;
+  CaseSpec spec{name, std::move(family), std::move(fields), clock, {}};
+  spec.run = [name, setup = std::move(setup), manual_time](benchmark::State& state) {
+    measure_case(state, name, setup, manual_time);
+  };
+  return spec;
+}
 
 void register_case(CaseSpec spec) {
   auto& r = registry();
@@ -22,12 +40,15 @@ void register_case(CaseSpec spec) {
   spec.fields["family"] = spec.family;
   // A CUDA error or failed allocation inside a case skips that case with the error's text; the run
   // goes on. (Google Benchmark accepts an early return once an error is set, even mid-loop.)
-  auto guarded = [run = spec.run](benchmark::State& state) {
+  auto guarded = [run = spec.run, name = spec.name](benchmark::State& state) {
+    running_case = &name;
     try {
       run(state);
     } catch (const std::exception& e) {
+      release_case_setup(name);  // whatever it holds may be half-made
       if (!state.error_occurred()) skip_case(state, e.what());
     }
+    running_case = nullptr;
   };
   auto* bench = benchmark::RegisterBenchmark(spec.name.c_str(), guarded);
   bench->Unit(benchmark::kMicrosecond);
@@ -47,27 +68,27 @@ nlohmann::json case_fields(const std::string& name) {
 const std::vector<CaseSpec>& registered_cases() { return registry().cases; }
 
 void clear_registered_cases() {
+  release_case_setup();
   benchmark::ClearRegisteredBenchmarks();
   registry() = Registry{};
 }
 
 void skip_case(benchmark::State& state, const std::string& reason) {
-  state.SkipWithError((kSkipPrefix + reason).c_str());
+  mark_row(state, RowMarkKind::skipped, kSkipPrefix, reason);
 }
 
 void invalidate_case(benchmark::State& state, const std::string& what_was_wrong) {
-  state.SkipWithError((kInvalidPrefix + what_was_wrong).c_str());
+  mark_row(state, RowMarkKind::invalid, kInvalidPrefix, what_was_wrong);
+}
+
+std::optional<RowMark> row_mark(const std::string& case_name, const std::string& error_message) {
+  const auto& marks = registry().marks;
+  auto it = marks.find({case_name, error_message});
+  if (it == marks.end()) return std::nullopt;
+  return it->second;
 }
 
 void mark_validated(benchmark::State& state) { state.counters["validated"] = 1; }
-
-void report_device_seconds(benchmark::State& state, double total_seconds) {
-  state.counters["device_time_s"] = benchmark::Counter(total_seconds, benchmark::Counter::kAvgIterations);
-}
-
-void report_host_seconds(benchmark::State& state, double total_seconds) {
-  state.counters["host_time_s"] = benchmark::Counter(total_seconds, benchmark::Counter::kAvgIterations);
-}
 
 void set_bytes_ceiling(benchmark::State& state, double bytes_per_second) {
   if (bytes_per_second > 0) state.counters["ceiling_bytes_per_second"] = bytes_per_second;
@@ -75,11 +96,6 @@ void set_bytes_ceiling(benchmark::State& state, double bytes_per_second) {
 
 void set_flops_ceiling(benchmark::State& state, double flop_per_second) {
   if (flop_per_second > 0) state.counters["ceiling_flop_per_second"] = flop_per_second;
-}
-
-void set_flops_per_iteration(benchmark::State& state, double flops) {
-  state.counters["flop_per_second"] =
-      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 }  // namespace offloadbench

@@ -3,11 +3,14 @@
 // results file carries as row fields so nothing downstream ever parses a benchmark name.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
+
+#include "harness/measure.h"
 
 namespace offloadbench {
 
@@ -21,11 +24,14 @@ struct CaseSpec {
   std::string family;     // the suite name
   nlohmann::json fields;  // every parameter: {"direction": "h2d", "bytes": 16777216, "device": 0, ...}
   Clock clock = Clock::host_wall;
-  std::function<void(benchmark::State&)> run;
+  std::function<void(benchmark::State&)> run;  // set by measured_case(); raw only in tests
   // > 0: this case's own minimum (measured) time per repetition, in place of --benchmark_min_time.
   // For cases whose every sample costs far more wall time than it measures (cold GPU samples).
   double min_time_s = 0;
 };
+
+// A case timed by the measurement layer (harness/measure.h): `setup` runs once per case.
+CaseSpec measured_case(std::string name, std::string family, nlohmann::json fields, Clock clock, CaseSetup setup);
 
 // Registers with Google Benchmark. An exception escaping `run` (a CudaError, std::bad_alloc) is
 // caught and recorded as a skip with its text, so one failing case never ends the run.
@@ -45,19 +51,25 @@ void clear_registered_cases();
 void skip_case(benchmark::State& state, const std::string& reason);
 // The output check failed: the row is marked invalid and the run exits non-zero at the end.
 void invalidate_case(benchmark::State& state, const std::string& what_was_wrong);
-// The output check passed (call once, outside the timed region).
+
+// How a row was marked by skip_case or invalidate_case. Google Benchmark carries only the error
+// text of a stopped run; the reporter looks the mark up by case and text (it never parses the text).
+enum class RowMarkKind { skipped, invalid };
+struct RowMark {
+  RowMarkKind kind;
+  std::string reason;
+};
+// The mark recorded for `case_name` with Google Benchmark error text `error_message`, if any.
+std::optional<RowMark> row_mark(const std::string& case_name, const std::string& error_message);
+
+// Used by the measurement layer (harness/measure.h). The output check passed (call once, outside the timed region).
 void mark_validated(benchmark::State& state);
-// Totals over all iterations; the file gets them per iteration (device_time_s, host_time_s).
-void report_device_seconds(benchmark::State& state, double total_seconds);
-void report_host_seconds(benchmark::State& state, double total_seconds);
 // A physical limit this case's bytes_per_second must not exceed (PCIe link, DRAM peak). A row above
 // it is kept but marked invalid with above_ceiling: that is how a missing synchronize shows itself.
 void set_bytes_ceiling(benchmark::State& state, double bytes_per_second);
 void set_flops_ceiling(benchmark::State& state, double flop_per_second);
-// FLOPs done per iteration; the file gets flop_per_second.
-void set_flops_per_iteration(benchmark::State& state, double flops);
 
-// Prefixes that the results reporter reads back out of Google Benchmark's error message.
+// The words Google Benchmark's error text starts with, for people reading its console output.
 inline constexpr const char* kSkipPrefix = "skipped: ";
 inline constexpr const char* kInvalidPrefix = "invalid: ";
 

@@ -1,5 +1,6 @@
 // The parts of gpu_info.h that need no CUDA: link arithmetic, sysfs, JSON.
 #include "gpu_info.h"
+#include "nvml.h"
 
 #include <cctype>
 #include <fstream>
@@ -31,6 +32,12 @@ double PcieLink::theoretical_bytes_per_second() const {
   return pcie_link_bytes_per_second(current_generation, current_width);
 }
 
+double PcieLink::ceiling_bytes_per_second() const {
+  const int generation = max_generation > 0 ? max_generation : current_generation;
+  const int width = max_width > 0 ? max_width : current_width;
+  return pcie_link_bytes_per_second(generation, width);
+}
+
 bool PcieLink::degraded() const {
   return known() && ((max_generation > 0 && current_generation < max_generation) ||
                      (max_width > 0 && current_width < max_width));
@@ -50,6 +57,12 @@ PcieLink read_sysfs_link(const std::string& pci_bus_id, const std::string& sysfs
   link.max_width = std::atoi(max_width.c_str());
   link.source = "sysfs";
   return link;
+}
+
+PcieLink read_pcie_link(const std::string& pci_bus_id) {
+  if (auto link = Nvml::instance().pcie_link(pci_bus_id))
+    return {link->current_generation, link->max_generation, link->current_width, link->max_width, "nvml"};
+  return read_sysfs_link(pci_bus_id);
 }
 
 int read_sysfs_numa_node(const std::string& pci_bus_id, const std::string& sysfs_root) {
@@ -79,6 +92,7 @@ nlohmann::json to_json(const GpuInfo& gpu) {
                          {"current_width", l.current_width},           {"max_width", l.max_width},
                          {"source", l.source},
                          {"theoretical_bytes_per_second", l.theoretical_bytes_per_second()},
+                         {"ceiling_bytes_per_second", l.ceiling_bytes_per_second()},
                          {"degraded", l.degraded()}};
   return {{"index", gpu.index},
           {"name", gpu.name},

@@ -19,6 +19,9 @@ struct PcieLink {
 
   // Per direction, at the current generation and width; 0 when unknown.
   double theoretical_bytes_per_second() const;
+  // Per direction at the maximum generation and width (the current ones where the maximum is
+  // unknown): the ceiling copies are checked against, since an idle GPU down-clocks its link.
+  double ceiling_bytes_per_second() const;
   bool known() const { return current_generation > 0 && current_width > 0; }
   // True when the link runs below its maximum generation or width.
   bool degraded() const;
@@ -65,6 +68,9 @@ std::string cuda_version_string(int encoded);
 
 nlohmann::json to_json(const GpuInfo& gpu);
 nlohmann::json to_json(const GpuInventory& inventory);
+
+// The link as it is now (NVML, else sysfs): read again right after copies ran, under load.
+PcieLink read_pcie_link(const std::string& pci_bus_id);
 
 // PCIe link from /sys/bus/pci/devices/<bus id>/{current,max}_link_{speed,width}; empty when absent.
 PcieLink read_sysfs_link(const std::string& pci_bus_id, const std::string& sysfs_root = "/sys/bus/pci/devices");

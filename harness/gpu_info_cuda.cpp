@@ -36,11 +36,7 @@ GpuInfo query_one(int index) {
     if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) g.memory_free_bytes = free_bytes;
   }
   g.numa_node = read_sysfs_numa_node(g.pci_bus_id);
-  if (auto link = Nvml::instance().pcie_link(g.pci_bus_id)) {
-    g.link = {link->current_generation, link->max_generation, link->current_width, link->max_width, "nvml"};
-  } else {
-    g.link = read_sysfs_link(g.pci_bus_id);
-  }
+  g.link = read_pcie_link(g.pci_bus_id);
   return g;
 }
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "benchmark_case.h"
+#include "measure.h"
 #include "results.h"
 #include "system_info.h"
 
@@ -21,10 +22,6 @@ const char* time_unit_name(benchmark::TimeUnit unit) {
     case benchmark::kSecond: return "s";
   }
   return "ns";
-}
-
-bool starts_with(const std::string& text, const char* prefix) {
-  return text.rfind(prefix, 0) == 0;
 }
 
 std::string local_date() {  // Google Benchmark's own "date" format
@@ -48,6 +45,23 @@ void check_ceiling(nlohmann::json& row, const char* rate_key, const char* ceilin
     row["validated"] = false;
     row["suspect_reason"] = fmt::format("{} {:.4g} is above the physical ceiling {:.4g}", rate_key, rate, ceiling);
   }
+}
+// Device-timed rows: the host took longer to enqueue the work than the device to run it, so the
+// figure measures the launch path, not the device (what users of that path get, but say so).
+void mark_enqueue_bound(nlohmann::json& row) {
+  if (!row.contains("host_enqueue_time_s") || !row.contains("device_time_s")) return;
+  row["enqueue_bound"] = row["host_enqueue_time_s"].get<double>() > row["device_time_s"].get<double>();
+}
+
+// Copy rows: the link's state read right after the copies ran. Below its maximum even under load
+// is a slot, riser or BIOS limit (an idle link down-clocking is not: the ceiling is the maximum).
+void mark_link_under_load(nlohmann::json& row) {
+  if (!row.contains("link_generation_under_load") || !row.contains("link_max_generation")) return;
+  const double max_generation = row["link_max_generation"].get<double>();
+  const double max_width = row.value("link_max_width", 0.0);
+  row["link_below_max_under_load"] =
+      (max_generation > 0 && row["link_generation_under_load"].get<double>() < max_generation) ||
+      (max_width > 0 && row.value("link_width_under_load", 0.0) < max_width);
 }
 }  // namespace
 
@@ -90,14 +104,13 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
                           run.aggregate_name != "median";
   if (row.contains("validated") && !spread_row) validated = row["validated"].get<double>() >= 1.0;
   if (run.error_occurred) {
-    if (starts_with(run.error_message, kSkipPrefix)) {
+    const auto mark = row_mark(run.run_name.function_name, run.error_message);
+    if (mark && mark->kind == RowMarkKind::skipped) {
       row["skipped"] = true;
-      row["skip_reason"] = run.error_message.substr(std::char_traits<char>::length(kSkipPrefix));
-    } else {
+      row["skip_reason"] = mark->reason;
+    } else {  // invalid, or an error Google Benchmark itself raised
       validated = false;
-      row["invalid_reason"] = starts_with(run.error_message, kInvalidPrefix)
-                                  ? run.error_message.substr(std::char_traits<char>::length(kInvalidPrefix))
-                                  : run.error_message;
+      row["invalid_reason"] = mark ? mark->reason : run.error_message;
     }
   }
   row["validated"] = validated;
@@ -105,6 +118,8 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
   if (!spread_row && !run.error_occurred) {
     check_ceiling(row, "bytes_per_second", "ceiling_bytes_per_second");
     check_ceiling(row, "flop_per_second", "ceiling_flop_per_second");
+    mark_enqueue_bound(row);
+    mark_link_under_load(row);
   }
   return row;
 }
@@ -145,6 +160,8 @@ bool ResultsReporter::ReportContext(const Context& context) {
 }
 
 void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
+  // Google Benchmark reports a case once all its repetitions ran: its setup can go.
+  if (!runs.empty()) release_case_setup(runs.front().run_name.function_name);
   for (const auto& run : runs) {
     auto row = run_to_row(run);
     if (row["validated"] == false && run.run_type == Run::RT_Iteration) ++invalid_rows_;

@@ -188,12 +188,22 @@ __global__ void begin_step_kernel(TrainScalars* s) {
 // ---------------------------------------------------------------------------------------------
 // kernel launchers
 
+namespace {
+// The caller binds the handle to the stream once (MlpGpuModel::cublas_on): setting it here, per
+// GEMM, would reset the handle's workspace (see there).
+void require_bound(cublasHandle_t handle, cudaStream_t stream) {
+  cudaStream_t bound = nullptr;
+  CUBLAS_CHECK(cublasGetStream(handle, &bound));
+  if (bound != stream) throw std::logic_error("mlp: cuBLAS handle is bound to another stream than the launch's");
+}
+}  // namespace
+
 template <typename T>
 void matmul_forward(float* out, const T* inp, const T* weight, int B, int IC, int OC, cublasHandle_t handle,
                     cudaStream_t stream) {
   // outᵀ (OC,B) = W (OC,IC) · inpᵀ (IC,B); W is stored as Wᵀ column-major, hence OP_T.
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSetStream(handle, stream));
+  require_bound(handle, stream);
   CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, OC, B, IC, &alpha, weight, cuda_type<T>(), IC, inp,
                             cuda_type<T>(), IC, &beta, out, CUDA_R_32F, OC, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
@@ -224,7 +234,7 @@ void matmul_backward_weight(float* dweight, const T* dout, const T* inp, int B, 
                             cublasHandle_t handle, cudaStream_t stream) {
   // dWᵀ (IC,OC) += inpᵀ (IC,B) · dout (B,OC); dout is stored as doutᵀ column-major, hence OP_T.
   const float alpha = 1.0f, beta = 1.0f;
-  CUBLAS_CHECK(cublasSetStream(handle, stream));
+  require_bound(handle, stream);
   CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, B, &alpha, inp, cuda_type<T>(), IC, dout,
                             cuda_type<T>(), OC, &beta, dweight, CUDA_R_32F, IC, CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT));
@@ -243,7 +253,7 @@ void matmul_backward_input(float* dinp, const T* dout, const T* weight, int B, i
                            cublasHandle_t handle, cudaStream_t stream) {
   // dinpᵀ (IC,B) = Wᵀ (IC,OC) · doutᵀ (OC,B): both already column-major as stored.
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSetStream(handle, stream));
+  require_bound(handle, stream);
   CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, IC, B, OC, &alpha, weight, cuda_type<T>(), IC, dout,
                             cuda_type<T>(), OC, &beta, dinp, CUDA_R_32F, IC, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }

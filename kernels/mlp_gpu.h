@@ -80,6 +80,8 @@ class MlpGpuModel {
 
  private:
   struct Buffers;
+  // The model's cuBLAS handle bound to `stream` (with its own workspace kept).
+  cublasHandle_t cublas_on(cudaStream_t stream);
   MlpShape shape_;
   int batch_;
   Precision precision_;

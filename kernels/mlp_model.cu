@@ -35,8 +35,9 @@ void with_compute_type(Precision precision, F&& f) {
 }  // namespace
 
 struct MlpGpuModel::Buffers {
+  DeviceBuffer workspace;  // declared before the handle, so the handle goes first
   CublasHandle cublas;
-  DeviceBuffer workspace;
+  cudaStream_t cublas_stream = nullptr;  // the stream the handle is bound to
   DeviceBuffer params, grads, m, v;  // fp32, mlp_param_layout
   DeviceBuffer params_compute;       // the weights in the compute type (unused for fp32)
   DeviceBuffer x_compute;            // (B,D) input in the compute type (unused for fp32)
@@ -63,8 +64,7 @@ MlpGpuModel::MlpGpuModel(const MlpShape& s, int batch, Precision precision, cons
                                             to_string(s), n));
   const std::size_t bh = static_cast<std::size_t>(batch * s.hidden), bc = static_cast<std::size_t>(batch * s.classes);
   b_->workspace = DeviceBuffer(kCublasWorkspaceBytes);
-  if (cublasSetWorkspace(b_->cublas.get(), b_->workspace.data(), kCublasWorkspaceBytes) != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error("cublasSetWorkspace failed");
+  CUBLAS_CHECK(cublasSetWorkspace(b_->cublas.get(), b_->workspace.data(), kCublasWorkspaceBytes));
   b_->params = DeviceBuffer(n * 4);
   b_->grads = DeviceBuffer(n * 4);
   b_->m = DeviceBuffer(n * 4);
@@ -95,6 +95,17 @@ MlpGpuModel::MlpGpuModel(const MlpShape& s, int batch, Precision precision, cons
 }
 
 MlpGpuModel::~MlpGpuModel() = default;
+
+// cublasSetStream also resets the handle's workspace to cuBLAS's own pool, which may allocate inside
+// a CUDA Graph capture: bind only when the stream changes, and give the workspace back each time.
+cublasHandle_t MlpGpuModel::cublas_on(cudaStream_t stream) {
+  if (stream != b_->cublas_stream) {
+    CUBLAS_CHECK(cublasSetStream(b_->cublas.get(), stream));
+    CUBLAS_CHECK(cublasSetWorkspace(b_->cublas.get(), b_->workspace.data(), kCublasWorkspaceBytes));
+    b_->cublas_stream = stream;
+  }
+  return b_->cublas.get();
+}
 
 namespace {
 
@@ -132,9 +143,9 @@ void MlpGpuModel::forward(const float* x, cudaStream_t stream) {
     const T* w = compute_weights<T>(b_->params, b_->params_compute);
     const T* xin = compute_input<T>(x, b_->x_compute, std::int64_t{B} * D, stream);
     const float* params = b_->params.as<float>();
-    matmul_forward<T>(b_->pre1.as<float>(), xin, w + l.w1, B, D, H, b_->cublas.get(), stream);
+    matmul_forward<T>(b_->pre1.as<float>(), xin, w + l.w1, B, D, H, cublas_on(stream), stream);
     bias_relu_forward<T>(b_->act1.as<T>(), b_->pre1.as<float>(), params + l.b1, B, H, stream);
-    matmul_forward<T>(b_->logits.as<float>(), b_->act1.as<T>(), w + l.w2, B, H, C, b_->cublas.get(), stream);
+    matmul_forward<T>(b_->logits.as<float>(), b_->act1.as<T>(), w + l.w2, B, H, C, cublas_on(stream), stream);
     bias_add_forward(b_->logits.as<float>(), params + l.b2, B, C, stream);
   });
 }
@@ -149,7 +160,7 @@ void MlpGpuModel::forward_backward(const float* x, const int* labels, int accum_
     const T* w = compute_weights<T>(b_->params, b_->params_compute);
     const T* xin = std::is_same_v<T, float> ? reinterpret_cast<const T*>(x) : b_->x_compute.as<T>();
     float* grads = b_->grads.as<float>();
-    auto* handle = b_->cublas.get();
+    auto* handle = cublas_on(stream);
     softmax_cross_entropy<T>(b_->scalars.as<TrainScalars>(), b_->dlogits.as<T>(), b_->logits.as<float>(), labels,
                              accum_steps, B, C, stream);
     matmul_backward_weight<T>(grads + l.w2, b_->dlogits.as<T>(), b_->act1.as<T>(), B, H, C, handle, stream);

@@ -27,7 +27,7 @@ TEST_F(GpuTransfer, EveryKindMovesTheRightBytesBelowTheLinkRate) {
   const auto doc = testing::run_registered("transfer/(h2d|d2h|bidirectional)/", 3, 0.01);
   const auto rows = testing::rows_where(doc, "op", "device_copy");
   ASSERT_EQ(rows.size(), 3u * 4 * 2 * 3);
-  const double link = gpu_inventory().gpus[0].link.theoretical_bytes_per_second();
+  const double link = gpu_inventory().gpus[0].link.ceiling_bytes_per_second();
   for (const auto& row : rows) {
     EXPECT_EQ(row["validated"], true) << row["name"] << " " << row.value("invalid_reason", "");
     const double rate = row["bytes_per_second"].get<double>();

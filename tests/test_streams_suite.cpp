@@ -123,8 +123,8 @@ TEST(StreamsSuite, ShapesThatMakeNoSenseSkipWithTheirReason) {
   const char* reasons[] = {"8 streams for 4 chunks", "chunks must be at least 1", "streams must be at least 1",
                            "not a whole number of floats", "a chunk would be empty", "no pipeline shapes"};
   for (const auto& [label, c] : bad)
-    register_case({std::string("streams_bad/") + label, "streams", {{"op", "pipelined"}}, Clock::device_events,
-                   [c = c](benchmark::State& state) { run_streams_case(state, c); }});
+    register_case(measured_case(std::string("streams_bad/") + label, "streams", {{"op", "pipelined"}},
+                                Clock::device_events, [c = c] { return setup_streams_case(c); }));
   const auto doc = testing::run_registered("streams_bad/");
   const auto rows = iteration_rows(doc);
   ASSERT_EQ(rows.size(), std::size(bad));

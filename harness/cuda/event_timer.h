@@ -1,0 +1,43 @@
+// The device half of the measurement layer: CUDA events around a batch of calls on one stream,
+// optionally held behind the copy gate (nvbandwidth's method, so the events time the work and not
+// the host's enqueue gaps), joined with side streams, and preceded by an L2 flush (cold samples).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "harness/cuda/copy_gate.h"
+#include "harness/cuda/cuda_raii.h"
+#include "harness/measure.h"
+
+namespace offloadbench {
+
+struct EventTimerOptions {
+  cudaStream_t stream = nullptr;             // where the batch starts and ends (nullptr: legacy stream)
+  std::vector<cudaStream_t> side_streams;    // also start after the start event; joined before the end
+  // Hold the batch behind a gate kernel while the host enqueues. Never for work that may block the
+  // host until the stream reaches it (a pageable cudaMemcpyAsync, a blocking cudaMemcpy).
+  bool gated = false;
+  std::size_t flush_bytes = 0;               // > 0: a memset this large before each batch evicts L2
+};
+
+class EventTimer : public DeviceTimer {
+ public:
+  explicit EventTimer(EventTimerOptions options);
+  void prepare_batch() override;
+  void begin_batch() override;
+  void end_batch() override;
+  DeviceBatch wait(const std::function<void()>& while_waiting) override;
+
+ private:
+  EventTimerOptions options_;
+  CudaEvent start_, end_;
+  std::vector<CudaEvent> joined_;
+  std::unique_ptr<CopyGate> gate_;
+  DeviceBuffer flush_;
+  int flushes_ = 0;
+};
+
+}  // namespace offloadbench

@@ -1,0 +1,214 @@
+// The measurement layer's host half: the set-up case, the one timing loop, rates and marks.
+// Nothing here knows CUDA; the device timer is an interface (harness/cuda/event_timer.h), so the
+// CPU tests reach every line of it with a fake clock.
+#include "measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "benchmark_case.h"
+
+namespace offloadbench {
+
+namespace {
+
+class SteadyWallClock : public WallClock {
+ public:
+  double now_seconds() override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+};
+
+// The one case whose setup is held: Google Benchmark runs a case's calls and repetitions one after
+// another, so holding one bounds memory to the largest case's and frees it when the next begins.
+struct SetUpCase {
+  std::string name;
+  MeasuredCase measured;
+  std::string invalid_reason;  // verify's finding, the same for every call
+};
+
+std::unique_ptr<SetUpCase>& set_up_case() {
+  static std::unique_ptr<SetUpCase> current;
+  return current;
+}
+
+// Host batches last at least this long, so the clock reads and the loop between batches stay a
+// negligible part of what is timed (a 4 KiB memcpy takes ~0.1 µs; two clock reads ~0.04 µs).
+constexpr double kMinHostBatchSeconds = 50e-6;
+constexpr int kMaxHostBatch = 1 << 16;
+
+// One untimed batch through the case's clock, so first-call costs (page faults, module loading,
+// cuBLAS heuristics, clocks ramping) stay out of the timed batches. A host case that left its batch
+// size to the layer gets one here, from what the warm-up calls took.
+void warm_up(Measurement& m) {
+  WallClock& wall = m.wall ? *m.wall : steady_wall_clock();
+  const int calls = std::max(m.warmup_calls, 1);
+  if (m.device) {
+    m.device->prepare_batch();
+    m.device->begin_batch();
+  }
+  const double start = wall.now_seconds();
+  for (int i = 0; i < calls; ++i) m.call();
+  const double call_seconds = (wall.now_seconds() - start) / calls;
+  if (m.device) {
+    m.device->end_batch();
+    m.device->wait(nullptr);
+  }
+  if (m.calls_per_batch > 0) return;
+  m.calls_per_batch = 1;
+  if (!m.device && call_seconds < kMinHostBatchSeconds)
+    m.calls_per_batch = call_seconds > 0
+                            ? static_cast<int>(std::min<double>(std::ceil(kMinHostBatchSeconds / call_seconds), kMaxHostBatch))
+                            : kMaxHostBatch;
+}
+
+// Setup, verify and warm-up of `name`, once; a throw in any of them skips the case with its text.
+SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
+  auto& current = set_up_case();
+  if (current && current->name == name) return *current;
+  current.reset();  // the previous case's buffers go before this case's are made
+  auto made = std::make_unique<SetUpCase>();
+  made->name = name;
+  try {
+    made->measured = setup();
+    Measurement& m = made->measured.measurement;
+    if (made->measured.skip_reason.empty()) {
+      if (m.verify) made->invalid_reason = m.verify();
+      if (made->invalid_reason.empty()) warm_up(m);
+    }
+  } catch (const std::exception& e) {
+    made->measured = MeasuredCase::skip(e.what());
+  }
+  current = std::move(made);
+  return *current;
+}
+
+// The timing loop of the project: batches of calls between the clock's start and end.
+Totals time_batches(benchmark::State& state, const std::string& case_name, Measurement& m) {
+  WallClock& wall = m.wall ? *m.wall : steady_wall_clock();
+  const int batch = std::max(1, m.calls_per_batch);
+  Totals t;
+  double call_seconds = 0;  // the previous batch's seconds per call (0 before the first)
+  // Host batches are timed back to back, each from the previous one's end, so their sum is the
+  // loop's whole wall time, as Google Benchmark's own real time measures it.
+  double host_batch_start = wall.now_seconds();
+  while (state.KeepRunningBatch(batch)) {
+    if (state.error_occurred()) continue;  // lets KeepRunningBatch end the loop
+    if (m.device) m.device->prepare_batch();
+    const double start = m.device ? wall.now_seconds() : host_batch_start;
+    if (m.device) m.device->begin_batch();
+    for (int i = 0; i < batch; ++i) {
+      m.call();
+      // regression self-test hook: injected slowdown goes here
+      // (inside the timed window; the case is `case_name`, a call's body takes about `call_seconds`)
+    }
+    double seconds = 0;
+    if (m.device) {
+      m.device->end_batch();
+      const double enqueued = wall.now_seconds();
+      const DeviceBatch measured = m.device->wait(m.while_waiting);
+      const double done = wall.now_seconds();
+      if (measured.gate_timed_out) {
+        invalidate_case(state, fmt::format("the gate timed out on batch {}: its calls were not timed", t.batches + 1));
+        continue;
+      }
+      seconds = measured.seconds;
+      t.device_seconds += seconds;
+      t.enqueue_seconds += enqueued - start;
+      t.host_seconds += done - start;
+    } else {
+      const double end = wall.now_seconds();
+      seconds = end - start;
+      t.host_seconds += seconds;
+      host_batch_start = end;
+    }
+    state.SetIterationTime(seconds);  // read only by cases registered with manual time
+    t.seconds += seconds;
+    t.calls += batch;
+    ++t.batches;
+    call_seconds = seconds / batch;
+  }
+  static_cast<void>(case_name);  // read only by the hook above, once it is there
+  static_cast<void>(call_seconds);
+  return t;
+}
+
+}  // namespace
+
+WallClock& steady_wall_clock() {
+  static SteadyWallClock clock;
+  return clock;
+}
+
+double wall_seconds(const std::function<void()>& work, WallClock& wall) {
+  const double start = wall.now_seconds();
+  work();
+  return wall.now_seconds() - start;
+}
+
+double time_once(DeviceTimer& timer, const std::function<void()>& enqueue) {
+  timer.prepare_batch();
+  timer.begin_batch();
+  enqueue();
+  timer.end_batch();
+  return timer.wait(nullptr).seconds;
+}
+
+double median_of(int runs, const std::function<double()>& sample) {
+  std::vector<double> samples;
+  for (int i = 0; i < std::max(runs, 1); ++i) samples.push_back(sample());
+  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+  return samples[samples.size() / 2];
+}
+
+double median_wall_seconds(int runs, const std::function<void()>& work, WallClock& wall) {
+  return median_of(runs, [&] { return wall_seconds(work, wall); });
+}
+
+void release_case_setup(const std::string& case_name) {
+  auto& current = set_up_case();
+  if (current && (case_name.empty() || current->name == case_name)) current.reset();
+}
+
+void report_rates(benchmark::State& state, const Work& work, const Totals& totals, bool has_device) {
+  if (totals.calls <= 0 || totals.seconds <= 0) return;
+  const auto calls = static_cast<double>(totals.calls);
+  // Work done in all: Google Benchmark divides a rate counter by the same seconds its real_time
+  // comes from (the case's clock for device cases, whose batch times the layer hands it; its own
+  // wall clock around the same loop for host cases), so a rate and real_time always agree.
+  const auto rate = [&](double per_call) { return benchmark::Counter(per_call * calls, benchmark::Counter::kIsRate); };
+  if (work.bytes > 0) state.counters["bytes_per_second"] = rate(work.bytes);
+  if (work.flops > 0) state.counters["flop_per_second"] = rate(work.flops);
+  if (work.items > 0 && !work.items_rate.empty()) state.counters[work.items_rate] = rate(work.items);
+  state.counters["host_time_s"] = totals.host_seconds / calls;
+  if (has_device) {
+    state.counters["device_time_s"] = totals.device_seconds / calls;
+    state.counters["host_enqueue_time_s"] = totals.enqueue_seconds / calls;
+  }
+}
+
+void measure_case(benchmark::State& state, const std::string& case_name, const CaseSetup& setup,
+                  bool manual_time) {
+  SetUpCase& set_up = prepare(case_name, setup);
+  if (!set_up.measured.skip_reason.empty()) return skip_case(state, set_up.measured.skip_reason);
+  if (!set_up.invalid_reason.empty()) return invalidate_case(state, set_up.invalid_reason);
+  Measurement& m = set_up.measured.measurement;
+  if (m.device && !manual_time)
+    return invalidate_case(state, "timed by a device timer but registered with the host wall clock");
+  if (m.verify) mark_validated(state);
+
+  const Totals totals = time_batches(state, case_name, m);
+  if (state.error_occurred()) return;
+  report_rates(state, m.work, totals, m.device != nullptr);
+  state.counters["calls_per_batch"] = std::max(1, m.calls_per_batch);
+  set_bytes_ceiling(state, m.bytes_ceiling);
+  set_flops_ceiling(state, m.flops_ceiling);
+  if (m.report) m.report(state, totals);
+}
+
+}  // namespace offloadbench

@@ -1,0 +1,283 @@
+// The measurement layer (harness/measure.h) driven by a fake device timer and a fake wall clock
+// that report known times, through Google Benchmark and the results reporter as a run does: the
+// arithmetic the GPU runners rely on, proven on a machine without a GPU.
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "harness/benchmark_case.h"
+#include "harness/gpu_info.h"
+#include "harness/pcie.h"
+#include "harness/measure.h"
+#include "test_support.h"
+
+namespace offloadbench {
+
+namespace {
+
+// What the fakes saw. Each call "takes" call_s on the device and wall_per_call_s on the host.
+struct Ledger {
+  double call_s = 1e-3;
+  double wall_per_call_s = 1e-4;
+  int timeout_on_batch = 0;  // > 0: that batch (counting every batch, warm-up included) times out
+  long calls = 0;
+  int batches = 0;
+  bool in_window = false;
+  int setups = 0, verifies = 0, verifies_in_window = 0, calls_outside_window = 0;
+  int teardowns = 0, batches_at_teardown = -1;
+};
+
+// Stands for a case's buffers: records when the layer lets go of them.
+struct Teardown {
+  explicit Teardown(std::shared_ptr<Ledger> l) : ledger(std::move(l)) {}
+  Teardown(const Teardown&) = delete;
+  Teardown& operator=(const Teardown&) = delete;
+  std::shared_ptr<Ledger> ledger;
+  ~Teardown() {
+    ++ledger->teardowns;
+    ledger->batches_at_teardown = ledger->batches;
+  }
+};
+
+class FakeWallClock : public WallClock {
+ public:
+  explicit FakeWallClock(std::shared_ptr<Ledger> ledger) : ledger_(std::move(ledger)) {}
+  double now_seconds() override { return static_cast<double>(ledger_->calls) * ledger_->wall_per_call_s; }
+
+ private:
+  std::shared_ptr<Ledger> ledger_;
+};
+
+class FakeDeviceTimer : public DeviceTimer {
+ public:
+  explicit FakeDeviceTimer(std::shared_ptr<Ledger> ledger) : ledger_(std::move(ledger)) {}
+  void begin_batch() override {
+    ledger_->in_window = true;
+    calls_at_start_ = ledger_->calls;
+  }
+  void end_batch() override {}
+  DeviceBatch wait(const std::function<void()>&) override {
+    ledger_->in_window = false;
+    ++ledger_->batches;
+    return {static_cast<double>(ledger_->calls - calls_at_start_) * ledger_->call_s,
+            ledger_->batches == ledger_->timeout_on_batch};
+  }
+
+ private:
+  std::shared_ptr<Ledger> ledger_;
+  long calls_at_start_ = 0;
+};
+
+struct FakeCase {
+  int batch = 1;
+  bool device = true;
+  double bytes = 4096, flops = 1000, items = 8;
+  double bytes_ceiling = 0;
+  std::string verify_problem;
+};
+
+FakeCase batch_of(int calls) {
+  FakeCase f;
+  f.batch = calls;
+  return f;
+}
+
+// A case whose setup counts itself and whose clock is the fakes.
+CaseSetup fake_setup(std::shared_ptr<Ledger> ledger, FakeCase f) {
+  return [ledger, f] {
+    ++ledger->setups;
+    auto wall = std::make_shared<FakeWallClock>(ledger);
+    MeasuredCase made;
+    Measurement& m = made.measurement;
+    m.call = [ledger, device = f.device, buffers = std::make_shared<Teardown>(ledger)] {
+      if (device && !ledger->in_window) ++ledger->calls_outside_window;
+      ++ledger->calls;
+    };
+    m.work = {f.bytes, f.flops, f.items, "samples_per_second"};
+    m.verify = [ledger, f] {
+      ++ledger->verifies;
+      if (ledger->in_window) ++ledger->verifies_in_window;
+      return f.verify_problem;
+    };
+    m.calls_per_batch = f.batch;
+    if (f.device) m.device = std::make_shared<FakeDeviceTimer>(ledger);
+    m.bytes_ceiling = f.bytes_ceiling;
+    m.wall = wall.get();
+    m.report = [wall](benchmark::State&, const Totals&) {};  // keeps the fake clock alive with the case
+    return made;
+  };
+}
+
+std::shared_ptr<Ledger> register_fake(const std::string& name, const FakeCase& f) {
+  auto ledger = std::make_shared<Ledger>();
+  register_case(measured_case(name, "fake", {{"op", "fake"}}, f.device ? Clock::device_events : Clock::host_wall,
+                              fake_setup(ledger, f)));
+  return ledger;
+}
+
+// Equal but for the rounding of summing per-batch seconds.
+void expect_close(const nlohmann::json& got, double want) {
+  ASSERT_TRUE(got.is_number()) << got;
+  EXPECT_NEAR(got.get<double>(), want, 1e-9 * std::abs(want));
+}
+
+void expect_close(double got, double want) { EXPECT_NEAR(got, want, 1e-9 * std::abs(want)); }
+
+class MeasureTest : public ::testing::Test {
+ protected:
+  void SetUp() override { clear_registered_cases(); }
+  void TearDown() override { clear_registered_cases(); }
+};
+
+}  // namespace
+
+TEST_F(MeasureTest, DeviceRateIsBytesTimesCallsOverTimeForEveryBatchSize) {
+  for (int batch : {1, 7, 64}) {
+    clear_registered_cases();
+    const FakeCase f = batch_of(batch);
+    auto ledger = register_fake("fake/device", f);
+    const auto doc = testing::run_registered("fake/", 3, 0.02);
+    const auto rows = testing::rows_where(doc, "op", "fake");
+    ASSERT_EQ(rows.size(), 3u) << "batch " << batch;
+    for (const auto& row : rows) {
+      const double calls = row["iterations"].get<double>();
+      EXPECT_EQ(static_cast<long>(calls) % batch, 0) << "iterations count calls, in whole batches";
+      const double seconds = calls * ledger->call_s;
+      expect_close(row["bytes_per_second"], f.bytes * calls / seconds);
+      expect_close(row["flop_per_second"], f.flops * calls / seconds);
+      expect_close(row["samples_per_second"], f.items * calls / seconds);
+      expect_close(row["device_time_s"], ledger->call_s);
+      EXPECT_NEAR(row["real_time"].get<double>(), ledger->call_s * 1e6, 1e-6) << "real_time is per call, in us";
+      expect_close(row["host_enqueue_time_s"], ledger->wall_per_call_s);
+      EXPECT_EQ(row["enqueue_bound"], false);
+      EXPECT_EQ(row["calls_per_batch"], batch);
+      EXPECT_EQ(row["validated"], true);
+    }
+    EXPECT_EQ(ledger->calls_outside_window, 0) << "every call sits between the timer's start and end";
+  }
+}
+
+TEST_F(MeasureTest, HostTimesComeFromTheWallClockForEveryBatchSize) {
+  for (int batch : {1, 7, 64}) {
+    clear_registered_cases();
+    FakeCase f = batch_of(batch);
+    f.device = false;
+    auto ledger = register_fake("fake/host", f);
+    const auto rows = testing::rows_where(testing::run_registered("fake/", 2, 0.001), "op", "fake");
+    ASSERT_EQ(rows.size(), 2u);
+    for (const auto& row : rows) {
+      const double calls = row["iterations"].get<double>();
+      EXPECT_EQ(static_cast<long>(calls) % batch, 0);
+      expect_close(row["host_time_s"], ledger->wall_per_call_s);
+      // The rate is over the same seconds as real_time (Google Benchmark's own wall clock here).
+      expect_close(row["bytes_per_second"].get<double>() * row["real_time"].get<double>() * 1e-6, f.bytes);
+      EXPECT_FALSE(row.contains("device_time_s"));
+    }
+  }
+}
+
+TEST_F(MeasureTest, SetupAndVerifyRunOncePerCaseAndVerifyNeverInsideATimedWindow) {
+  auto ledger = register_fake("fake/once", batch_of(7));
+  auto other = register_fake("fake/other", batch_of(1));
+  const auto doc = testing::run_registered("fake/", 4, 0.02);
+  EXPECT_EQ(testing::rows_where(doc, "op", "fake").size(), 8u);
+  EXPECT_EQ(ledger->setups, 1) << "not once per repetition or per Google Benchmark call";
+  EXPECT_EQ(ledger->verifies, 1);
+  EXPECT_EQ(other->setups, 1);
+  EXPECT_EQ(ledger->verifies_in_window + other->verifies_in_window, 0);
+  EXPECT_GT(ledger->batches, 4) << "the fake must have timed several batches for this to mean anything";
+  EXPECT_EQ(ledger->teardowns, 1) << "torn down once, when the case is done";
+  EXPECT_EQ(ledger->batches_at_teardown, ledger->batches) << "not before its last repetition";
+}
+
+TEST_F(MeasureTest, AGateTimeoutOnAnyBatchMarksTheRow) {
+  // Batch 1 is the warm-up, 2 the first call's only batch; 3 is the first of many in the next call.
+  for (int timeout_on : {2, 3}) {
+    clear_registered_cases();
+    auto ledger = std::make_shared<Ledger>();
+    ledger->timeout_on_batch = timeout_on;
+    register_case(measured_case("fake/gate", "fake", {{"op", "fake"}}, Clock::device_events,
+                                fake_setup(ledger, batch_of(1))));
+    const auto rows = testing::rows_where(testing::run_registered("fake/", 1, 0.05), "op", "fake");
+    ASSERT_EQ(rows.size(), 1u);
+    // Batch 3 opens a call that wants many batches: a check of the last gate only would pass it.
+    EXPECT_EQ(ledger->batches, timeout_on) << "the layer stops timing once a batch is known untimed";
+    EXPECT_EQ(rows[0]["validated"], false) << "timeout on batch " << timeout_on;
+    EXPECT_NE(rows[0]["invalid_reason"].get<std::string>().find("gate timed out"), std::string::npos);
+    EXPECT_EQ(rows[0]["skipped"], false);
+  }
+}
+
+TEST_F(MeasureTest, ThroughputAboveItsCeilingMarksTheRowInvalid) {
+  const auto ledger = std::make_shared<Ledger>();
+  const double rate = 4096 / ledger->call_s;
+  FakeCase above = batch_of(7), below = batch_of(7);
+  above.bytes_ceiling = 0.5 * rate;
+  below.bytes_ceiling = 2 * rate;
+  register_fake("fake/above", above);
+  register_fake("fake/below", below);
+  const auto doc = testing::run_registered("fake/", 1, 0.01);
+  for (const auto& row : testing::rows_where(doc, "op", "fake")) {
+    const bool is_above = row["run_name"].get<std::string>().find("above") != std::string::npos;
+    EXPECT_EQ(row["validated"], !is_above) << row["name"];
+    EXPECT_EQ(row.value("above_ceiling", false), is_above) << row["name"];
+  }
+}
+
+TEST_F(MeasureTest, SkipsAndFailedChecksAreRowFieldsNotParsedText) {
+  auto ledger = std::make_shared<Ledger>();
+  register_case(measured_case("fake/skip", "fake", {{"op", "fake"}}, Clock::device_events,
+                              [] { return MeasuredCase::skip("invalid: not really, a skip"); }));
+  FakeCase wrong = batch_of(1);
+  wrong.verify_problem = "skipped: not really, byte 7 differs";
+  register_fake("fake/wrong", wrong);
+  const auto doc = testing::run_registered("fake/", 2, 0.001);
+  for (const auto& row : testing::rows_where(doc, "op", "fake")) {
+    if (row["run_name"].get<std::string>().find("skip") != std::string::npos) {
+      EXPECT_EQ(row["skipped"], true);
+      EXPECT_EQ(row["skip_reason"], "invalid: not really, a skip");
+      EXPECT_TRUE(row["validated"].is_null());
+    } else {
+      EXPECT_EQ(row["skipped"], false);
+      EXPECT_EQ(row["validated"], false);
+      EXPECT_EQ(row["invalid_reason"], "skipped: not really, byte 7 differs");
+    }
+  }
+}
+
+TEST_F(MeasureTest, HostEnqueueSlowerThanTheDeviceIsFlagged) {
+  auto ledger = register_fake("fake/enqueue", batch_of(7));
+  ledger->wall_per_call_s = 2 * ledger->call_s;
+  const auto rows = testing::rows_where(testing::run_registered("fake/", 1, 0.01), "op", "fake");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["enqueue_bound"], true);
+}
+
+TEST(LinkCeiling, IsTheMaximumGenerationAndWidthNotTheIdleState) {
+  PcieLink idle{1, 5, 16, 16, "nvml"};  // an idle Gen5 x16 GPU down-clocked to Gen1
+  EXPECT_DOUBLE_EQ(idle.ceiling_bytes_per_second(), pcie_link_bytes_per_second(5, 16));
+  EXPECT_LT(idle.theoretical_bytes_per_second(), idle.ceiling_bytes_per_second());
+  PcieLink max_unknown{4, 0, 8, 0, "sysfs"};
+  EXPECT_DOUBLE_EQ(max_unknown.ceiling_bytes_per_second(), pcie_link_bytes_per_second(4, 8));
+}
+
+TEST_F(MeasureTest, ALinkBelowItsMaximumUnderLoadIsFlagged) {
+  for (int generation : {3, 5}) {
+    clear_registered_cases();
+    register_case({"fake/link", "fake", {{"op", "fake"}}, Clock::host_wall, [generation](benchmark::State& state) {
+                     for (auto _ : state) {
+                     }
+                     state.counters["link_max_generation"] = 5;
+                     state.counters["link_max_width"] = 16;
+                     state.counters["link_generation_under_load"] = generation;
+                     state.counters["link_width_under_load"] = 16;
+                   }});
+    const auto rows = testing::rows_where(testing::run_registered("fake/", 1), "op", "fake");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0]["link_below_max_under_load"], generation < 5);
+  }
+}
+
+}  // namespace offloadbench
