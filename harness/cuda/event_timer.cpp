@@ -10,6 +10,12 @@ EventTimer::EventTimer(EventTimerOptions options)
   if (options_.flush_bytes > 0) flush_ = DeviceBuffer(options_.flush_bytes);
 }
 
+EventTimer::~EventTimer() {
+  if (!gate_) return;
+  gate_->open();
+  CUDA_CHECK_NOTHROW(cudaStreamSynchronize(options_.stream));
+}
+
 void EventTimer::prepare_batch() {
   if (options_.flush_bytes == 0) return;
   CUDA_CHECK(cudaMemsetAsync(flush_.data(), ++flushes_ & 0xff, flush_.bytes(), options_.stream));

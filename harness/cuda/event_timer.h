@@ -26,6 +26,11 @@ struct EventTimerOptions {
 class EventTimer : public DeviceTimer {
  public:
   explicit EventTimer(EventTimerOptions options);
+  // Opens the gate and waits for the stream: a batch cut short by an exception must not leave
+  // the gate kernel spinning on memory about to be freed.
+  ~EventTimer() override;
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
   void prepare_batch() override;
   void begin_batch() override;
   void end_batch() override;
