@@ -180,3 +180,27 @@ def test_a_folder_with_files_in_it_is_refused_and_kept(tmp_path):
     result = gpu_check("--stage", "build", "--out", tmp_path, "--dry-run", env=NO_GPU)
     assert result.returncode == 2
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_a_carried_build_runs_from_where_it_was_carried_to(tmp_path, build_dir, gpu_tests):
+    packed = tmp_path / "devbuild"
+    assert gpu_check("--pack-build", packed, "--build-dir", build_dir).returncode == 0
+    out = tmp_path / "out"
+    gpu_check("--stage", "test", "--out", out, "--build-dir", packed, env={"GPU_CHECK_ASSUME_GPU": "1"})
+    summary = (out / "summary.md").read_text()
+    assert "sources unchanged: not rebuilt" in summary
+    # ctest ran the copies (its absolute paths now point at them) and every GPU test reached its skip.
+    log = (out / "test.log").read_text()
+    assert str(packed / "tests" / "gpu_tests") in log and str(build_dir / "tests" / "gpu_tests") not in log
+    assert summary.count("Skipped although a GPU is visible") == len(gpu_tests)
+
+
+def test_a_carried_build_of_other_sources_is_not_used(tmp_path, build_dir):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_carry
+    packed = tmp_path / "devbuild"
+    gpu_check_carry.pack_build(build_dir, packed)
+    origin = json.loads((packed / "carried.json").read_text())
+    assert gpu_check_carry.use_carried_build(packed) is None
+    (packed / "carried.json").write_text(json.dumps(dict(origin, sources_sha256="0" * 64)))
+    assert "sources changed" in gpu_check_carry.use_carried_build(packed)
