@@ -111,21 +111,22 @@ def suite_plan(offloadbench):
 # ---- tests and sanitizers ----
 
 def gpu_tests(build_dir, ctest="ctest"):
-    """The GPU tests of a configured build: [{name, labels, cost, timeout, command}]."""
+    """The GPU tests of a configured build (labels gpu_correctness, gpu_timing):
+    [{name, kind (correctness or timing), cost, timeout, command}]."""
     listing = _run_json([ctest, "--test-dir", str(build_dir), "--show-only=json-v1"])
     tests = []
     for t in listing["tests"]:
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
-        labels = props.get("LABELS", [])
-        if "gpu" in labels:
-            tests.append({"name": t["name"], "labels": labels, "cost": float(props.get("COST", 0)),
+        kinds = [label[len("gpu_"):] for label in props.get("LABELS", []) if label.startswith("gpu_")]
+        if kinds:
+            tests.append({"name": t["name"], "kind": kinds[0], "cost": float(props.get("COST", 0)),
                           "timeout": float(props.get("TIMEOUT", 0)), "command": t.get("command", [])})
     return tests
 
 
 def test_plan(tests):
-    correctness = [t for t in tests if "correctness" in t["labels"]]
-    timing = [t for t in tests if "timing" in t["labels"]]
+    correctness = [t for t in tests if t["kind"] == "correctness"]
+    timing = [t for t in tests if t["kind"] == "timing"]
     return {"count": len(tests),
             "estimate_s": 2 * PROCESS_START_S + sum(t["cost"] for t in tests),
             "worst_s": sum(t["timeout"] for t in tests),
@@ -134,7 +135,7 @@ def test_plan(tests):
 
 
 def sanitize_plan(tests):
-    correctness = [t for t in tests if "correctness" in t["labels"]]
+    correctness = [t for t in tests if t["kind"] == "correctness"]
     plain = sum(t["cost"] for t in correctness)
     tools = {tool: {"estimate_s": SANITIZER_START_S + slowdown * plain, "limit_s": limit}
              for tool, (limit, slowdown, _) in SANITIZER_TOOLS.items()}

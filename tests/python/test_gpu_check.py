@@ -78,13 +78,16 @@ def test_plan_fails_when_a_stage_exceeds_its_budget(build_dir, monkeypatch, caps
     assert "OVER BUDGET" in capsys.readouterr().out
 
 
-def test_gpu_tests_are_correctness_or_timing_with_a_timeout(gpu_tests):
+def test_gpu_tests_are_correctness_or_timing_with_a_timeout(gpu_tests, build_dir):
     for test in gpu_tests:
-        kinds = {"correctness", "timing"} & set(test["labels"])
-        assert len(kinds) == 1, test
+        assert test["kind"] in ("correctness", "timing"), test
         assert test["timeout"] > 0 and test["cost"] > 0, test
-    correctness = [t for t in gpu_tests if "correctness" in t["labels"]]
+    correctness = [t for t in gpu_tests if t["kind"] == "correctness"]
     assert 0 < len(correctness) < len(gpu_tests)
+    # Every test of the GPU binary is one of them (`-L gpu` selects them all).
+    listed = subprocess.run([str(build_dir / "tests" / "gpu_tests"), "--gtest_list_tests"], capture_output=True,
+                            text=True, check=True).stdout
+    assert len(gpu_tests) == sum(line.startswith("  ") for line in listed.splitlines())
 
 
 def test_dry_run_of_every_stage_ends_with_a_no_gpu_summary(tmp_path):
@@ -97,7 +100,7 @@ def test_dry_run_of_every_stage_ends_with_a_no_gpu_summary(tmp_path):
     for stage in ("build", "test", "suite", "sanitize"):
         assert f"| {stage} |" in summary
     assert "--preset device" in (out / "build.log").read_text()
-    assert "-L '^correctness$'" in (out / "test.log").read_text()
+    assert "-L '^gpu_correctness$'" in (out / "test.log").read_text()
     sanitize_log = (out / "sanitize.log").read_text()
     for tool in ("memcheck", "racecheck", "synccheck", "initcheck"):
         assert f"--tool {tool}" in sanitize_log
