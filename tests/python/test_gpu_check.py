@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tarfile
@@ -88,6 +89,10 @@ def test_gpu_tests_are_correctness_or_timing_with_a_timeout(gpu_tests, build_dir
     listed = subprocess.run([str(build_dir / "tests" / "gpu_tests"), "--gtest_list_tests"], capture_output=True,
                             text=True, check=True).stdout
     assert len(gpu_tests) == sum(line.startswith("  ") for line in listed.splitlines())
+    # A renamed test would silently turn into a timing test: every listed name must exist.
+    cmake = (ROOT / "tests" / "CMakeLists.txt").read_text()
+    listed_as_correctness = re.search(r"set\(OFFLOADBENCH_GPU_CORRECTNESS_TESTS([^)]*)\)", cmake).group(1).split()
+    assert sorted(listed_as_correctness) == sorted(t["name"] for t in correctness)
 
 
 def test_dry_run_of_every_stage_ends_with_a_no_gpu_summary(tmp_path):
