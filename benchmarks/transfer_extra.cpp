@@ -1,5 +1,5 @@
 // The table of issue 18's transfer cases. Byte counting and ceilings, per op:
-//   device_local_copy  bytes_per_second = 2·bytes / t (read + write), ceiling = DRAM peak;
+//   device_local_copy  bytes_per_second = 2·bytes / t (read + write), ceiling = DRAM peak (none in L2);
 //                      copy_bytes_per_second = bytes / t, what nvbandwidth's device_local_copy prints
 //   sm_copy            bytes per direction / t, ceiling = the link
 //   latency            latency_ns per dependent access (chase) or per round trip; no bandwidth
@@ -69,6 +69,10 @@ std::uint64_t first_unseeded_byte(const void* got, std::uint64_t bytes, std::uin
   for (std::uint64_t i = 0; i < bytes; ++i)
     if (p[i] != expected[i]) return i;
   return bytes;
+}
+
+double device_local_ceiling(std::uint64_t bytes, const GpuInfo& gpu) {
+  return 2 * bytes <= gpu.l2_cache_bytes ? 0.0 : gpu.dram_bytes_per_second;
 }
 
 std::vector<std::uint64_t> extra_sizes(const RunConfig& config, const std::vector<std::uint64_t>& transfer_sizes) {

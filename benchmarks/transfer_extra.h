@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include "benchmarks/transfer.h"
+#include "harness/gpu_info.h"
 
 namespace offloadbench {
 
@@ -23,6 +24,10 @@ struct DeviceLocalCopyCase {
   std::uint64_t bytes;
   int device;
 };
+
+// The DRAM peak, or 0 (no ceiling) when source and destination fit in L2 together: a repeated copy
+// of them is served by L2, which is not bounded by DRAM.
+double device_local_ceiling(std::uint64_t bytes, const GpuInfo& gpu);
 
 // A copy kernel reading mapped pinned host memory (h2d) or writing it (d2h); bytes per direction.
 struct SmCopyCase {

@@ -83,7 +83,7 @@ void run_device_local_copy(benchmark::State& state, const DeviceLocalCopyCase& c
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * c.bytes));  // read + write
   state.counters["copy_bytes_per_second"] =
       benchmark::Counter(static_cast<double>(c.bytes), benchmark::Counter::kIsIterationInvariantRate);
-  set_bytes_ceiling(state, gpu_inventory().gpus.at(c.device).dram_bytes_per_second);
+  set_bytes_ceiling(state, device_local_ceiling(c.bytes, gpu_inventory().gpus.at(c.device)));
 }
 
 void run_sm_copy(benchmark::State& state, const SmCopyCase& c) {
@@ -95,7 +95,7 @@ void run_sm_copy(benchmark::State& state, const SmCopyCase& c) {
   const bool h2d = c.direction == CopyDirection::h2d;
   void* destination = h2d ? device.data() : host.device();
   const void* source = h2d ? host.device() : device.data();
-  const EnqueueCall call = [&](cudaStream_t stream) { copy_bytes(destination, source, c.bytes, stream); };
+  const EnqueueCall call = [&](cudaStream_t stream) { copy_bytes_uncached(destination, source, c.bytes, stream); };
 
   CudaStream stream;
   std::vector<unsigned char> staging(c.bytes);
@@ -108,6 +108,7 @@ void run_sm_copy(benchmark::State& state, const SmCopyCase& c) {
   } else {
     fill_seeded_bytes(staging.data(), c.bytes, 3);
     CUDA_CHECK(cudaMemcpy(device.data(), staging.data(), c.bytes, cudaMemcpyHostToDevice));
+    std::memset(host.host(), 0, c.bytes);
     problem = check_one_call(call, stream.get(), host.host(), c.bytes, 3);
   }
   if (!problem.empty()) return invalidate_case(state, problem);

@@ -16,6 +16,12 @@ namespace offloadbench {
 void copy_bytes(void* dst, const void* src, std::uint64_t bytes);
 void copy_bytes(void* dst, const void* src, std::uint64_t bytes, CUstream_st* stream);
 
+// The same copy with loads that refetch system memory (__ldcv) and write-through stores (__stwt), so
+// through mapped host memory every call crosses the link even when the bytes were read before:
+// what the SM-initiated host<->device copies time.
+void copy_bytes_uncached(void* dst, const void* src, std::uint64_t bytes);
+void copy_bytes_uncached(void* dst, const void* src, std::uint64_t bytes, CUstream_st* stream);
+
 // *sum = Σ words[i] mod 2^64, words: (n) uint32. `=` semantics. Integer addition is exact and
 // order-free, so the GPU's result equals the twin's bit for bit. *sum must be device-visible.
 void sum_words(std::uint64_t* sum, const std::uint32_t* words, std::uint64_t n);

@@ -11,6 +11,8 @@ namespace offloadbench {
 
 void copy_bytes(void* dst, const void* src, std::uint64_t bytes) { std::memcpy(dst, src, bytes); }
 
+void copy_bytes_uncached(void* dst, const void* src, std::uint64_t bytes) { std::memcpy(dst, src, bytes); }
+
 void sum_words(std::uint64_t* sum, const std::uint32_t* words, std::uint64_t n) {
   std::uint64_t total = 0;
   for (std::uint64_t i = 0; i < n; ++i) total += words[i];

@@ -23,22 +23,30 @@ class GpuTransferExtra : public ::testing::Test {
   }
 };
 
-TEST_F(GpuTransferExtra, CopyBytesMatchesMemcpyAtAnyAlignmentAndSize) {
+TEST_F(GpuTransferExtra, CopiesMatchTheirTwinsAtAnyAlignmentAndSize) {
   const std::uint64_t capacity = (1 << 20) + 64;
   DeviceBuffer src(capacity), dst(capacity);
   std::vector<unsigned char> pattern(capacity), got(capacity);
   fill_seeded_bytes(pattern.data(), capacity, 9);
   CUDA_CHECK(cudaMemcpy(src.data(), pattern.data(), capacity, cudaMemcpyHostToDevice));
-  for (std::uint64_t bytes : {1ull, 15ull, 16ull, 17ull, 4096ull + 3, 1ull << 20})
-    for (std::uint64_t offset : {0ull, 1ull, 16ull}) {
-      CUDA_CHECK(cudaMemset(dst.data(), 0, capacity));
-      copy_bytes(dst.as<unsigned char>() + offset, src.as<unsigned char>() + offset, bytes, nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      CUDA_CHECK(cudaMemcpy(got.data(), dst.data(), capacity, cudaMemcpyDeviceToHost));
-      std::vector<unsigned char> expected(capacity, 0);
-      copy_bytes(expected.data() + offset, pattern.data() + offset, bytes);
-      EXPECT_EQ(got, expected) << bytes << " bytes at offset " << offset;
-    }
+  for (bool uncached : {false, true})
+    for (std::uint64_t bytes : {1ull, 15ull, 16ull, 17ull, 4096ull + 3, 1ull << 20})
+      for (std::uint64_t offset : {0ull, 1ull, 16ull}) {
+        CUDA_CHECK(cudaMemset(dst.data(), 0, capacity));
+        auto* to = dst.as<unsigned char>() + offset;
+        const auto* from = src.as<unsigned char>() + offset;
+        std::vector<unsigned char> expected(capacity, 0);
+        if (uncached) {
+          copy_bytes_uncached(to, from, bytes, nullptr);
+          copy_bytes_uncached(expected.data() + offset, pattern.data() + offset, bytes);
+        } else {
+          copy_bytes(to, from, bytes, nullptr);
+          copy_bytes(expected.data() + offset, pattern.data() + offset, bytes);
+        }
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(got.data(), dst.data(), capacity, cudaMemcpyDeviceToHost));
+        EXPECT_EQ(got, expected) << bytes << " bytes at offset " << offset << (uncached ? ", uncached" : "");
+      }
 }
 
 TEST_F(GpuTransferExtra, SumAndChaseMatchTheirTwins) {

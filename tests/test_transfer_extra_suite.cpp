@@ -87,6 +87,15 @@ TEST(TransferExtraSuite, SeededPatternFindsTheFirstWrongByte) {
   EXPECT_EQ(first_unseeded_byte(data.data(), data.size(), 7), 1001u);
 }
 
+TEST(TransferExtraSuite, DeviceLocalCeilingIsDramUnlessBothBuffersFitInL2) {
+  GpuInfo gpu;
+  gpu.l2_cache_bytes = 50ull << 20;
+  gpu.dram_bytes_per_second = 2.0e12;
+  EXPECT_EQ(device_local_ceiling(25ull << 20, gpu), 0.0) << "2 × 25 MiB fit in 50 MiB of L2";
+  EXPECT_EQ(device_local_ceiling((25ull << 20) + 1, gpu), 2.0e12);
+  EXPECT_EQ(device_local_ceiling(1ull << 30, gpu), 2.0e12);
+}
+
 TEST(TransferExtraSuite, EveryCaseSkipsWithTheReasonWhenNoGpu) {
   if (gpu_unavailable_reason(0).empty()) GTEST_SKIP() << "a GPU is present; tests/test_gpu_transfer_extra.cpp covers it";
   clear_registered_cases();
