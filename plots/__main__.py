@@ -12,9 +12,10 @@ from . import results
 
 def chart_families():
     """The chart modules, imported here so that a Python without matplotlib gets one clear line."""
-    from . import bandwidth, mlp, overlap, pinning, timing
+    from . import bandwidth, mlp, overlap, pinning, small_tensors, timing, transfer_extra
     return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
-            ("pinning break-even", pinning)]
+            ("pinning break-even", pinning), ("many small tensors", small_tensors),
+            ("device-local, SM-initiated, managed, latency", transfer_extra)]
 
 
 def main(argv=None):
