@@ -203,7 +203,7 @@ std::vector<MlpQuestion> mlp_questions(bool quick) {
     else batch_sweep(mnist, {variant});
   }
   if (!quick) {
-    batch_sweep(image, {"inference", "train_sgd"});
+    batch_sweep(image, {"inference", "train_sgd", "train_adamw"});
     for (std::int64_t hidden = 64; hidden <= 4096; hidden *= 2)
       questions.push_back({MlpShape{784, hidden, 10}, 256, "train_sgd", "hidden"});
   }
