@@ -45,17 +45,19 @@ def count_label(n):
 
 
 def time_case(step, repetitions, min_time):
-    """Seconds per call for each repetition: calls are batched so each repetition lasts >= min_time."""
+    """(wall seconds, calls, CPU seconds of this thread) per call for each repetition: calls are batched so each
+    repetition lasts >= min_time. The thread's CPU time is Google Benchmark's cpu_time, as offloadbench's rows
+    have it: on a busy machine it shows the work apart from the time spent waiting for a core."""
     start = time.perf_counter()
     step()
     one = max(time.perf_counter() - start, 1e-7)
     calls = max(1, int(min_time / one))
     samples = []
     for _ in range(repetitions):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         for _ in range(calls):
             step()
-        samples.append(((time.perf_counter() - start) / calls, calls))
+        samples.append(((time.perf_counter() - start) / calls, calls, (time.thread_time() - start_cpu) / calls))
     return samples
 
 
@@ -134,7 +136,7 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
         for fused in (False, True):
             try:
                 step = build(fused)
-                trial[fused] = statistics.median(s for s, _ in time_case(step, 3, min_time / 4))
+                trial[fused] = statistics.median(s[0] for s in time_case(step, 3, min_time / 4))
             except (RuntimeError, TypeError):  # fused not supported for this optimizer on the CPU
                 pass
         fused = min(trial, key=trial.get)
@@ -293,6 +295,13 @@ def measure_threads(args, threads):
     return rows
 
 
+def aggregate_of(name, values):
+    mean = statistics.mean(values)
+    stddev = statistics.stdev(values) if len(values) > 1 else 0.0
+    return {"mean": mean, "median": statistics.median(values), "stddev": stddev,
+            "cv": stddev / mean if mean > 0 else 0.0}[name]
+
+
 def to_benchmark_rows(measured, repetitions):
     """Google Benchmark's row layout: one row per repetition, then mean/median/stddev/cv aggregates."""
     out = []
@@ -300,21 +309,20 @@ def to_benchmark_rows(measured, repetitions):
         name = m["name"] + "/real_time"
         common = dict(m["base"], name=name, run_name=name, family_index=family_index, per_family_instance_index=0,
                       repetitions=repetitions, threads=1, time_unit="us", skipped=False)
-        times = [s for s, _ in m["samples"]]
-        for index, (seconds, calls) in enumerate(m["samples"]):
+        times = [s[0] for s in m["samples"]]
+        for index, (seconds, calls, cpu_seconds) in enumerate(m["samples"]):
             row = dict(common, run_type="iteration", repetition_index=index, iterations=calls,
-                       real_time=seconds * 1e6, cpu_time=seconds * 1e6, host_time_s=seconds)
+                       real_time=seconds * 1e6, cpu_time=cpu_seconds * 1e6, host_time_s=seconds)
             for key, per_step in m["per_step"].items():
                 row[key] = per_step / seconds
             out.append(row)
-        aggregates = {"mean": statistics.mean(times), "median": statistics.median(times),
-                      "stddev": statistics.stdev(times) if len(times) > 1 else 0.0}
-        aggregates["cv"] = aggregates["stddev"] / aggregates["mean"]
-        for aggregate, value in aggregates.items():
+        cpu_times = [s[2] for s in m["samples"]]
+        for aggregate in ("mean", "median", "stddev", "cv"):
+            wall, cpu = (aggregate_of(aggregate, values) for values in (times, cpu_times))
+            scale = 1 if aggregate == "cv" else 1e6
             row = dict(common, name=f"{name}_{aggregate}", run_type="aggregate", aggregate_name=aggregate,
                        aggregate_unit="percentage" if aggregate == "cv" else "time", iterations=len(times),
-                       real_time=value if aggregate == "cv" else value * 1e6,
-                       cpu_time=value if aggregate == "cv" else value * 1e6)
+                       real_time=wall * scale, cpu_time=cpu * scale)
             out.append(row)
     return out
 
