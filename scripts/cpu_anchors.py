@@ -219,14 +219,19 @@ def elementwise_ops(lib, np, torch, x, y, z):
             "dot": lambda: torch.dot(tx, ty), "add_scalar": lambda: torch.add(tx, SCALAR, out=tz)}
 
 
-def elementwise_cases(lib, np, torch, sizes, repetitions, min_time):
+def elementwise_cases(lib, np, torch, sizes, repetitions, min_time, wanted):
+    """wanted(name, size label): whether to measure that case (arrays are made only for sizes with one)."""
     for n in sizes:
+        if not any(wanted(f"compute/{op}/fp32", count_label(n)) for op in ELEMENTWISE_ARRAYS):
+            continue
         x = np.full(n, 0.1, np.float32)
         y = np.full(n, 0.2, np.float32)
         z = np.zeros(n, np.float32)
         expected = {"copy": 0.1, "scale": SCALAR * 0.1, "add": 0.3, "triad": 0.1 + SCALAR * 0.2,
                     "add_scalar": 0.1 + SCALAR}
         for op, step in elementwise_ops(lib, np, torch, x, y, z).items():
+            if not wanted(f"compute/{op}/fp32", count_label(n)):
+                continue
             got = step()
             if op == "dot":
                 ok = abs(float(got) - 0.02 * n) <= 1e-3 * 0.02 * n
@@ -288,10 +293,11 @@ def measure_threads(args, threads):
                                                                 args.repetitions, args.min_time)
                 add(lib, f"{prefix}", size, fields, samples, per)
         for lib in ("numpy", "pytorch"):
+            def wanted(prefix, size, lib=lib):
+                return re.search(args.filter, f"{prefix}/{lib}/{view}/{size}") is not None
             for prefix, size, fields, samples, per in elementwise_cases(lib, np, torch, args.elements,
-                                                                          args.repetitions, args.min_time):
-                if re.search(args.filter, f"{prefix}/{lib}/{view}/{size}"):
-                    add(lib, f"{prefix}/{lib}", size, fields, samples, per)
+                                                                          args.repetitions, args.min_time, wanted):
+                add(lib, f"{prefix}/{lib}", size, fields, samples, per)
     return rows
 
 
