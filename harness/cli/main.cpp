@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/files.h"
 #include "harness/results.h"
 
 int main(int argc, char** argv) {
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "offloadbench: {}\n", e.what());
     return 2;
   } catch (const offloadbench::ResultsError& e) {
+    fmt::print(stderr, "offloadbench: {}\n", e.what());
+    return 2;
+  } catch (const offloadbench::FileError& e) {
     fmt::print(stderr, "offloadbench: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {
