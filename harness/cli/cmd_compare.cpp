@@ -113,8 +113,9 @@ Command add_compare_command(CLI::App& app) {
       ->default_str("5");
   cmd->add_flag("--allow-different-machines", o->allow_different_machines,
                 "Compare even when the machine fingerprints differ");
-  cmd->add_option("--markdown", o->markdown, "Write the table, slowest first, as Markdown (e.g. for a CI summary)");
-  cmd->add_option("--json", o->json, "Write the verdicts as JSON");
+  cmd->add_option("--markdown", o->markdown, "Write the table, slowest first, as Markdown (e.g. for a CI summary)")
+      ->check(non_empty_path());
+  cmd->add_option("--json", o->json, "Write the verdicts as JSON")->check(non_empty_path());
   cmd->add_flag("--rerun", o->rerun, "Re-measure SLOWER benchmarks on this machine; keep SLOWER only if it repeats");
   cmd->add_option("--rerun-out", o->rerun_out, "Keep the rerun's results file here (default: a temporary file)");
   return {cmd, [o] { return execute_compare(*o); }};

@@ -50,7 +50,8 @@ Command add_history_command(CLI::App& app) {
   cmd->add_flag("--all", o->every_benchmark, "List every benchmark, not only those with a change point");
   cmd->add_flag("--allow-different-machines", o->allow_different_machines,
                 "Read files whose machine fingerprints differ");
-  cmd->add_option("--json", o->json, "Write the trends and change points as JSON (input of plots/trend.py)");
+  cmd->add_option("--json", o->json, "Write the trends and change points as JSON (input of plots/trend.py)")
+      ->check(non_empty_path());
   return {cmd, [o] { return execute_history(*o); }};
 }
 

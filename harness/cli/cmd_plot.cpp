@@ -80,7 +80,8 @@ Command add_plot_command(CLI::App& app) {
   auto o = std::make_shared<PlotOptions>();
   auto* cmd = app.add_subcommand("plot", "Draw charts and report.html from a results file (python -m plots)");
   cmd->add_option("file", o->file, "Results file")->required();
-  cmd->add_option("--out", o->out, "Folder for the charts (default <file stem>-plots beside the file)");
+  cmd->add_option("--out", o->out, "Folder for the charts (default <file stem>-plots beside the file)")
+      ->check(non_empty_path());
   return {cmd, [o] { return execute_plot(*o); }};
 }
 
