@@ -155,15 +155,16 @@ bool ResultsReporter::ReportContext(const Context& context) {
 #else
   ctx["library_build_type"] = "debug";
 #endif
-  write();
   return true;
 }
 
 void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
   // Google Benchmark reports a case once all its repetitions ran: its setup can go.
   if (!runs.empty()) release_case_setup(runs.front().run_name.function_name);
+  std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& run : runs) {
     auto row = run_to_row(run);
+    if (row["skipped"] == true && !skipped_cases_.insert(run.run_name.str()).second) continue;
     if (row["validated"] == false && run.run_type == Run::RT_Iteration) ++invalid_rows_;
     doc_["benchmarks"].push_back(std::move(row));
   }
@@ -192,6 +193,7 @@ void ResultsReporter::print_progress(const Run& run) {
 }
 
 void ResultsReporter::finish(const std::string& stopped_because) {
+  std::lock_guard<std::mutex> lock(mutex_);
   auto& ob = doc_["context"]["offloadbench"];
   ob["end_time_utc"] = utc_now_iso8601();
   ob["incomplete"] = !stopped_because.empty();

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/files.h"
 #include "harness/results.h"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
       add_plot_command(app),
       add_compare_command(app),
       add_history_command(app),
+      add_export_command(app),
   };
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -53,6 +55,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "offloadbench: {}\n", e.what());
     return 2;
   } catch (const offloadbench::ResultsError& e) {
+    fmt::print(stderr, "offloadbench: {}\n", e.what());
+    return 2;
+  } catch (const offloadbench::FileError& e) {
     fmt::print(stderr, "offloadbench: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {
