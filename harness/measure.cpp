@@ -48,6 +48,7 @@ constexpr int kMaxHostBatch = 1 << 16;
 void warm_up(Measurement& m) {
   WallClock& wall = m.wall ? *m.wall : steady_wall_clock();
   const int calls = std::max(m.warmup_calls, 1);
+  if (m.before_batch) m.before_batch();
   if (m.device) {
     m.device->prepare_batch();
     m.device->begin_batch();
@@ -88,6 +89,16 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
   return *current;
 }
 
+// A case's host work before a batch, outside every clock: a device batch starts after it; a host
+// batch's clock (and Google Benchmark's own, whose real_time host rates are divided by) restarts.
+void run_untimed(benchmark::State& state, Measurement& m, WallClock& wall, double& host_batch_start) {
+  if (m.device) return m.before_batch();
+  state.PauseTiming();
+  m.before_batch();
+  state.ResumeTiming();
+  host_batch_start = wall.now_seconds();
+}
+
 // The timing loop of the project: batches of calls between the clock's start and end.
 Totals time_batches(benchmark::State& state, const std::string& case_name, Measurement& m) {
   WallClock& wall = m.wall ? *m.wall : steady_wall_clock();
@@ -99,6 +110,7 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
   double host_batch_start = wall.now_seconds();
   while (state.KeepRunningBatch(batch)) {
     if (state.error_occurred()) continue;  // lets KeepRunningBatch end the loop
+    if (m.before_batch) run_untimed(state, m, wall, host_batch_start);
     if (m.device) m.device->prepare_batch();
     const double start = m.device ? wall.now_seconds() : host_batch_start;
     if (m.device) m.device->begin_batch();
@@ -145,6 +157,12 @@ WallClock& steady_wall_clock() {
   return clock;
 }
 
+int calls_per_batch_moving(double bytes, int min_calls, int max_calls) {
+  constexpr double kBatchBytes = 64.0 * (1 << 20);
+  const double calls = std::floor(kBatchBytes / std::max(bytes, 1.0));
+  return static_cast<int>(std::clamp(calls, static_cast<double>(min_calls), static_cast<double>(max_calls)));
+}
+
 double wall_seconds(const std::function<void()>& work, WallClock& wall) {
   const double start = wall.now_seconds();
   work();
@@ -185,6 +203,7 @@ void report_rates(benchmark::State& state, const Work& work, const Totals& total
   if (work.bytes > 0) state.counters["bytes_per_second"] = rate(work.bytes);
   if (work.flops > 0) state.counters["flop_per_second"] = rate(work.flops);
   if (work.items > 0 && !work.items_rate.empty()) state.counters[work.items_rate] = rate(work.items);
+  if (work.latency_steps > 0) state.counters["latency_ns"] = totals.seconds / calls / work.latency_steps * 1e9;
   state.counters["host_time_s"] = totals.host_seconds / calls;
   if (has_device) {
     state.counters["device_time_s"] = totals.device_seconds / calls;

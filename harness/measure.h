@@ -20,6 +20,9 @@ struct Work {
   double flops = 0;          // 2·M·N·K per GEMM
   double items = 0;          // e.g. samples of a training step
   std::string items_rate;    // the counter items go to, e.g. "samples_per_second"
+  // > 0: dependent steps one call makes (a pointer chase's loads; 1 for a round trip), for cases
+  // whose figure is a time, not a rate: the row's latency_ns = seconds per call ÷ latency_steps.
+  double latency_steps = 0;
 };
 
 // The host's wall clock: steady_clock in runs, a fake in tests.
@@ -66,6 +69,9 @@ struct Measurement {
   // for a batch of at least 50 µs, from the warm-up).
   int calls_per_batch = 0;
   int warmup_calls = 1;                     // once per case, after verify
+  // Host work before every batch, the warm-up's included (rewriting a buffer the calls consume):
+  // it ends before the batch's clock starts (a host-clocked case's timing is paused around it).
+  std::function<void()> before_batch;
   std::shared_ptr<DeviceTimer> device;      // null: the wall clock times the batch
   std::function<void()> while_waiting;      // host work done while a device batch runs
   double bytes_ceiling = 0;                 // physical limits the rates must not exceed (0: none)
@@ -97,6 +103,10 @@ void measure_case(benchmark::State& state, const std::string& case_name, const C
 // Tears down the set-up case when it is `case_name` (its repetitions are done), or any ("").
 void release_case_setup(const std::string& case_name = "");
 
+// Calls per device batch for calls that each move `bytes`: about 64 MiB a batch, so small calls are
+// not all launch latency and large ones few, within [min_calls, max_calls].
+int calls_per_batch_moving(double bytes, int min_calls = 1, int max_calls = 64);
+
 // Side measurements a case reports beside its timed calls (a synchronous copy, a pinning call),
 // by the same wall clock: seconds `work` takes, and the median of `runs` such samples.
 double wall_seconds(const std::function<void()>& work, WallClock& wall = steady_wall_clock());
@@ -106,7 +116,8 @@ double time_once(DeviceTimer& timer, const std::function<void()>& enqueue);
 // The median of `runs` samples that time themselves (device-event stage times, for instance).
 double median_of(int runs, const std::function<double()>& sample);
 
-// Sets the rates (work per call × calls ÷ seconds) and per-call times of `totals` as counters.
+// Sets the rates (work per call × calls ÷ seconds), the latency and the per-call times of `totals`
+// as counters.
 void report_rates(benchmark::State& state, const Work& work, const Totals& totals, bool has_device);
 
 }  // namespace offloadbench

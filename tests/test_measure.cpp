@@ -27,6 +27,8 @@ struct Ledger {
   bool in_window = false;
   int setups = 0, verifies = 0, verifies_in_window = 0, calls_outside_window = 0;
   int teardowns = 0, batches_at_teardown = -1;
+  int before_batches = 0, before_batches_in_window = 0;
+  double untimed_wall_s = 0;  // wall time the work before batches took (it must not be timed)
 };
 
 // Stands for a case's buffers: records when the layer lets go of them.
@@ -44,7 +46,9 @@ struct Teardown {
 class FakeWallClock : public WallClock {
  public:
   explicit FakeWallClock(std::shared_ptr<Ledger> ledger) : ledger_(std::move(ledger)) {}
-  double now_seconds() override { return static_cast<double>(ledger_->calls) * ledger_->wall_per_call_s; }
+  double now_seconds() override {
+    return static_cast<double>(ledger_->calls) * ledger_->wall_per_call_s + ledger_->untimed_wall_s;
+  }
 
  private:
   std::shared_ptr<Ledger> ledger_;
@@ -75,6 +79,8 @@ struct FakeCase {
   bool device = true;
   double bytes = 4096, flops = 1000, items = 8;
   double bytes_ceiling = 0;
+  double latency_steps = 0;
+  bool work_before_batches = false;  // each takes a second of wall time
   std::string verify_problem;
 };
 
@@ -95,7 +101,13 @@ CaseSetup fake_setup(std::shared_ptr<Ledger> ledger, FakeCase f) {
       if (device && !ledger->in_window) ++ledger->calls_outside_window;
       ++ledger->calls;
     };
-    m.work = {f.bytes, f.flops, f.items, "samples_per_second"};
+    m.work = {f.bytes, f.flops, f.items, "samples_per_second", f.latency_steps};
+    if (f.work_before_batches)
+      m.before_batch = [ledger] {
+        ++ledger->before_batches;
+        if (ledger->in_window) ++ledger->before_batches_in_window;
+        ledger->untimed_wall_s += 1.0;
+      };
     m.verify = [ledger, f] {
       ++ledger->verifies;
       if (ledger->in_window) ++ledger->verifies_in_window;
@@ -154,6 +166,7 @@ TEST_F(MeasureTest, DeviceRateIsBytesTimesCallsOverTimeForEveryBatchSize) {
       EXPECT_EQ(row["enqueue_bound"], false);
       EXPECT_EQ(row["calls_per_batch"], batch);
       EXPECT_EQ(row["validated"], true);
+      EXPECT_FALSE(row.contains("latency_ns")) << "a latency only where a case counts its steps";
     }
     EXPECT_EQ(ledger->calls_outside_window, 0) << "every call sits between the timer's start and end";
   }
@@ -253,6 +266,53 @@ TEST_F(MeasureTest, HostEnqueueSlowerThanTheDeviceIsFlagged) {
   const auto rows = testing::rows_where(testing::run_registered("fake/", 1, 0.01), "op", "fake");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0]["enqueue_bound"], true);
+}
+
+TEST_F(MeasureTest, LatencyIsSecondsPerCallOverItsStepsOnEitherClock) {
+  for (bool device : {true, false})
+    for (int batch : {1, 7, 64}) {
+      clear_registered_cases();
+      FakeCase f = batch_of(batch);
+      f.device = device;
+      f.latency_steps = 1000;  // a pointer chase's dependent loads per call
+      auto ledger = register_fake("fake/latency", f);
+      const auto rows = testing::rows_where(testing::run_registered("fake/", 2, 0.005), "op", "fake");
+      ASSERT_EQ(rows.size(), 2u);
+      const double call_s = device ? ledger->call_s : ledger->wall_per_call_s;
+      for (const auto& row : rows) expect_close(row["latency_ns"], call_s / 1000 * 1e9);
+    }
+}
+
+TEST_F(MeasureTest, WorkBeforeEachBatchRunsOutsideTheTimedWindowOnEitherClock) {
+  for (bool device : {true, false}) {
+    clear_registered_cases();
+    FakeCase f = batch_of(7);
+    f.device = device;
+    f.work_before_batches = true;
+    auto ledger = register_fake("fake/before", f);
+    const auto rows = testing::rows_where(testing::run_registered("fake/", 2, 0.005), "op", "fake");
+    ASSERT_EQ(rows.size(), 2u);
+    // One warm-up call, then batches of 7: the work ran before each of them.
+    EXPECT_EQ((ledger->calls - 1) % 7, 0);
+    EXPECT_EQ(ledger->before_batches, 1 + (ledger->calls - 1) / 7);
+    EXPECT_GT(ledger->before_batches, 2);
+    EXPECT_EQ(ledger->before_batches_in_window, 0);
+    for (const auto& row : rows) {
+      // Each run of the work took a (fake) second of wall time; none of it is in a per-call time.
+      expect_close(row["host_time_s"], ledger->wall_per_call_s);
+      if (device) expect_close(row["device_time_s"], ledger->call_s);
+      if (device) expect_close(row["host_enqueue_time_s"], ledger->wall_per_call_s);
+    }
+  }
+}
+
+TEST(CallsPerBatch, AboutSixtyFourMebibytesWithinTheLimits) {
+  EXPECT_EQ(calls_per_batch_moving(4096), 64);
+  EXPECT_EQ(calls_per_batch_moving(4 << 20), 16);
+  EXPECT_EQ(calls_per_batch_moving(64 << 20), 1);
+  EXPECT_EQ(calls_per_batch_moving(1 << 30), 1);
+  EXPECT_EQ(calls_per_batch_moving(1 << 30, 4), 4);
+  EXPECT_EQ(calls_per_batch_moving(0), 64);
 }
 
 TEST(LinkCeiling, IsTheMaximumGenerationAndWidthNotTheIdleState) {
