@@ -95,11 +95,10 @@ std::string suffix(const RunConfig& config, int device) {
   return config.gpu_devices.size() > 1 ? fmt::format("/gpu:{}", device) : "";
 }
 
-template <typename Case, typename Runner>
-void add(const std::string& name, nlohmann::json fields, Clock clock, Case c, Runner runner) {
+template <typename Case>
+void add(const std::string& name, nlohmann::json fields, Clock clock, Case c, MeasuredCase (*setup)(const Case&)) {
   fields["device"] = c.device;
-  register_case({name, "transfer", std::move(fields), clock,
-                 [c, runner](benchmark::State& state) { runner(state, c); }});
+  register_case(measured_case(name, "transfer", std::move(fields), clock, [c, setup] { return setup(c); }));
 }
 
 void register_copies(const RunConfig& config, int device, const std::vector<std::uint64_t>& sizes) {
@@ -108,13 +107,13 @@ void register_copies(const RunConfig& config, int device, const std::vector<std:
       add(fmt::format("transfer/device_local/{}/{}{}", to_string(initiator), format_size(bytes), suffix(config, device)),
           {{"op", "device_local_copy"}, {"initiator", to_string(initiator)}, {"bytes", bytes},
            {"bytes_counted", "read+write"}},
-          Clock::device_events, DeviceLocalCopyCase{initiator, bytes, device}, run_device_local_copy);
+          Clock::device_events, DeviceLocalCopyCase{initiator, bytes, device}, setup_device_local_copy);
   for (auto direction : {CopyDirection::h2d, CopyDirection::d2h})
     for (auto bytes : sizes)
       add(fmt::format("transfer/sm_copy/{}/{}{}", to_string(direction), format_size(bytes), suffix(config, device)),
           {{"op", "sm_copy"}, {"direction", to_string(direction)}, {"host_memory", "mapped_pinned"},
            {"initiator", "sm"}, {"bytes", bytes}},
-          Clock::device_events, SmCopyCase{direction, bytes, device}, run_sm_copy);
+          Clock::device_events, SmCopyCase{direction, bytes, device}, setup_sm_copy);
 }
 
 void register_latency(const RunConfig& config, int device) {
@@ -123,7 +122,7 @@ void register_latency(const RunConfig& config, int device) {
     const bool chase = probe == LatencyProbe::chase_mapped_host || probe == LatencyProbe::chase_device;
     add(fmt::format("transfer/latency/{}{}", to_string(probe), suffix(config, device)),
         {{"op", "latency"}, {"probe", to_string(probe)}, {"bytes", chase ? 8 : 1}},
-        chase ? Clock::device_events : Clock::host_wall, LatencyCase{probe, device}, run_latency);
+        chase ? Clock::device_events : Clock::host_wall, LatencyCase{probe, device}, setup_latency);
   }
 }
 
@@ -134,7 +133,7 @@ void register_managed(const RunConfig& config, int device, const std::vector<std
       if (bytes < (1ull << 20) && !config.sizes) continue;  // migration works in pages: start at 1 MiB
       add(fmt::format("transfer/managed/{}/{}{}", to_string(variant), format_size(bytes), suffix(config, device)),
           {{"op", "managed"}, {"variant", to_string(variant)}, {"bytes", bytes}},
-          Clock::device_events, ManagedCase{variant, bytes, device}, run_managed);
+          Clock::device_events, ManagedCase{variant, bytes, device}, setup_managed);
     }
 }
 
@@ -148,7 +147,7 @@ void register_small_tensors(const RunConfig& config, int device) {
           {{"op", "small_tensors"}, {"method", to_string(method)}, {"tensors", n}, {"parameter_list", list.name},
            {"seed", kSmallTensorsSeed}, {"bytes", layout.payload_bytes}, {"packed_bytes", layout.total_bytes},
            {"bytes_counted", "payload"}},
-          Clock::host_wall, SmallTensorsCase{method, n, device}, run_small_tensors);
+          Clock::host_wall, SmallTensorsCase{method, n, device}, setup_small_tensors);
     }
 }
 

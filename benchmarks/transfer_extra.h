@@ -1,7 +1,7 @@
 // The transfer family's cases beyond copy-engine host<->device copies (issue 18): device-local
 // copies, SM-initiated (zero-copy) copies, latency, managed memory, and many small tensors moved
 // one by one, packed into one pinned staging buffer, or as one cudaMemcpyBatchAsync.
-// transfer_extra.cpp registers them; transfer_extra_gpu.cpp / transfer_tensors_gpu.cpp run them
+// transfer_extra.cpp registers them; transfer_extra_gpu.cpp / transfer_tensors_gpu.cpp set them up
 // (transfer_extra_gpu_none.cpp skips them in a build without CUDA).
 #pragma once
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "benchmarks/transfer.h"
 #include "harness/gpu_info.h"
+#include "harness/measure.h"
 
 namespace offloadbench {
 
@@ -82,11 +83,12 @@ struct SmallTensorsCase {
 inline constexpr std::uint64_t kSmallTensorsSeed = 18;
 inline constexpr std::uint64_t kPackAlignment = 256;
 
-void run_device_local_copy(benchmark::State& state, const DeviceLocalCopyCase& c);
-void run_sm_copy(benchmark::State& state, const SmCopyCase& c);
-void run_latency(benchmark::State& state, const LatencyCase& c);
-void run_managed(benchmark::State& state, const ManagedCase& c);
-void run_small_tensors(benchmark::State& state, const SmallTensorsCase& c);
+// Each case's setup for the measurement layer (harness/measure.h), or why it cannot run here.
+MeasuredCase setup_device_local_copy(const DeviceLocalCopyCase& c);
+MeasuredCase setup_sm_copy(const SmCopyCase& c);
+MeasuredCase setup_latency(const LatencyCase& c);
+MeasuredCase setup_managed(const ManagedCase& c);
+MeasuredCase setup_small_tensors(const SmallTensorsCase& c);
 
 // Seeded bytes for the output checks (mt19937_64 words, so any seed gives a different pattern),
 // and the index of the first byte of `got` that differs from that pattern (bytes when none does).

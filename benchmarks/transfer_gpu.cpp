@@ -22,9 +22,7 @@ namespace offloadbench {
 namespace {
 
 // Copies per timed batch: enough that small copies are not all launch latency, few for large ones.
-int copies_per_batch(std::uint64_t bytes) {
-  return static_cast<int>(std::clamp<std::uint64_t>((64ull << 20) / bytes, 4, 64));
-}
+int copies_per_batch(std::uint64_t bytes) { return calls_per_batch_moving(static_cast<double>(bytes), 4); }
 
 std::uint8_t pattern_byte(std::uint64_t i, unsigned seed) {
   return static_cast<std::uint8_t>((i * 2654435761u + seed) >> 7);

@@ -94,7 +94,17 @@ TEST_F(GpuTransferExtra, EveryCaseIsValidatedPerCallAndBelowItsCeiling) {
     EXPECT_EQ(row["validated"], true) << name << " " << row.value("invalid_reason", "");
     if (row["op"] == "latency") {
       EXPECT_GT(row["latency_ns"].get<double>(), 0) << name;
+      if (row.contains("steps_per_call")) {  // a chase: one call is steps_per_call loads
+        EXPECT_NEAR(row["latency_ns"].get<double>() * row["steps_per_call"].get<double>() * 1e-9,
+                    row["device_time_s"].get<double>(), 1e-3 * row["device_time_s"].get<double>())
+            << name;
+      }
       continue;
+    }
+    if (row["op"] == "device_local_copy") {  // read + write against the copy size once
+      EXPECT_NEAR(row["bytes_per_second"].get<double>(), 2 * row["copy_bytes_per_second"].get<double>(),
+                  1e-6 * row["bytes_per_second"].get<double>())
+          << name;
     }
     const double rate = row["bytes_per_second"].get<double>();
     const double per_call = rate * row["real_time"].get<double>() * 1e-6;  // real_time in µs
