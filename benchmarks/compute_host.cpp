@@ -13,6 +13,8 @@
 
 #include "benchmarks/compute.h"
 #include "harness/benchmark_case.h"
+#include "harness/current_case.h"
+#include "harness/injected_slowdown.h"
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
 
@@ -95,8 +97,10 @@ void run_elementwise_cpu_typed(benchmark::State& state, const ElementwiseCase& c
   }
   mark_validated(state);
 
+  const double injected = injected_slowdown_fraction(current_case_name());  // regression self-test hook
   const auto start = WallClock::now();
   for (auto _ : state) {
+    const InjectedSlowdown slowed(injected);
     run_elementwise_op_cpu(c.op, z, &sum, x, y, n, c.threads);
     benchmark::DoNotOptimize(sum);
     benchmark::ClobberMemory();
@@ -130,8 +134,10 @@ void run_matmul_cpu(benchmark::State& state, const MatmulCase& c) {
     return invalidate_case(state, problem);
   mark_validated(state);
 
+  const double injected = injected_slowdown_fraction(current_case_name());  // regression self-test hook
   const auto start = WallClock::now();
   for (auto _ : state) {
+    const InjectedSlowdown slowed(injected);
     cpu::matmul(out.data(), a.data(), b.data(), c.m, c.n, c.k, c.threads);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();

@@ -13,6 +13,8 @@
 
 #include "benchmarks/mlp.h"
 #include "harness/benchmark_case.h"
+#include "harness/current_case.h"
+#include "harness/injected_slowdown.h"
 #include "harness/sizes.h"
 #include "harness/system_info.h"
 
@@ -96,8 +98,10 @@ void run_mlp_cpu(benchmark::State& state, const MlpCase& c) {
 
   // ---- timed: one step per iteration, cycling through the data set ----
   int i = 0;
+  const double injected = injected_slowdown_fraction(current_case_name());  // regression self-test hook
   const auto start = WallClock::now();
   for (auto _ : state) {
+    const InjectedSlowdown slowed(injected);
     const float* x = data.x_at(i, c.shape.inputs);
     if (c.variant == MlpVariant::inference) {
       mlp_forward(model.activations(), model.params.data(), x, c.shape, c.batch);

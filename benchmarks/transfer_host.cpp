@@ -14,6 +14,8 @@
 
 #include "benchmarks/transfer.h"
 #include "harness/benchmark_case.h"
+#include "harness/current_case.h"
+#include "harness/injected_slowdown.h"
 #include "harness/sizes.h"
 #include "harness/system_info.h"
 
@@ -77,7 +79,9 @@ void run_host_memcpy(benchmark::State& state, std::uint64_t bytes, int threads) 
   parallel_memcpy(dst.data(), src.data(), bytes, threads);
   if (!same_bytes(src, dst.data())) return invalidate_case(state, "memcpy output differs from its input");
   mark_validated(state);
+  const double injected = injected_slowdown_fraction(current_case_name());  // regression self-test hook
   for (auto _ : state) {
+    const InjectedSlowdown slowed(injected);
     parallel_memcpy(dst.data(), src.data(), bytes, threads);
     benchmark::DoNotOptimize(dst.data());
     benchmark::ClobberMemory();

@@ -3,6 +3,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "harness/current_case.h"
+
 namespace offloadbench {
 
 namespace {
@@ -14,7 +16,13 @@ Registry& registry() {
   static Registry r;
   return r;
 }
+std::string& current_case() {
+  static thread_local std::string name;
+  return name;
+}
 }  // namespace
+
+const std::string& current_case_name() { return current_case(); }
 
 void register_case(CaseSpec spec) {
   auto& r = registry();
@@ -22,7 +30,8 @@ void register_case(CaseSpec spec) {
   spec.fields["family"] = spec.family;
   // A CUDA error or failed allocation inside a case skips that case with the error's text; the run
   // goes on. (Google Benchmark accepts an early return once an error is set, even mid-loop.)
-  auto guarded = [run = spec.run](benchmark::State& state) {
+  auto guarded = [run = spec.run, name = spec.name](benchmark::State& state) {
+    current_case() = name;
     try {
       run(state);
     } catch (const std::exception& e) {

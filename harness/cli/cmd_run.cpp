@@ -15,6 +15,8 @@
 #include "harness/benchmark_case.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
+#include "harness/gpu_info.h"
+#include "harness/injected_slowdown.h"
 #include "harness/results.h"
 #include "harness/results_reporter.h"
 #include "harness/run_context.h"
@@ -80,6 +82,11 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   for (const auto& flag : o.benchmark_flags)
     if (flag.rfind("--benchmark_", 0) != 0)
       throw UsageError(fmt::format("'{}' after -- is not a Google Benchmark flag (--benchmark_...)", flag));
+  try {
+    check_injected_slowdown_setting();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 
   RunConfig config;
   config.quick = !o.full;
@@ -122,6 +129,8 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
 
   ResultsReporter reporter(out, make_run_context(description), selected,
                            isatty(STDERR_FILENO) != 0);
+  if (!config.gpu_devices.empty() && gpu_inventory().unavailable_reason.empty())
+    reporter.set_clock_reader(nvml_clock_reader());
   try {
     benchmark::RunSpecifiedBenchmarks(&reporter);
   } catch (const std::exception& e) {

@@ -29,6 +29,7 @@ Command add_summary_command(CLI::App& app);
 Command add_plot_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
+Command add_ab_command(CLI::App& app, const std::vector<std::string>& command_line);
 
 // "5%" → 0.05, "0.05" → 0.05; throws UsageError naming `option` for anything else.
 double parse_fraction(const std::string& text, const std::string& option);

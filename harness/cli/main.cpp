@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       add_plot_command(app),
       add_compare_command(app),
       add_history_command(app),
+      add_ab_command(app, command_line),
   };
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
