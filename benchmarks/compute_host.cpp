@@ -97,7 +97,7 @@ void run_elementwise_cpu_typed(benchmark::State& state, const ElementwiseCase& c
   }
   mark_validated(state);
 
-  const double injected = injected_slowdown_fraction(current_case_name());  // regression self-test hook
+  SlowdownInjector injected(injected_slowdown_fraction(current_case_name()));  // regression self-test hook
   const auto start = WallClock::now();
   for (auto _ : state) {
     const InjectedSlowdown slowed(injected);
@@ -134,7 +134,7 @@ void run_matmul_cpu(benchmark::State& state, const MatmulCase& c) {
     return invalidate_case(state, problem);
   mark_validated(state);
 
-  const double injected = injected_slowdown_fraction(current_case_name());  // regression self-test hook
+  SlowdownInjector injected(injected_slowdown_fraction(current_case_name()));  // regression self-test hook
   const auto start = WallClock::now();
   for (auto _ : state) {
     const InjectedSlowdown slowed(injected);

@@ -98,7 +98,7 @@ void run_mlp_cpu(benchmark::State& state, const MlpCase& c) {
 
   // ---- timed: one step per iteration, cycling through the data set ----
   int i = 0;
-  const double injected = injected_slowdown_fraction(current_case_name());  // regression self-test hook
+  SlowdownInjector injected(injected_slowdown_fraction(current_case_name()));  // regression self-test hook
   const auto start = WallClock::now();
   for (auto _ : state) {
     const InjectedSlowdown slowed(injected);

@@ -79,7 +79,7 @@ void run_host_memcpy(benchmark::State& state, std::uint64_t bytes, int threads) 
   parallel_memcpy(dst.data(), src.data(), bytes, threads);
   if (!same_bytes(src, dst.data())) return invalidate_case(state, "memcpy output differs from its input");
   mark_validated(state);
-  const double injected = injected_slowdown_fraction(current_case_name());  // regression self-test hook
+  SlowdownInjector injected(injected_slowdown_fraction(current_case_name()));  // regression self-test hook
   for (auto _ : state) {
     const InjectedSlowdown slowed(injected);
     parallel_memcpy(dst.data(), src.data(), bytes, threads);

@@ -37,16 +37,36 @@ inline std::uint64_t spin_ticks() {
 }
 #endif
 
-// One timed call: construct at the start of the body, and its destructor spins for fraction × the
-// ticks since, so each call is slowed in proportion to its own duration (two tick reads per call and
-// one per spin step; nothing at all when the fraction is 0).
+// The slowdown of one case, made before its timed loop. It keeps the shortest call seen so far: a
+// call that took much longer was preempted (waiting, not working), and spinning for a fraction of
+// the wait would turn waiting into work — on a loaded machine that injects several times what was asked.
+class SlowdownInjector {
+ public:
+  explicit SlowdownInjector(double fraction) : fraction_(fraction) {}
+  double fraction() const { return fraction_; }
+  // Ticks to spin after a call that took `elapsed` ticks: fraction × the call, capped at twice the
+  // shortest call so far.
+  std::uint64_t spin_after(std::uint64_t elapsed) {
+    if (elapsed < shortest_) shortest_ = elapsed;
+    const std::uint64_t counted = elapsed < 2 * shortest_ ? elapsed : 2 * shortest_;
+    return static_cast<std::uint64_t>(fraction_ * static_cast<double>(counted));
+  }
+
+ private:
+  double fraction_;
+  std::uint64_t shortest_ = UINT64_MAX / 2;
+};
+
+// One timed call: construct at the start of the body; the destructor spins for the injector's share
+// of the call (two tick reads per call and one per spin step; nothing at all when the fraction is 0).
 class InjectedSlowdown {
  public:
-  explicit InjectedSlowdown(double fraction) : fraction_(fraction), start_(fraction > 0 ? spin_ticks() : 0) {}
+  explicit InjectedSlowdown(SlowdownInjector& injector)
+      : injector_(injector), start_(injector.fraction() > 0 ? spin_ticks() : 0) {}
   ~InjectedSlowdown() {
-    if (!(fraction_ > 0)) return;
+    if (!(injector_.fraction() > 0)) return;
     const std::uint64_t now = spin_ticks();
-    const auto until = now + static_cast<std::uint64_t>(fraction_ * static_cast<double>(now - start_));
+    const std::uint64_t until = now + injector_.spin_after(now - start_);
     while (spin_ticks() < until) {
     }
   }
@@ -54,7 +74,7 @@ class InjectedSlowdown {
   InjectedSlowdown& operator=(const InjectedSlowdown&) = delete;
 
  private:
-  double fraction_;
+  SlowdownInjector& injector_;
   std::uint64_t start_;
 };
 

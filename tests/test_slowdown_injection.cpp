@@ -43,15 +43,26 @@ TEST(SlowdownInjection, SlowsACallInProportionToItsOwnTime) {
   using Clock = std::chrono::steady_clock;
   const auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   const auto start = Clock::now();
+  SlowdownInjector half(0.5);
   {
-    const InjectedSlowdown slowed(0.5);
+    const InjectedSlowdown slowed(half);
     spin_for_seconds(0.02);  // the "body": 20 ms
   }
   const double wall = seconds_since(start);
   EXPECT_GE(wall, 0.03);  // body + half of it, at least (a busy machine only adds)
   const auto none = Clock::now();
-  { const InjectedSlowdown untouched(0.0); }
+  SlowdownInjector none_injected(0.0);
+  { const InjectedSlowdown untouched(none_injected); }
   EXPECT_LT(seconds_since(none), 0.01);
+}
+
+TEST(SlowdownInjection, APreemptedCallCountsAsTwiceTheShortestNotItsWait) {
+  SlowdownInjector tenth(0.1);
+  EXPECT_EQ(tenth.spin_after(1000), 100u);    // the first call: its own time
+  EXPECT_EQ(tenth.spin_after(1500), 150u);    // within twice the shortest: its own time
+  EXPECT_EQ(tenth.spin_after(100000), 200u);  // preempted: twice the shortest (1000), not the wait
+  EXPECT_EQ(tenth.spin_after(800), 80u);      // a new shortest
+  EXPECT_EQ(tenth.spin_after(5000), 160u);
 }
 
 }  // namespace offloadbench

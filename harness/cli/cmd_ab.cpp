@@ -1,7 +1,8 @@
 // `offloadbench ab BASE NEW`: did NEW make anything slower than BASE, measured side by side? Each round
-// runs both executables as fresh processes in coin-flip order, with Google Benchmark's random
+// runs both executables as fresh processes in random, balanced order, with Google Benchmark's random
 // interleaving; the verdicts come from paired rounds (harness/ab.h). INCONCLUSIVE benchmarks get extra
 // rounds, up to a cap. Exit 1 when anything is SLOWER, 2 on bad input.
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -132,9 +133,10 @@ std::vector<AbSeries> paired_series(const Measurements& m) {
 
 class RoundRunner {
  public:
-  RoundRunner(const AbCliOptions& o, fs::path work) : o_(o), work_(std::move(work)) {}
+  RoundRunner(const AbCliOptions& o, fs::path work, std::uint64_t seed)
+      : o_(o), work_(std::move(work)), rng_(seed ^ 0x9e3779b97f4a7c15ull) {}
 
-  // One round: BASE and NEW, in the order of a coin flip, each a fresh process.
+  // One round: BASE and NEW, in the order given, each a fresh process.
   void run(Measurements& m, int round, bool new_first, const std::vector<std::string>& only) {
     fmt::print(stderr, "ab: round {} ({} first{})\n", round + 1, new_first ? "NEW" : "BASE",
                only.empty() ? "" : fmt::format(", {} inconclusive benchmark(s)", only.size()));
@@ -142,6 +144,10 @@ class RoundRunner {
       const bool is_base = (i == 0) != new_first;
       const auto stem = fmt::format("round{:03}-{}", round + 1, is_base ? "base" : "new");
       const auto out = (work_ / (stem + ".json")).string(), log = (work_ / (stem + ".log")).string();
+      // Setup randomisation (Mytkowicz et al., ASPLOS 2009): the environment's size moves the initial
+      // stack, and with it the alignment of everything on it. A random pad per process turns that
+      // layout effect into noise shared by both sides; else BASE and NEW differ by their paths' lengths.
+      setenv("OFFLOADBENCH_AB_LAYOUT_PAD", std::string(pad_(rng_), 'x').c_str(), 1);
       const int status = run_child(is_base ? o_.base : o_.candidate, arguments(out, only), log);
       if (status != 0 && status != 1)  // 1: rows failed validation; the file is still usable
         throw std::runtime_error(fmt::format("{} exited with status {} in round {} (its output: {})",
@@ -165,6 +171,8 @@ class RoundRunner {
   }
   const AbCliOptions& o_;
   fs::path work_;
+  std::mt19937_64 rng_;
+  std::uniform_int_distribution<std::size_t> pad_{0, 4095};
 };
 
 nlohmann::json ab_json(const AbOutcome& outcome, const Measurements& m, const nlohmann::json& context) {
@@ -224,16 +232,22 @@ int execute_ab(const AbCliOptions& o, const std::vector<std::string>& command_li
       {"confidence", options.confidence}, {"host", query_host_info().hostname}, {"start_time_utc", utc_now_stamp()}};
   context["same_content"] = context["base"]["content_hash"] == context["new"]["content_hash"];
 
+  // The order of each round: a coin flip for the first round of each pair, the other order for the
+  // second. Random, never a fixed ABAB, and balanced: with a plain coin per round, 8 rounds leave one
+  // order 6 times or more in 29% of runs, and an order effect (the first process of a round running
+  // warmer or colder) then leaks into the verdict — it did, in an A/A self-test run.
+  bool new_first = false;
+  const auto order = [&](int round) { return new_first = round % 2 == 0 ? (coin() & 1) != 0 : !new_first; };
   Measurements m;
-  RoundRunner runner(o, work);
+  RoundRunner runner(o, work, seed);
   int done = 0;
-  for (; done < o.rounds; ++done) runner.run(m, done, coin() & 1, {});
+  for (; done < o.rounds; ++done) runner.run(m, done, order(done), {});
   auto outcome = ab_verdicts(paired_series(m), options);
   while (outcome.inconclusive > 0 && done < max_rounds) {
     std::vector<std::string> open;
     for (const auto& r : outcome.rows)
       if (r.verdict == Verdict::inconclusive) open.push_back(r.name);
-    for (int i = 0; i < o.extra_batch && done < max_rounds; ++i, ++done) runner.run(m, done, coin() & 1, open);
+    for (int i = 0; i < o.extra_batch && done < max_rounds; ++i, ++done) runner.run(m, done, order(done), open);
     outcome = ab_verdicts(paired_series(m), options);
   }
   context["rounds_run"] = done;
