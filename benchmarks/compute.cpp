@@ -173,6 +173,7 @@ nlohmann::json view_fields(const ViewSlot& slot, const std::string& compare_grou
   } else {
     f["device"] = "cpu";
     f["cpu_threads"] = slot.threads;
+    f["threading"] = fmt::format("{} threads: OpenMP (libgomp) for elementwise, OpenBLAS pthreads for sgemm", slot.threads);
   }
   return f;
 }

@@ -15,6 +15,7 @@
 #include "harness/benchmark_case.h"
 #include "harness/current_case.h"
 #include "harness/injected_slowdown.h"
+#include "harness/sizes.h"
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
 
@@ -79,6 +80,8 @@ void run_elementwise_cpu_typed(benchmark::State& state, const ElementwiseCase& c
                                ReusedArrays<ElementwiseHostArrays>& reuse) {
   const auto& info = op_info(c.op);
   const std::size_t n = c.elements;
+  // parse_size caps --sizes at kMaxSize, so 3·n·sizeof(T) cannot wrap; a case built otherwise skips.
+  if (n > kMaxSize) return skip_case(state, fmt::format("{} elements is more than any machine holds", n));
   if (auto problem = host_memory_problem(3 * n * sizeof(T)); !problem.empty()) return skip_case(state, problem);
   // Same type, size and threads: same arrays, first-touched and filled once by these threads.
   const auto key = fmt::format("{}/{}/threads:{}", to_string(c.type), n, c.threads);

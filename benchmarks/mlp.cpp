@@ -10,6 +10,7 @@
 #include "harness/benchmark_case.h"
 #include "harness/sizes.h"
 #include "harness/system_info.h"
+#include "kernels/cpu_vector.h"
 
 namespace offloadbench {
 
@@ -114,6 +115,10 @@ void register_cpu_views(const MlpQuestion& q) {
     auto fields = common_fields(q, c);
     fields.update({{"view", view}, {"series", ""}, {"precision", "fp32"}, {"device", "cpu"},
                    {"cpu_threads", threads}, {"launch_mode", nullptr}, {"data_path", "host"}});
+    fields["library"] = fmt::format("{} for the GEMMs; own loops ({}) for the rest", query_host_info().blas_library,
+                                    vector_clone_level());
+    fields["threading"] = fmt::format("{} OpenBLAS pthreads, {} OpenMP (libgomp) for loops above 1Mi elements",
+                                      threads, threads);
     // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
     if (q.variant == "train_sgd") fields["cpu_update"] = "sgd_fused_into_weight_gemm";
     // The summary shows one size per label: the target (SGD training step, batch 64).
@@ -198,7 +203,7 @@ std::vector<MlpQuestion> mlp_questions(bool quick) {
     else batch_sweep(mnist, {variant});
   }
   if (!quick) {
-    batch_sweep(image, {"inference", "train_sgd"});
+    batch_sweep(image, {"inference", "train_sgd", "train_adamw"});
     for (std::int64_t hidden = 64; hidden <= 4096; hidden *= 2)
       questions.push_back({MlpShape{784, hidden, 10}, 256, "train_sgd", "hidden"});
   }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "benchmarks/transfer_extra.h"
 #include "harness/benchmark_case.h"
 #include "harness/sizes.h"
 #include "harness/system_info.h"
@@ -103,6 +104,7 @@ void register_transfer_suite(const RunConfig& config) {
   const auto sizes = transfer_sizes(config);
   register_device_copies(config, sizes);
   register_pin_costs(config, sizes);
+  register_transfer_extra_cases(config, sizes);  // device-local, SM-initiated, latency, managed, small tensors
   register_host_baseline(sizes);
 }
 

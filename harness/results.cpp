@@ -1,15 +1,12 @@
 #include "results.h"
 
-#include <unistd.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
+
+#include "harness/files.h"
+#include "harness/results_schema.h"
 
 namespace offloadbench {
 
@@ -32,22 +29,26 @@ nlohmann::json without_non_finite(const nlohmann::json& value) {
 }
 
 void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
-  const std::string temporary = fmt::format("{}.tmp.{}", path, getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("cannot write '{}': {}", temporary, std::strerror(errno)));
-    out << without_non_finite(doc).dump(2) << '\n';
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw std::runtime_error(fmt::format("writing '{}' failed: {}", temporary, std::strerror(errno)));
+  write_file_atomically(path, without_non_finite(doc).dump(2) + "\n");
+}
+
+std::size_t nesting_depth(const std::string& text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // skip the escaped character
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
     }
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(temporary.c_str());
-    throw std::runtime_error(fmt::format("cannot rename '{}' to '{}': {}", temporary, path, std::strerror(err)));
-  }
+  return deepest;
 }
 
 void check_results(const nlohmann::json& doc, const std::string& origin) {
@@ -61,9 +62,9 @@ void check_results(const nlohmann::json& doc, const std::string& origin) {
   const auto& ob = ctx["offloadbench"];
   if (!ob.contains("schema_version") || !ob["schema_version"].is_number_integer())
     fail("missing 'context.offloadbench.schema_version'");
-  const int version = ob["schema_version"].get<int>();
-  if (version != kResultsSchemaVersion)
-    fail(fmt::format("schema version {} is not supported (this build reads version {})", version,
+  // Compared as JSON integers: 4294967297 must not pass as 1 through a cast to int.
+  if (ob["schema_version"] != kResultsSchemaVersion)
+    fail(fmt::format("schema version {} is not supported (this build reads version {})", ob["schema_version"].dump(),
                      kResultsSchemaVersion));
   std::size_t i = 0;
   for (const auto& row : doc["benchmarks"]) {
@@ -73,17 +74,23 @@ void check_results(const nlohmann::json& doc, const std::string& origin) {
       fail(fmt::format("benchmark '{}' has no 'run_type'", row["name"].get<std::string>()));
     ++i;
   }
+  if (auto problem = schema_type_problem(doc); !problem.empty()) fail(problem);
 }
 
 nlohmann::json load_results(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ResultsError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str().empty()) throw ResultsError(fmt::format("{}: empty file", path));
+  std::string text;
+  try {
+    text = read_regular_file(path);
+  } catch (const FileError& e) {
+    throw ResultsError(e.what());
+  }
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ResultsError(fmt::format("{}: empty file", path));
+  if (nesting_depth(text) > kMaxNestingDepth)
+    throw ResultsError(fmt::format("{}: JSON nested deeper than {} levels (a results file needs fewer than 10)", path,
+                                   kMaxNestingDepth));
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text.str());
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     // e.what() names the byte; NaN and Infinity land here too (strict JSON has neither), and so
     // does a number too large for a double (out_of_range, not parse_error).

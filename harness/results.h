@@ -4,6 +4,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,12 +20,19 @@ struct ResultsError : std::runtime_error {
 // Returns a copy in which every NaN or infinity (anywhere) is null: strict JSON has neither.
 nlohmann::json without_non_finite(const nlohmann::json& value);
 
-// Writes `doc` (made finite first) to a temporary file beside `path`, then renames it over `path`,
-// so a reader never sees half a file. Throws std::runtime_error naming the path.
+// Writes `doc` (made finite first) with write_file_atomically (harness/files.h): a temporary file
+// beside `path` renamed over it, and only over a regular file or a new path (FileError otherwise).
 void write_json_atomically(const std::string& path, const nlohmann::json& doc);
 
-// Reads and checks a results file: JSON syntax, schema version, context and benchmarks present,
-// every row named. Throws ResultsError.
+// Deeper JSON is refused before parsing: the recursive walks over a document would overflow the stack.
+inline constexpr std::size_t kMaxNestingDepth = 64;
+
+// How deeply arrays and objects nest in JSON text (brackets inside strings do not count).
+std::size_t nesting_depth(const std::string& text);
+
+// Reads and checks a results file: a regular file of bounded size, nesting depth, JSON syntax, schema
+// version, context and benchmarks present, every row named, and every field of the type that
+// docs/results.schema.json gives it. Throws ResultsError naming the file, the row and the field.
 nlohmann::json load_results(const std::string& path);
 
 // Checks an already parsed document the same way; `origin` names it in messages.

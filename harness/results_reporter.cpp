@@ -140,13 +140,14 @@ bool ResultsReporter::ReportContext(const Context& context) {
 #else
   ctx["library_build_type"] = "debug";
 #endif
-  write();
   return true;
 }
 
 void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
+  std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& run : runs) {
     auto row = run_to_row(run);
+    if (row["skipped"] == true && !skipped_cases_.insert(run.run_name.str()).second) continue;
     if (clock_reader_ && run.run_type == Run::RT_Iteration && !run.error_occurred && row.contains("device") &&
         row["device"].is_number_integer())
       annotate_clock(row, clock_reader_(row["device"].get<int>()));
@@ -178,6 +179,7 @@ void ResultsReporter::print_progress(const Run& run) {
 }
 
 void ResultsReporter::finish(const std::string& stopped_because) {
+  std::lock_guard<std::mutex> lock(mutex_);
   auto& ob = doc_["context"]["offloadbench"];
   ob["end_time_utc"] = utc_now_iso8601();
   ob["incomplete"] = !stopped_because.empty();

@@ -1,9 +1,14 @@
 // Receives Google Benchmark's runs and keeps the results file current: after a benchmark finishes the
 // whole file is rewritten atomically (marked incomplete), at most once a second so that a sweep of
-// thousands of quick cases is not dominated by rewriting, so a run stopped by Ctrl-C or a crash
-// leaves a valid file holding everything that finished up to a second before. finish() marks it complete.
+// thousands of quick cases is not dominated by rewriting, so a crash leaves a valid file holding
+// everything that finished up to a second before; Ctrl-C loses nothing (finish() from another thread
+// writes at once). Nothing is written before the first case finishes: an existing file at the path
+// stays until there is something to replace it with. finish() marks it complete.
+// A skipped case is recorded once, not once per repetition: its repetitions all say the same.
 #pragma once
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -27,7 +32,8 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override {}
 
-  // Marks the file complete (or records why it stopped) and writes it a last time.
+  // Marks the file complete (or records why it stopped) and writes it a last time. Safe to call from
+  // another thread while Google Benchmark runs (the Ctrl-C watcher does).
   void finish(const std::string& stopped_because = "");
 
   // Reads the SM clock for each GPU row as it is reported (right after its repetition when Google
@@ -53,6 +59,8 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   bool started_run_ = false;
   std::string last_case_;
   SmClockReader clock_reader_;
+  std::set<std::string> skipped_cases_;  // cases whose one skipped row is already recorded
+  std::mutex mutex_;                     // doc_ and the file: ReportRuns vs finish() on Ctrl-C
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_write_{};
   std::chrono::milliseconds write_interval_;

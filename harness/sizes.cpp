@@ -38,11 +38,12 @@ std::uint64_t parse_size(const std::string& text) {
     value = value * 10 + d;
   }
   if (value == 0) throw bad("must be greater than zero");
-  if (value > (kMax >> shift)) throw bad("too large");
+  if (value > (kMaxSize >> shift)) throw bad("too large (at most 16TiB: no machine holds more)");
   return value << shift;
 }
 
 std::vector<std::uint64_t> parse_size_list(const std::string& text) {
+  if (text.empty()) throw std::invalid_argument("empty list (give sizes such as 4KiB,1MiB)");
   std::vector<std::uint64_t> sizes;
   std::size_t start = 0;
   while (start <= text.size()) {

@@ -165,17 +165,10 @@ __global__ void sgd_update_kernel(float* params, const float* grads, const Train
 __global__ void adamw_update_kernel(float* params, float* m, float* v, const float* grads, const TrainScalars* s,
                                     OptimizerConfig c, std::int64_t n) {
   if (s->skip) return;
-  const float inv_correction1 = 1.0f / (1.0f - powf(c.beta1, static_cast<float>(s->step)));
-  const float inv_correction2 = 1.0f / (1.0f - powf(c.beta2, static_cast<float>(s->step)));
-  const float decay = 1.0f - c.lr * c.weight_decay;
-  const float multiplier = s->grad_multiplier;
+  const AdamwCoefficients k = adamw_coefficients(s, c);
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    const float g = grads[i] * multiplier;
-    m[i] = c.beta1 * m[i] + (1.0f - c.beta1) * g;
-    v[i] = c.beta2 * v[i] + (1.0f - c.beta2) * g * g;
-    params[i] = params[i] * decay - c.lr * (m[i] * inv_correction1) / (sqrtf(v[i] * inv_correction2) + c.eps);
-  }
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    adamw_element(params[i], m[i], v[i], grads[i], k);
 }
 
 __global__ void begin_step_kernel(TrainScalars* s) {

@@ -12,16 +12,28 @@ from . import results
 
 def chart_families():
     """The chart modules, imported here so that a Python without matplotlib gets one clear line."""
-    from . import bandwidth, mlp, overlap, pinning, timing
+    from . import bandwidth, mlp, overlap, pinning, small_tensors, timing, transfer_extra
     return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
-            ("pinning break-even", pinning)]
+            ("pinning break-even", pinning), ("many small tensors", small_tensors),
+            ("device-local, SM-initiated, managed, latency", transfer_extra)]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m plots", description=__doc__.splitlines()[0])
-    parser.add_argument("file", help="offloadbench results file (JSON)")
+    parser.add_argument("file", nargs="?", help="offloadbench results file (JSON)")
     parser.add_argument("--out", help="folder for the charts (default: <file stem>-plots beside the file)")
+    parser.add_argument("--check", action="store_true", help="only check that matplotlib can be imported")
     args = parser.parse_args(argv)
+    try:  # first, so that a Python without matplotlib leaves nothing behind
+        families = chart_families()
+    except ImportError as e:
+        print(f"plots: {e.name or e} is not installed for {sys.executable} (run scripts/setup, or set "
+              "OFFLOADBENCH_PYTHON to a Python with matplotlib)", file=sys.stderr)
+        return 2
+    if args.check:
+        return 0
+    if not args.file:
+        parser.error("the results FILE is required")
     try:
         doc = results.load(args.file)
     except results.ResultsError as e:
@@ -33,12 +45,6 @@ def main(argv=None):
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         print(f"plots: cannot create {outdir}: {e.strerror}", file=sys.stderr)
-        return 2
-    try:
-        families = chart_families()
-    except ImportError as e:
-        print(f"plots: {e.name or e} is not installed for {sys.executable} (run scripts/setup, or set "
-              "OFFLOADBENCH_PYTHON to a Python with matplotlib)", file=sys.stderr)
         return 2
     from . import report
 

@@ -4,10 +4,16 @@ A malformed file raises ResultsError with one line naming the file and the probl
 """
 import json
 import math
+import os
+import pathlib
+import stat
 import statistics
 
 SCHEMA_VERSION = 1
 TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+MAX_INPUT_BYTES = 1 << 30  # as harness/files.h
+MAX_NESTING_DEPTH = 64     # as harness/results.h
+SCHEMA_PATH = pathlib.Path(__file__).resolve().parent.parent / "docs" / "results.schema.json"
 
 
 class ResultsError(Exception):
@@ -15,28 +21,134 @@ class ResultsError(Exception):
 
 
 def load(path):
+    """The C++ loader's rules (harness/results.cpp), in the same order, with the same limits."""
+    text = _read_regular_file(path)
+    if not text.strip():
+        raise ResultsError(f"{path}: empty file")
+    if _nesting_depth(text) > MAX_NESTING_DEPTH:
+        raise ResultsError(f"{path}: JSON nested deeper than {MAX_NESTING_DEPTH} levels")
     try:
-        with open(path) as f:
-            doc = json.load(f, parse_constant=_refuse_constant)
-    except OSError as e:
-        raise ResultsError(f"{path}: cannot open: {e.strerror}") from None
-    except ValueError as e:
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError) as e:
         raise ResultsError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(doc, dict):
         raise ResultsError(f"{path}: not a results file (top level is not a JSON object)")
     if not isinstance(doc.get("context"), dict) or not isinstance(doc.get("benchmarks"), list):
         raise ResultsError(f"{path}: missing 'context' object or 'benchmarks' array")
-    version = doc["context"].get("offloadbench", {}).get("schema_version")
-    if version != SCHEMA_VERSION:
+    ob = doc["context"].get("offloadbench")
+    version = ob.get("schema_version") if isinstance(ob, dict) else None
+    if type(version) is not int or version != SCHEMA_VERSION:  # True == 1 and 1.0 == 1 in Python; not here
         raise ResultsError(f"{path}: schema version {version!r} is not supported (this reads {SCHEMA_VERSION})")
     for i, row in enumerate(doc["benchmarks"]):
         if not isinstance(row, dict) or not isinstance(row.get("name"), str):
             raise ResultsError(f"{path}: benchmark {i} has no 'name'")
+        if not isinstance(row.get("run_type"), str):
+            raise ResultsError(f"{path}: benchmark '{row['name']}' has no 'run_type'")
+    problem = _schema_problem(doc, _schema())
+    if problem:
+        raise ResultsError(f"{path}: {problem[1:] if problem.startswith('.') else 'the document' + problem}")
     return doc
+
+
+def _read_regular_file(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot open: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ResultsError(f"{path}: is a directory, not a results file")
+        if not stat.S_ISREG(st.st_mode):
+            raise ResultsError(f"{path}: is not a regular file (a device, FIFO or socket)")
+        if st.st_size > MAX_INPUT_BYTES:
+            raise ResultsError(f"{path}: is {st.st_size} bytes, more than the {MAX_INPUT_BYTES} bytes offloadbench reads")
+        data = f.read()
+    try:
+        return data.decode("utf-8-sig")  # a UTF-8 byte order mark is allowed, as nlohmann::json allows it
+    except UnicodeDecodeError as e:
+        raise ResultsError(f"{path}: not valid JSON (not UTF-8: {e.reason} at byte {e.start})") from None
+
+
+def _nesting_depth(text):
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}" and depth > 0:
+            depth -= 1
+    return deepest
 
 
 def _refuse_constant(name):
     raise ValueError(f"{name} is not strict JSON")
+
+
+def _finite_float(text):
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: C++ refuses a number a double cannot hold; so do we
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+_SCHEMA = []
+
+
+def _schema():
+    if not _SCHEMA:
+        _SCHEMA.append(json.loads(SCHEMA_PATH.read_text()))
+    return _SCHEMA[0]
+
+
+_TYPES = {"integer": lambda v: type(v) is int, "number": lambda v: type(v) in (int, float),
+          "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
+          "null": lambda v: v is None, "object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list)}
+
+
+def _equal(a, b):
+    return a == b and type(a) is type(b)
+
+
+def _schema_problem(value, schema):
+    """harness/results_schema.cpp's check: the types of the fields present, "" when all fit."""
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not any(_TYPES.get(t, lambda v: True)(value) for t in types):
+            return f" is {json.dumps(value)[:80]}, expected {json.dumps(schema['type'])}"
+    if "const" in schema and not _equal(value, schema["const"]):
+        return f" is {json.dumps(value)[:80]}, expected {json.dumps(schema['const'])}"
+    if "enum" in schema and not any(_equal(value, e) for e in schema["enum"]):
+        return f" is {json.dumps(value)[:80]}, expected one of {json.dumps(schema['enum'])}"
+    if "minimum" in schema and type(value) in (int, float) and value < schema["minimum"]:
+        return f" is {value}, below the minimum {schema['minimum']}"
+    if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
+        return f" is shorter than {schema['minLength']} character(s)"
+    if "oneOf" in schema and sum(not _schema_problem(value, o) for o in schema["oneOf"]) != 1:
+        return f" is {json.dumps(value)[:80]}, which the schema does not allow"
+    if isinstance(value, dict):
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                p = _schema_problem(value[key], sub)
+                if p:
+                    return f".{key}{p}"
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            p = _schema_problem(item, schema["items"])
+            if p:
+                named = f" ('{item['name']}')" if isinstance(item, dict) and isinstance(item.get("name"), str) else ""
+                return f"[{i}]{named}{p}"
+    return ""
 
 
 def seconds(row):

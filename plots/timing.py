@@ -23,7 +23,9 @@ def view_label(view, series):
 def style(view, series_index):
     color = VIEW_STYLE.get(view, ("tab:red", view))[0]
     dashes = SERIES_STYLE[series_index % len(SERIES_STYLE)]
-    return {"color": color, "linestyle": "--" if view.startswith("cpu") and series_index == 0 else dashes}
+    if view.startswith("cpu"):  # offloadbench's own CPU rows dashed; other CPU series (PyTorch, numpy anchors) dotted
+        return {"color": color, "linestyle": "--" if series_index == 0 else ":"}
+    return {"color": color, "linestyle": dashes}
 
 
 def paired_cases(doc, family_filter):

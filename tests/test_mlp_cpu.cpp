@@ -111,6 +111,33 @@ TEST(MlpCpu, FusedSgdStepGivesTheSameWeightsAsTheSeparateUpdate) {
   EXPECT_EQ(fused.scalars.step, separate.scalars.step);
 }
 
+// The vectorized, chunked update against PyTorch's AdamW written out in double, on more elements than one
+// chunk (the parallel path runs where there are threads) and an odd tail; moments start non-zero.
+TEST(MlpCpu, AdamwUpdateIsPyTorchsFormulaOnEveryElement) {
+  const std::int64_t n = (std::int64_t{1} << 21) + 37;
+  std::vector<float> params(n), m(n), v(n), grads(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    params[i] = std::sin(0.001 * i);
+    grads[i] = 1e-3f * std::cos(0.003 * i) * (i % 7 == 0 ? 0.0f : 1.0f);  // some exact zeros
+    m[i] = 1e-4f * std::sin(0.002 * i);
+    v[i] = 1e-7f * (1.5f + std::cos(0.005 * i));  // away from 0, where the step is ill-conditioned
+  }
+  auto config = make_optimizer_config(Optimizer::adamw);
+  TrainScalars scalars;
+  scalars.step = 3;
+  scalars.grad_multiplier = 0.5f;
+  std::vector<float> want(n);
+  const double b1 = config.beta1, b2 = config.beta2, lr = config.lr;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double g = 0.5 * grads[i];
+    const double mi = b1 * m[i] + (1 - b1) * g, vi = b2 * v[i] + (1 - b2) * g * g;
+    want[i] = static_cast<float>(params[i] * (1 - lr * config.weight_decay) -
+                                 lr * (mi / (1 - std::pow(b1, 3))) / (std::sqrt(vi / (1 - std::pow(b2, 3))) + config.eps));
+  }
+  adamw_update(params.data(), m.data(), v.data(), grads.data(), &scalars, config, n);
+  EXPECT_TRUE(testing::all_close(params.data(), want.data(), n, 1e-7, 1e-6));
+}
+
 TEST(MlpCpu, FastStepIsTheSeparateStepWhereItCannotFuse) {
   const MlpShape shape{40, 24, 10};
   const auto data = synthetic_batch(shape, 32, 5);

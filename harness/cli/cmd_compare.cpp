@@ -3,12 +3,12 @@
 // files; measuring again, side by side, is `offloadbench ab`.
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
 #include "harness/compare.h"
+#include "harness/files.h"
 #include "harness/results.h"
 
 namespace offloadbench::cli {
@@ -24,12 +24,6 @@ struct CompareCliOptions {
   bool allow_different_machines = false;
   std::string markdown, json;
 };
-
-void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", path));
-}
 
 int execute_compare(const CompareCliOptions& o) {
   CompareOptions options;
@@ -47,12 +41,17 @@ int execute_compare(const CompareCliOptions& o) {
   options.min_repetitions = o.min_repetitions;
   options.allow_different_machines = o.allow_different_machines;
 
+  // Output paths are checked before any work: a bad one is bad input (2), never "SLOWER" (1).
+  if (!o.markdown.empty()) check_output_path(o.markdown, "--markdown");
+  if (!o.json.empty()) check_output_path(o.json, "--json");
   const auto base = load_for_comparison(o.base);
   const auto candidate = load_for_comparison(o.candidate);
   auto comparison = compare_results(base, candidate, options, o.base, o.candidate);
+  if (comparison.rows.empty() && comparison.skipped_in_both.empty())
+    throw UsageError(fmt::format("{} and {} have no benchmark in common: nothing to compare", o.base, o.candidate));
 
   print_comparison(stdout, comparison);
-  if (!o.markdown.empty()) write_text_file(o.markdown, comparison_markdown(comparison, o.base, o.candidate));
+  if (!o.markdown.empty()) write_file_atomically(o.markdown, comparison_markdown(comparison, o.base, o.candidate));
   if (!o.json.empty()) write_json_atomically(o.json, to_json(comparison));
   return comparison.slower > 0 ? 1 : 0;
 }
@@ -91,8 +90,9 @@ Command add_compare_command(CLI::App& app) {
       ->default_str("5");
   cmd->add_flag("--allow-different-machines", o->allow_different_machines,
                 "Compare even when the machine fingerprints differ");
-  cmd->add_option("--markdown", o->markdown, "Write the table, slowest first, as Markdown (e.g. for a CI summary)");
-  cmd->add_option("--json", o->json, "Write the verdicts as JSON");
+  cmd->add_option("--markdown", o->markdown, "Write the table, slowest first, as Markdown (e.g. for a CI summary)")
+      ->check(non_empty_path());
+  cmd->add_option("--json", o->json, "Write the verdicts as JSON")->check(non_empty_path());
   return {cmd, [o] { return execute_compare(*o); }};
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/files.h"
 #include "harness/history.h"
 #include "harness/results.h"
 
@@ -28,6 +29,7 @@ int execute_history(const HistoryCliOptions& o) {
   if (o.min_runs < 1 || o.min_runs > 1000)
     throw UsageError(fmt::format("--min-runs {} is out of range (1..1000)", o.min_runs));
   options.min_segment = o.min_runs;
+  if (!o.json.empty()) check_output_path(o.json, "--json");
   const auto history = load_history(o.directory, o.metric, o.allow_different_machines, options);
   print_history(stdout, history, o.every_benchmark);
   if (!o.json.empty()) write_json_atomically(o.json, to_json(history));
@@ -48,7 +50,8 @@ Command add_history_command(CLI::App& app) {
   cmd->add_flag("--all", o->every_benchmark, "List every benchmark, not only those with a change point");
   cmd->add_flag("--allow-different-machines", o->allow_different_machines,
                 "Read files whose machine fingerprints differ");
-  cmd->add_option("--json", o->json, "Write the trends and change points as JSON (input of plots/trend.py)");
+  cmd->add_option("--json", o->json, "Write the trends and change points as JSON (input of plots/trend.py)")
+      ->check(non_empty_path());
   return {cmd, [o] { return execute_history(*o); }};
 }
 

@@ -24,7 +24,8 @@ int execute_list(const ListOptions& o) {
     suite->register_cases(config);
     if (!o.as_json) fmt::print("{} — {} ({} cases)\n", suite->name, suite->description, registered_cases().size());
     for (const auto& c : registered_cases()) {
-      if (o.as_json) listing.push_back({{"name", c.name}, {"fields", c.fields}});
+      // min_time_s (0: the run's --benchmark_min_time) lets scripts/gpu-check --plan price each case.
+      if (o.as_json) listing.push_back({{"name", c.name}, {"fields", c.fields}, {"min_time_s", c.min_time_s}});
       else fmt::print("  {:<58} {}\n", c.name, c.fields.dump());
     }
   }

@@ -15,6 +15,7 @@
 
 #include "harness/analysis.h"
 #include "harness/cli/commands.h"
+#include "harness/files.h"
 #include "harness/results.h"
 
 extern char** environ;
@@ -35,34 +36,42 @@ std::string find_python() {
   return "python3";
 }
 
+// Runs `python -m plots ARGS…` and returns its exit status.
+int run_plots(const std::string& python, std::vector<std::string> args) {
+  args.insert(args.begin(), {python, "-m", "plots"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);  // our lines before the child's
+  pid_t pid = 0;
+  if (int err = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ); err != 0)
+    throw FileError(fmt::format("cannot run '{}' for the plots: {} (set OFFLOADBENCH_PYTHON)", python,
+                                std::strerror(err)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(fmt::format("waiting for '{}': {}", python, std::strerror(errno)));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int execute_plot(const PlotOptions& o) {
   auto doc = load_results(o.file);  // a malformed file is reported here, on one line, with exit 2
-  if (!doc.contains("analysis")) {  // the charts need the analysis block: add it once
-    doc["analysis"] = analyze(doc);
-    write_json_atomically(o.file, doc);
-    fmt::print("analysis written to {} (top-level \"analysis\")\n", o.file);
-  }
+  if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out))
+    throw FileError(fmt::format("--out '{}' exists and is not a folder", o.out));
   const std::string python = find_python();
   // The plots package lives in the source tree; put it first on the module path.
   std::string path = OFFLOADBENCH_SOURCE_DIR;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
   setenv("PYTHONPATH", path.c_str(), 1);
-
-  std::fflush(stdout);  // our lines before the child's
-  std::vector<std::string> args = {python, "-m", "plots", o.file};
+  // Without matplotlib nothing is written: neither the analysis block nor an empty chart folder.
+  if (run_plots(python, {"--check"}) != 0) return 2;
+  if (!doc.contains("analysis")) {  // the charts need the analysis block: add it once
+    doc["analysis"] = analyze(doc);
+    write_json_atomically(o.file, doc);
+    fmt::print("analysis written to {} (top-level \"analysis\")\n", o.file);
+  }
+  std::vector<std::string> args = {o.file};
   if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (int err = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ); err != 0)
-    throw std::runtime_error(fmt::format("cannot run '{}' for the plots: {} (set OFFLOADBENCH_PYTHON)", python,
-                                         std::strerror(err)));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error(fmt::format("waiting for '{}': {}", python, std::strerror(errno)));
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 1;
+  return run_plots(python, args);
 }
 
 }  // namespace
@@ -71,7 +80,8 @@ Command add_plot_command(CLI::App& app) {
   auto o = std::make_shared<PlotOptions>();
   auto* cmd = app.add_subcommand("plot", "Draw charts and report.html from a results file (python -m plots)");
   cmd->add_option("file", o->file, "Results file")->required();
-  cmd->add_option("--out", o->out, "Folder for the charts (default <file stem>-plots beside the file)");
+  cmd->add_option("--out", o->out, "Folder for the charts (default <file stem>-plots beside the file)")
+      ->check(non_empty_path());
   return {cmd, [o] { return execute_plot(*o); }};
 }
 

@@ -1,22 +1,23 @@
 // `offloadbench run`: registers the chosen suites, runs them through Google Benchmark and keeps the
 // results file current. Every bad input is rejected before anything is measured or written.
+#include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 
 #include <fmt/format.h>
 
 #include "harness/analysis.h"
 #include "harness/benchmark_case.h"
+#include "harness/cli/benchmark_flags.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/interrupt.h"
 #include "harness/cli/options.h"
 #include "harness/gpu_info.h"
 #include "harness/injected_slowdown.h"
+#include "harness/files.h"
 #include "harness/results.h"
 #include "harness/results_reporter.h"
 #include "harness/run_context.h"
@@ -36,22 +37,15 @@ struct RunOptions {
   std::string out;
   int repetitions = 5;
   std::string sizes;
+  bool sizes_given = false;  // `--sizes ''` is a mistake, not "the default sizes"
+  bool device_given = false;
+  bool out_given = false;
   std::vector<std::string> benchmark_flags;
 };
 
+// results/<host>-<UTC time>.json; the folder is made only once the run is known to go ahead.
 std::string default_out_path() {
-  std::filesystem::create_directories("results");
   return fmt::format("results/{}-{}.json", query_host_info().hostname, utc_now_stamp());
-}
-
-// Fails now, before anything runs, if the results file could not be written later.
-void check_writable(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw UsageError(fmt::format("--out '{}' is a directory", path));
-  const std::string probe = fmt::format("{}.tmp.{}", path, getpid());
-  std::ofstream out(probe);
-  if (!out) throw UsageError(fmt::format("cannot write --out '{}': {}", path, std::strerror(errno)));
-  out.close();
-  std::remove(probe.c_str());
 }
 
 // How many registered cases a --benchmark_filter selects (for the progress line only).
@@ -79,9 +73,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   if (o.quick && o.full) throw UsageError("--quick and --full cannot be used together");
   if (o.repetitions < 1 || o.repetitions > 1000)
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
-  for (const auto& flag : o.benchmark_flags)
-    if (flag.rfind("--benchmark_", 0) != 0)
-      throw UsageError(fmt::format("'{}' after -- is not a Google Benchmark flag (--benchmark_...)", flag));
+  check_benchmark_flags(o.benchmark_flags);
   try {
     check_injected_slowdown_setting();
   } catch (const std::invalid_argument& e) {
@@ -91,11 +83,12 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   RunConfig config;
   config.quick = !o.full;
   try {
-    if (!o.sizes.empty()) config.sizes = parse_size_list(o.sizes);
+    if (o.sizes_given) config.sizes = parse_size_list(o.sizes);
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("--sizes: {}", e.what()));
   }
   const auto suites = select_suites(o.suites);
+  if (o.device_given && o.device.empty()) throw UsageError("--device '' is empty (give a GPU index, all or cpu)");
   const std::string device = o.device.empty() ? "0" : o.device;
   config.gpu_devices = select_devices(device);
 
@@ -110,8 +103,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
 
-  const std::string out = o.out.empty() ? default_out_path() : o.out;
-  check_writable(out);
+  const std::string out = o.out_given ? o.out : default_out_path();
 
   RunDescription description;
   for (auto* s : suites) {
@@ -126,20 +118,33 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   if (registered_cases().empty())
     throw UsageError(fmt::format("no benchmark selected (suites {} have no case for --device {})", o.suites, device));
   const int selected = count_selected(o.benchmark_flags);
+  if (selected == 0) throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
 
+  // Everything is checked: now the results folder may be made and the file claimed.
+  if (!o.out_given) std::filesystem::create_directories("results");
+  check_output_path(out, "--out");
+  OutputLock lock(out);  // a second run writing the same file is refused, not interleaved
   ResultsReporter reporter(out, make_run_context(description), selected,
                            isatty(STDERR_FILENO) != 0);
   if (!config.gpu_devices.empty() && gpu_inventory().unavailable_reason.empty())
     reporter.set_clock_reader(nvml_clock_reader());
-  try {
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-  } catch (const std::exception& e) {
-    reporter.finish(fmt::format("failure: {}", e.what()));
-    throw;
+  {
+    InterruptWatch watch([&](int signal) {
+      reporter.finish("interrupted");
+      lock.release();
+      fmt::print(stderr, "\noffloadbench: interrupted ({}); what finished is in {}\n",
+                 signal == SIGINT ? "SIGINT" : "SIGTERM", out);
+    });
+    try {
+      benchmark::RunSpecifiedBenchmarks(&reporter);
+    } catch (const std::exception& e) {
+      reporter.finish(fmt::format("failure: {}", e.what()));
+      throw;
+    }
+    if (!reporter.started())  // Google Benchmark matched nothing and wrote nothing
+      throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
+    reporter.finish();
   }
-  if (!reporter.started())  // Google Benchmark matched nothing and wrote nothing
-    throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
-  reporter.finish();
   clear_registered_cases();  // cases may own GPU buffers: free them while CUDA is still up
   benchmark::Shutdown();
 
@@ -170,12 +175,17 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
   run->add_option("--suite", o->suites, "Comma-separated suites, or all")->default_str("all");
   run->add_flag("--quick", o->quick, "Quick sweep (the default)");
   run->add_flag("--full", o->full, "Full sweep of every size");
-  run->add_option("--device", o->device, "GPU index, all, or cpu (no GPU cases)")->default_str("0");
-  run->add_option("--out", o->out, "Results file (default results/<host>-<UTC time>.json)");
+  auto* device = run->add_option("--device", o->device, "GPU index, all, or cpu (no GPU cases)")->default_str("0");
+  auto* out = run->add_option("--out", o->out, "Results file (default results/<host>-<UTC time>.json)");
   run->add_option("--repetitions", o->repetitions, "Repetitions per benchmark")->default_str("5");
-  run->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, e.g. 4KiB,1MiB,256MiB");
+  auto* sizes = run->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, e.g. 4KiB,1MiB,256MiB");
   run->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
-  return {run, [o, command_line] { return execute_run(*o, command_line); }};
+  return {run, [o, command_line, device, out, sizes] {
+            o->device_given = device->count() > 0;
+            o->out_given = out->count() > 0;
+            o->sizes_given = sizes->count() > 0;
+            return execute_run(*o, command_line);
+          }};
 }
 
 }  // namespace offloadbench::cli

@@ -30,6 +30,13 @@ Command add_plot_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
 Command add_ab_command(CLI::App& app, const std::vector<std::string>& command_line);
+Command add_export_command(CLI::App& app);
+
+// For path options: `--json ''` is a mistake (CLI11 would read it as "not given"), a parse error (exit 2).
+inline CLI::Validator non_empty_path() {
+  return CLI::Validator([](std::string& value) { return value.empty() ? std::string("empty path") : std::string(); },
+                        "PATH");
+}
 
 // "5%" → 0.05, "0.05" → 0.05; throws UsageError naming `option` for anything else.
 double parse_fraction(const std::string& text, const std::string& option);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/files.h"
 #include "harness/results.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
       add_compare_command(app),
       add_history_command(app),
       add_ab_command(app, command_line),
+      add_export_command(app),
   };
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -54,6 +56,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "offloadbench: {}\n", e.what());
     return 2;
   } catch (const offloadbench::ResultsError& e) {
+    fmt::print(stderr, "offloadbench: {}\n", e.what());
+    return 2;
+  } catch (const offloadbench::FileError& e) {
     fmt::print(stderr, "offloadbench: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {

@@ -1,0 +1,53 @@
+// Files offloadbench reads and writes, handled so that a careless path can do no harm: inputs must be
+// regular files of bounded size (a FIFO would hang, /dev/zero never ends); outputs are written to a
+// temporary file beside the target and renamed over it, and only over a regular file or a new path —
+// never over a device node, FIFO, symbolic link or folder (as root, a rename replaces /dev/full).
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace offloadbench {
+
+// A path that cannot be used as given (bad input: exit code 2). The message names the path.
+struct FileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The largest input offloadbench reads: ~10x a 100,000-row results file.
+inline constexpr std::uint64_t kMaxInputBytes = std::uint64_t{1} << 30;
+
+// The whole content of a regular file of at most `max_bytes`. Throws FileError naming the path and
+// the problem (missing, a directory, not a regular file, too large).
+std::string read_regular_file(const std::string& path, std::uint64_t max_bytes = kMaxInputBytes);
+
+// Throws FileError unless `path` can be written by write_file_atomically: it is a regular file or does
+// not exist yet, in an existing folder that can be written to. `option` names it in the message.
+void check_output_path(const std::string& path, const std::string& option);
+
+// Writes `text` to a new temporary file beside `path`, then renames it over `path`, so a reader never
+// sees half a file. Checks the target with check_output_path first (FileError); an I/O failure (a full
+// disk) throws std::runtime_error. The temporary file never outlives a failure.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace offloadbench
+
+namespace offloadbench {
+
+// An exclusive lock that says "a process is writing <path>": held on <path>.lock (the results file
+// itself is replaced by rename, so it cannot carry a lock). A second writer gets FileError at once.
+// The lock file is removed on release; one left by a killed process is stale and taken over.
+class OutputLock {
+ public:
+  explicit OutputLock(const std::string& path);
+  ~OutputLock() { release(); }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+  void release();  // async-signal-safe: unlink and close only
+
+ private:
+  std::string lock_path_;
+  int fd_ = -1;
+};
+
+}  // namespace offloadbench

@@ -1,0 +1,94 @@
+"""Many small tensors host→device (op small_tensors): time to move N tensors vs N, one line per
+method, and the N from which packing them into one pinned staging buffer (packing included) beats
+each other method, interpolated on log N between the measured counts."""
+import math
+
+from . import common, results
+
+METHODS = {"separate_pageable": "N copies from pageable memory", "separate_pinned": "N copies, tensors already pinned",
+           "packed_pinned": "pack into pinned staging + 1 copy", "batch_api": "one cudaMemcpyBatchAsync (pageable)"}
+PACKED = "packed_pinned"
+
+
+def _series(doc):
+    """{(device, method): [(tensors, median seconds, min, max)]} from the usable rows."""
+    out = {}
+    for case in results.cases(doc, lambda r: r.get("op") == "small_tensors").values():
+        row = case["row"]
+        out.setdefault((row.get("device"), row.get("method")), []).append(
+            (row["tensors"], case["seconds"], *case["spread"]))
+    return {key: sorted(points) for key, points in out.items()}
+
+
+def crossover(packed, other):
+    """Smallest N from which packed is faster than other, for good: interpolated on log N where
+    log(t_other / t_packed) crosses 0; the smallest N when packed wins at every N; None when it
+    loses at the largest N both measured."""
+    t_other = dict((n, t) for n, t, *_ in other)
+    ratios = [(n, t_other[n] / t) for n, t, *_ in packed if n in t_other and t > 0 and t_other[n] > 0]
+    if not ratios or ratios[-1][1] < 1:
+        return None
+    losing = [i for i, (_, r) in enumerate(ratios) if r < 1]
+    if not losing:
+        return ratios[0][0]
+    (n0, r0), (n1, r1) = ratios[losing[-1]], ratios[losing[-1] + 1]
+    x0, x1, y0, y1 = math.log(n0), math.log(n1), math.log(r0), math.log(r1)
+    return math.exp(x0 + (0 - y0) * (x1 - x0) / (y1 - y0))
+
+
+def packing_crossovers(doc):
+    """[{device, versus, tensors}] for every method measured beside packed_pinned; tensors None = never."""
+    series = _series(doc)
+    out = []
+    for (device, method), points in sorted(series.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+        packed = series.get((device, PACKED))
+        if method != PACKED and packed:
+            out.append({"device": device, "versus": method, "tensors": crossover(packed, points)})
+    return out
+
+
+def _parameter_list(doc):
+    names = {r.get("parameter_list") for r in doc["benchmarks"] if r.get("op") == "small_tensors"}
+    return ", ".join(sorted(n for n in names if n)) or "?"
+
+
+def charts(doc, outdir):
+    series = _series(doc)
+    if not series:
+        reasons = results.skipped_reasons(doc, lambda r: r.get("op") == "small_tensors")
+        return [], ["many small tensors: no small_tensors rows ran" + (f" (skipped: {'; '.join(reasons)})" if reasons else "")]
+    drawn = []
+    crossings = packing_crossovers(doc)
+    for device in sorted({d for d, _ in series}, key=str):
+        title = f"GPU {device}: N small tensors host→device — when does packing win?"
+        fig, ax = common.new_figure(title)
+        counts = []
+        for method, label in METHODS.items():
+            points = series.get((device, method))
+            if not points:
+                continue
+            xs = [p[0] for p in points]
+            counts += xs
+            line, = ax.plot(xs, [p[1] for p in points], marker="o", label=label,
+                            linewidth=2.5 if method == PACKED else 1.5)
+            ax.fill_between(xs, [p[2] for p in points], [p[3] for p in points], color=line.get_color(), alpha=0.15,
+                            linewidth=0)
+        notes = []
+        for c in (c for c in crossings if c["device"] == device):
+            name = METHODS.get(c["versus"], c["versus"])
+            if c["tensors"] is None:
+                notes.append(f"vs {name}: packing does not win in the measured range")
+                continue
+            notes.append(f"vs {name}: packing wins from N ≈ {c['tensors']:.3g}")
+            ax.axvline(c["tensors"], linestyle=":", color="gray")
+            ax.annotate(f"N≈{c['tensors']:.3g}", (c["tensors"], 0.02), xycoords=("data", "axes fraction"),
+                        rotation=90, fontsize="x-small", va="bottom")
+        common.size_axis(ax, "tensors", counts)
+        ax.set_xlabel("number of tensors N (log scale)")
+        common.seconds_axis(ax, "time to move all N (host wall clock, synchronized)")
+        ax.legend(fontsize="small")
+        drawn.append(common.save(
+            fig, outdir, f"small_tensors_gpu{device}", title,
+            f"Sizes drawn (seeded) from {_parameter_list(doc)}; medians of the repetitions, band = min–max. "
+            + "; ".join(notes) + "."))
+    return drawn, []

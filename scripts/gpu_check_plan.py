@@ -1,0 +1,212 @@
+"""What scripts/gpu-check's stages will run and how long each should take on the GPU machine (one
+H100, 16 cores), counted from the program itself: the quick suite's cases (`offloadbench list
+--json`), the GPU tests with their labels, COST and TIMEOUT (`ctest --show-only=json-v1`), and the
+translation units (`compile_commands.json`) priced by compile times measured on the CPU machine
+(scripts/build-times.json). Every rate below is a named guess until a GPU run measures it; the
+summary of a real run puts each stage's measured time beside its estimate, to correct them by."""
+import json
+import os
+import pathlib
+import subprocess
+
+H100_CORES = 16
+STAGE_LIMIT_S = 480  # each stage is stopped here: 8 of the device command's 10 minutes
+DEVICE_CALL_S = 560  # --time-limit of one call on the GPU machine (10 minutes, less unpacking and margin)
+RESERVE_S = 20  # kept back from --time-limit for the summary and the packing
+SUITE_REPETITIONS = 3
+QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (harness/cli/cmd_run.cpp)
+# compute-sanitizer tools, each with its own share of the sanitize stage and a slowdown guess.
+# The tests' own time is mostly host work (CPU twins, set-up), which a sanitizer slows far less.
+SANITIZER_TOOLS = {  # tool: (limit seconds, slowdown over a plain run, extra options)
+    "memcheck": (130, 5, ["--leak-check", "full"]),
+    "racecheck": (170, 8, []),
+    "synccheck": (90, 4, []),
+    "initcheck": (90, 4, []),
+}
+SANITIZER_START_S = 10  # context, cuBLAS handle and the tool's own start, per tool
+PROCESS_START_S = 5  # CUDA context, cuBLAS handles, machine info, per offloadbench or test process
+
+# Rates for the suite model: guesses for an H100 machine's GPU and 16-core host, to be corrected by
+# the times a real run reports.
+GPU_FLOP_PER_S = 4e13
+GPU_BYTES_PER_S = 2.5e12
+GPU_SHORTEST_CALL_S = 3e-6  # an event-timed kernel or step is never shorter (launch latency)
+LINK_BYTES_PER_S = 2e10  # pageable PCIe copies, the slow end
+LINK_LATENCY_S = 1e-5
+HOST_FLOP_PER_S_PER_CORE = 4e10
+HOST_BYTES_PER_S_ONE_THREAD = 1e10
+HOST_BYTES_PER_S_ALL = 6e10
+# Wall time around each timed GPU call that its events do not see: the L2 flush and the launch gate
+# of a cold kernel view; batched copies and steps pay far less per call.
+UNTIMED_PER_CALL_S = {"gpu_kernel": 3e-5, "device_copy": 2e-6}
+UNTIMED_PER_CALL_OTHER_S = 1e-5
+CASE_SETUP_S = 0.05  # register, allocate, verify once, free
+SETUP_PASSES = 6  # passes over a case's bytes while setting up and verifying (fill, copy back, compare)
+# Google Benchmark 1.7.1 finds the iteration count in the first repetition (growing it up to tenfold
+# a try, about 2x min_time in all) and reuses it in the others (about 1.4x min_time each).
+FIRST_REPETITION_MIN_TIMES = 2.0
+LATER_REPETITION_MIN_TIMES = 1.4
+
+BUILD_TIMES = pathlib.Path(__file__).with_name("build-times.json")
+
+
+def _run_json(command, cwd=None):
+    out = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, command))} failed: {out.stderr.strip()[:300]}")
+    return json.loads(out.stdout)
+
+
+# ---- suite ----
+
+def _is_gpu(fields):
+    return fields.get("device") != "cpu"
+
+
+def call_seconds(fields):
+    """(timed, wall) seconds of one timed call of a case, from its declared work (FLOPs, bytes)."""
+    flops = fields.get("flops") or fields.get("flops_per_step") or 0
+    work_bytes = (fields.get("bytes") or 0) * (2 if fields.get("direction") == "bidirectional" else 1)
+    if not _is_gpu(fields):
+        all_threads = (fields.get("cpu_threads") or 1) > 1 or fields.get("view") == "cpu_all"
+        timed = (flops / (HOST_FLOP_PER_S_PER_CORE * (H100_CORES if all_threads else 1))
+                 + work_bytes / (HOST_BYTES_PER_S_ALL if all_threads else HOST_BYTES_PER_S_ONE_THREAD))
+        return timed, timed
+    timed = max(GPU_SHORTEST_CALL_S, flops / GPU_FLOP_PER_S + work_bytes / GPU_BYTES_PER_S)
+    copied = fields.get("transfer_bytes") or (work_bytes if fields.get("family") in ("transfer", "streams") else 0)
+    if copied or fields.get("view") in ("gpu_pinned", "gpu_pageable", "gpu_pinned_overlap"):
+        timed += LINK_LATENCY_S + copied / LINK_BYTES_PER_S
+    untimed = UNTIMED_PER_CALL_S.get(fields.get("view"), UNTIMED_PER_CALL_S.get(fields.get("op"),
+                                                                                 UNTIMED_PER_CALL_OTHER_S))
+    return timed, timed + untimed
+
+
+def case_seconds(fields, repetitions=SUITE_REPETITIONS, min_time=QUICK_MIN_TIME_S):
+    """Wall seconds of one case: set-up, then repetitions of at least min_time of timed seconds each."""
+    timed, wall = call_seconds(fields)
+    min_time = fields.get("min_time_s") or min_time
+    first = max(FIRST_REPETITION_MIN_TIMES * min_time * wall / timed, wall)
+    later = max(LATER_REPETITION_MIN_TIMES * min_time * wall / timed, wall)
+    setup = CASE_SETUP_S + SETUP_PASSES * (fields.get("bytes") or 0) / HOST_BYTES_PER_S_ONE_THREAD
+    return setup + first + later * (repetitions - 1)
+
+
+def suite_plan(offloadbench):
+    cases = _run_json([str(offloadbench), "list", "--json"])
+    by_family = {}
+    for case in cases:
+        fields = dict(case["fields"], **({"min_time_s": case["min_time_s"]} if "min_time_s" in case else {}))
+        family = by_family.setdefault(fields.get("family", "?"), {"cases": 0, "gpu": 0, "seconds": 0.0})
+        family["cases"] += 1
+        family["gpu"] += _is_gpu(fields)
+        family["seconds"] += case_seconds(fields)
+    seconds = PROCESS_START_S + sum(f["seconds"] for f in by_family.values())
+    parts = ", ".join(f"{name} {f['cases']} ({f['seconds']:.0f} s)" for name, f in by_family.items())
+    own = sum(bool(c.get("min_time_s")) for c in cases)
+    return {"count": len(cases), "estimate_s": seconds,
+            "what": f"quick suite, {SUITE_REPETITIONS} repetitions, min time {QUICK_MIN_TIME_S} s "
+                    f"({own} cases their own): {parts}"}
+
+
+# ---- tests and sanitizers ----
+
+def gpu_tests(build_dir, ctest="ctest"):
+    """The GPU tests of a configured build (labels gpu_correctness, gpu_timing):
+    [{name, kind (correctness or timing), cost, timeout, command}]."""
+    listing = _run_json([ctest, "--test-dir", str(build_dir), "--show-only=json-v1"])
+    tests = []
+    for t in listing["tests"]:
+        props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        kinds = [label[len("gpu_"):] for label in props.get("LABELS", []) if label.startswith("gpu_")]
+        if kinds:
+            tests.append({"name": t["name"], "kind": kinds[0], "cost": float(props.get("COST", 0)),
+                          "timeout": float(props.get("TIMEOUT", 0)), "command": t.get("command", [])})
+    return tests
+
+
+def test_plan(tests):
+    correctness = [t for t in tests if t["kind"] == "correctness"]
+    timing = [t for t in tests if t["kind"] == "timing"]
+    return {"count": len(tests),
+            "estimate_s": 2 * PROCESS_START_S + sum(t["cost"] for t in tests),
+            "worst_s": sum(t["timeout"] for t in tests),
+            "what": f"GPU tests, one at a time: {len(correctness)} correctness, {len(timing)} timing "
+                    f"(sum of COST; sum of TIMEOUT {sum(t['timeout'] for t in tests):.0f} s)"}
+
+
+def sanitize_plan(tests):
+    correctness = [t for t in tests if t["kind"] == "correctness"]
+    plain = sum(t["cost"] for t in correctness)
+    tools = {tool: {"estimate_s": SANITIZER_START_S + slowdown * plain, "limit_s": limit}
+             for tool, (limit, slowdown, _) in SANITIZER_TOOLS.items()}
+    limits = ", ".join(f"{name} {tool['limit_s']} s" for name, tool in tools.items())
+    return {"count": len(correctness) * len(tools),
+            "estimate_s": sum(t["estimate_s"] for t in tools.values()), "tools": tools,
+            "what": f"{len(tools)} tools on the {len(correctness)} correctness tests, one process each, "
+                    f"each with its own limit ({limits})"}
+
+
+# ---- build ----
+
+def lpt_makespan(durations, workers):
+    """Longest-processing-time-first schedule on `workers`: what ninja -j N gets at best."""
+    loads = [0.0] * workers
+    for d in sorted(durations, reverse=True):
+        loads[loads.index(min(loads))] += d
+    return max(loads)
+
+
+def build_plan(build_dir, cores=H100_CORES, measured_path=BUILD_TIMES):
+    measured = json.loads(pathlib.Path(measured_path).read_text())
+    units = json.loads((pathlib.Path(build_dir) / "compile_commands.json").read_text())
+    root = pathlib.Path(build_dir).resolve().parent.parent
+    known, durations, new = measured["compile_cpu_s"], [], 0
+    means = {ext: sum(v for k, v in known.items() if k.endswith(ext)) / max(1, sum(k.endswith(ext) for k in known))
+             for ext in (".cu", ".cpp")}
+    for unit in units:
+        source = os.path.relpath(unit["file"], root)
+        if source in known:
+            durations.append(known[source])
+        else:
+            new += 1
+            durations.append(means[".cu" if source.endswith(".cu") else ".cpp"])
+    compile_s = lpt_makespan(durations, cores) * measured["cpu_speed_factor"]
+    link_s = measured["link_wall_s"] * measured["cpu_speed_factor"]
+    seconds = measured["configure_s"] + compile_s + link_s
+    return {"count": len(units), "estimate_s": seconds,
+            "what": f"configure ({measured['configure_s']:.0f} s) + {len(units)} translation units on {cores} cores "
+                    f"({compile_s:.0f} s; {new} not measured, priced at the mean) + links ({link_s:.0f} s)"}
+
+
+def plan(build_dir, offloadbench, ctest="ctest", cores=H100_CORES):
+    tests = gpu_tests(build_dir, ctest)
+    stages = {"build": build_plan(build_dir, cores), "test": test_plan(tests),
+              "suite": suite_plan(offloadbench), "sanitize": sanitize_plan(tests)}
+    for name, stage in stages.items():
+        stage["limit_s"] = STAGE_LIMIT_S
+        stage["fits"] = stage["estimate_s"] <= STAGE_LIMIT_S
+        if name != "build":  # on a machine gone cold, the call builds first
+            stage["cold_call_s"] = stages["build"]["estimate_s"] + stage["estimate_s"]
+            stage["fits"] &= stage["cold_call_s"] <= DEVICE_CALL_S - RESERVE_S
+    for tool in stages["sanitize"]["tools"].values():
+        tool["fits"] = tool["estimate_s"] <= tool["limit_s"]
+        stages["sanitize"]["fits"] &= tool["fits"]
+    return stages
+
+
+def format_plan(stages, cores=H100_CORES):
+    lines = [f"gpu-check plan: estimated seconds on one H100 machine ({cores} cores); each stage is stopped at "
+             f"its limit", f"{'stage':<9} {'count':>5} {'estimate':>9} {'limit':>6}  what"]
+    for name, s in stages.items():
+        flag = "" if s["fits"] else "  OVER BUDGET"
+        lines.append(f"{name:<9} {s['count']:>5} {s['estimate_s']:>8.0f}s {s['limit_s']:>5}s  {s['what']}{flag}")
+    for tool, t in stages["sanitize"]["tools"].items():
+        flag = "" if t["fits"] else "  OVER BUDGET"
+        lines.append(f"  {tool:<12} {t['estimate_s']:>12.0f}s {t['limit_s']:>5}s{flag}")
+    cold = ", ".join(f"build + {name} {s['cold_call_s']:.0f} s" for name, s in stages.items() if "cold_call_s" in s)
+    lines.append(f"one GPU-machine call on a cold machine (--time-limit {DEVICE_CALL_S}, "
+                 f"{DEVICE_CALL_S - RESERVE_S} s for stages): {cold}")
+    lines.append("build: compile seconds measured per translation unit on the CPU machine (scripts/build-times.json), "
+                 "scheduled longest first on the cores; tests: COST per label (tests/CMakeLists.txt); suite: each "
+                 "case's FLOPs and bytes at guessed rates (scripts/gpu_check_plan.py)")
+    return "\n".join(lines)

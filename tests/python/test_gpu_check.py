@@ -1,0 +1,214 @@
+"""scripts/gpu-check on a machine without a GPU: the plan fits every stage in its budget (and says
+when one does not), a dry run and a no-GPU run end with a "no GPU" summary in a small flat folder,
+the GPU tests' labels split them into correctness and timing, a stage stops at its limit, the
+suite stage packs its results and charts, and bad input is one line with exit code 2."""
+import importlib.machinery
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "gpu-check"
+NO_GPU = {"GPU_CHECK_ASSUME_GPU": "0"}
+
+
+def load_gpu_check():
+    sys.path.insert(0, str(SCRIPT.parent))
+    loader = importlib.machinery.SourceFileLoader("gpu_check", str(SCRIPT))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("gpu_check", loader))
+    loader.exec_module(module)
+    return module
+
+
+def gpu_check(*args, env=None, timeout=600):
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ, **(env or {})))
+
+
+def assert_travels(out):
+    """What the GPU machine sends back: at most 8 plain files of at most 16 MiB, no folder."""
+    entries = list(out.iterdir())
+    assert len(entries) <= 8, entries
+    for entry in entries:
+        assert entry.is_file(), entry
+        assert entry.stat().st_size <= 16 << 20, entry
+
+
+@pytest.fixture(scope="module")
+def build_dir(offloadbench_bin):
+    return pathlib.Path(offloadbench_bin).parent
+
+
+@pytest.fixture(scope="module")
+def gpu_tests(build_dir):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_plan
+    tests = gpu_check_plan.gpu_tests(build_dir)
+    if not tests:
+        pytest.skip(f"{build_dir} was built without CUDA: no GPU tests")
+    return tests
+
+
+def test_plan_fits_every_stage_in_its_budget(build_dir, offloadbench_bin):
+    text = gpu_check("--plan", "--build-dir", build_dir)
+    assert text.returncode == 0, text.stdout + text.stderr
+    for stage in ("build", "test", "suite", "sanitize"):
+        assert f"\n{stage} " in text.stdout
+    stages = json.loads(gpu_check("--plan", "--json", "--build-dir", build_dir).stdout)
+    for name, stage in stages.items():
+        assert 0 < stage["estimate_s"] <= stage["limit_s"], name
+    # Counted from the program, not written down: the quick suite as `list` gives it.
+    listed = json.loads(subprocess.run([offloadbench_bin, "list", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert stages["suite"]["count"] == len(listed)
+    units = json.loads((build_dir / "compile_commands.json").read_text())
+    assert stages["build"]["count"] == len(units)
+
+
+def test_plan_fails_when_a_stage_exceeds_its_budget(build_dir, monkeypatch, capsys):
+    gpu_check_module = load_gpu_check()
+    monkeypatch.setattr(gpu_check_module.plan, "STAGE_LIMIT_S", 1)
+    assert gpu_check_module.main(["--plan", "--build-dir", str(build_dir)]) == 1
+    assert "OVER BUDGET" in capsys.readouterr().out
+
+
+def test_gpu_tests_are_correctness_or_timing_with_a_timeout(gpu_tests, build_dir):
+    for test in gpu_tests:
+        assert test["kind"] in ("correctness", "timing"), test
+        assert test["timeout"] > 0 and test["cost"] > 0, test
+    correctness = [t for t in gpu_tests if t["kind"] == "correctness"]
+    assert 0 < len(correctness) < len(gpu_tests)
+    # Every test of the GPU binary is one of them (`-L gpu` selects them all).
+    listed = subprocess.run([str(build_dir / "tests" / "gpu_tests"), "--gtest_list_tests"], capture_output=True,
+                            text=True, check=True).stdout
+    assert len(gpu_tests) == sum(line.startswith("  ") for line in listed.splitlines())
+    # A renamed test would silently turn into a timing test: every listed name must exist.
+    cmake = (ROOT / "tests" / "CMakeLists.txt").read_text()
+    listed_as_correctness = re.search(r"set\(OFFLOADBENCH_GPU_CORRECTNESS_TESTS([^)]*)\)", cmake).group(1).split()
+    assert sorted(listed_as_correctness) == sorted(t["name"] for t in correctness)
+
+
+def test_dry_run_of_every_stage_ends_with_a_no_gpu_summary(tmp_path):
+    out = tmp_path / "out"
+    result = gpu_check("--stage", "all", "--dry-run", "--out", out, env=NO_GPU)
+    assert result.returncode == 0, result.stderr
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# gpu-check: DRY RUN, NO GPU")
+    assert "**No GPU**" in summary
+    for stage in ("build", "test", "suite", "sanitize"):
+        assert f"| {stage} |" in summary
+    assert "--preset device" in (out / "build.log").read_text()
+    assert "-L '^gpu_correctness$'" in (out / "test.log").read_text()
+    sanitize_log = (out / "sanitize.log").read_text()
+    for tool in ("memcheck", "racecheck", "synccheck", "initcheck"):
+        assert f"--tool {tool}" in sanitize_log
+    assert_travels(out)
+
+
+def test_without_a_gpu_the_gpu_stages_say_so_and_succeed(tmp_path):
+    out = tmp_path / "out"
+    result = gpu_check("--stage", "test,suite,sanitize", "--out", out, env=NO_GPU, timeout=60)
+    assert result.returncode == 0, result.stderr
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# gpu-check: NO GPU")
+    assert summary.count("| no GPU |") == 3
+    assert "build" not in [line.split("|")[1].strip() for line in summary.splitlines() if line.startswith("| ")][1:]
+    assert_travels(out)
+
+
+def test_a_visible_gpu_whose_tests_skip_fails_the_test_stage(tmp_path, build_dir, gpu_tests):
+    # Here the tests skip (no driver); with a GPU visible that is a failure, never a pass.
+    out = tmp_path / "out"
+    result = gpu_check("--stage", "test", "--out", out, "--build-dir", build_dir,
+                       env={"GPU_CHECK_ASSUME_GPU": "1"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# gpu-check: FAILED (test)")
+    assert summary.count("Skipped although a GPU is visible") == len(gpu_tests)
+
+
+def test_suite_stage_brings_back_results_and_one_chart_archive(tmp_path, build_dir):
+    out = tmp_path / "out"
+    result = gpu_check("--stage", "suite", "--out", out, "--build-dir", build_dir,
+                       env={"GPU_CHECK_ASSUME_GPU": "1",
+                            "GPU_CHECK_RUN_ARGS": "--suite transfer --sizes 4KiB -- --benchmark_min_time=0.001"})
+    summary = (out / "summary.md").read_text()
+    assert result.returncode == 0, summary
+    results = list(out.glob("*.json"))
+    assert len(results) == 1
+    rows = [r for r in json.loads(results[0].read_text())["benchmarks"] if r["run_type"] == "iteration"]
+    assert f"{len({r['name'] for r in rows})} cases measured" in summary
+    archives = list(out.glob("*-plots.tar.gz"))
+    assert len(archives) == 1
+    with tarfile.open(archives[0]) as tar:
+        assert any(name.endswith("report.html") for name in tar.getnames())
+    assert_travels(out)
+
+
+def test_a_step_is_stopped_at_its_limit(tmp_path):
+    gpu_check_module = load_gpu_check()
+    stage = gpu_check_module.Stage("test", tmp_path, limit_s=1, dry_run=False)
+    code, _ = stage.run(["sleep", "30"])
+    assert code is None
+    assert stage.seconds() < 15
+    assert stage.status == "stopped"
+    assert "stopped at the time limit" in stage.log.read_text()
+
+
+def test_files_too_big_to_travel_are_cut_or_compressed(tmp_path):
+    gpu_check_module = load_gpu_check()
+    (tmp_path / "suite.log").write_bytes(b"x" * (20 << 20) + b"LAST LINE\n")
+    (tmp_path / "run.json").write_text(json.dumps({"rows": ["same row"] * (3 << 20)}))
+    notes = gpu_check_module.keep_within_limits(tmp_path)
+    assert len(notes) == 2
+    log = (tmp_path / "suite.log").read_bytes()
+    assert len(log) <= 16 << 20 and log.endswith(b"LAST LINE\n")
+    assert not (tmp_path / "run.json").exists() and (tmp_path / "run.json.gz").exists()
+    assert_travels(tmp_path)
+
+
+@pytest.mark.parametrize("args", [["--stage", "bogus", "--out", "{out}"], ["--stage", "test"],
+                                  ["--stage", "build", "--out", "{out}", "--time-limit", "-1"]])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args):
+    result = gpu_check(*[a.format(out=tmp_path / "new") for a in args], env=NO_GPU)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("gpu-check: ")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_folder_with_files_in_it_is_refused_and_kept(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    result = gpu_check("--stage", "build", "--out", tmp_path, "--dry-run", env=NO_GPU)
+    assert result.returncode == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_a_carried_build_runs_from_where_it_was_carried_to(tmp_path, build_dir, gpu_tests):
+    packed = tmp_path / "devbuild"
+    assert gpu_check("--pack-build", packed, "--build-dir", build_dir).returncode == 0
+    out = tmp_path / "out"
+    gpu_check("--stage", "test", "--out", out, "--build-dir", packed, env={"GPU_CHECK_ASSUME_GPU": "1"})
+    summary = (out / "summary.md").read_text()
+    assert "sources unchanged: not rebuilt" in summary
+    # ctest ran the copies (its absolute paths now point at them) and every GPU test reached its skip.
+    log = (out / "test.log").read_text()
+    assert str(packed / "tests" / "gpu_tests") in log and str(build_dir / "tests" / "gpu_tests") not in log
+    assert summary.count("Skipped although a GPU is visible") == len(gpu_tests)
+
+
+def test_a_carried_build_of_other_sources_is_not_used(tmp_path, build_dir):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_carry
+    packed = tmp_path / "devbuild"
+    gpu_check_carry.pack_build(build_dir, packed)
+    origin = json.loads((packed / "carried.json").read_text())
+    assert gpu_check_carry.use_carried_build(packed) is None
+    (packed / "carried.json").write_text(json.dumps(dict(origin, sources_sha256="0" * 64)))
+    assert "sources changed" in gpu_check_carry.use_carried_build(packed)

@@ -1,0 +1,221 @@
+"""Issue 17's reproductions at the command line: each gives one line on stderr and exit 2 (or the
+documented code), and nothing is replaced or left behind. The library-level halves are in
+tests/test_hostile_inputs.cpp; scripts/hostile-inputs tries several hundred more."""
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, load_json
+
+sys.path.insert(0, str(ROOT))
+from plots import results as py_results  # noqa: E402
+
+GOOD = ROOT / "tests" / "data" / "quick_cpu_reps10.json"
+FAST_RUN = ["run", "--suite", "transfer", "--device", "cpu", "--sizes", "4KiB", "--repetitions", "1"]
+
+
+def one_line_exit_2(result):
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def good_copy(tmp_path, name="good.json"):
+    path = tmp_path / name
+    path.write_text(GOOD.read_text())
+    return path
+
+
+# 1. Output paths: never renamed over a FIFO or a symbolic link (nor a device node: see the C++ test).
+@pytest.mark.parametrize("writer", ["run", "compare-json", "compare-markdown", "history-json"])
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_output_path_that_is_not_a_regular_file_is_left_alone(run_offloadbench, tmp_path, writer, kind):
+    good = good_copy(tmp_path)
+    target = tmp_path / "target"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(good)
+    history = tmp_path / "hist"
+    history.mkdir()
+    for i in range(3):
+        good_copy(history, f"r{i}.json")
+    args = {"run": FAST_RUN + ["--out", target],
+            "compare-json": ["compare", good, good, "--json", target],
+            "compare-markdown": ["compare", good, good, "--markdown", target],
+            "history-json": ["history", history, "--json", target]}[writer]
+    before = sorted(os.listdir(tmp_path))
+    assert str(target) in one_line_exit_2(run_offloadbench(*args, cwd=tmp_path, timeout=60))
+    assert (target.is_fifo() if kind == "fifo" else target.is_symlink())
+    assert sorted(os.listdir(tmp_path)) == before, "nothing left behind"
+
+
+# 2. Sizes whose byte products wrapped (a heap overflow in the compute runner).
+def test_size_that_would_wrap_is_refused_at_parse_time(run_offloadbench, tmp_path):
+    line = one_line_exit_2(run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--sizes",
+                                            "4611686018427387904", "--out", tmp_path / "r.json"))
+    assert "too large" in line
+    assert not os.listdir(tmp_path)
+
+
+# 3 and 6. Deep nesting and wrong field types: one line naming file, row and field; nothing written.
+@pytest.mark.parametrize("command", ["analyze", "summary", "plot"])
+def test_deep_nesting_and_wrong_types_are_refused_before_anything_is_written(run_offloadbench, tmp_path, command):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 20000 + "]" * 20000)
+    assert "nested deeper" in one_line_exit_2(run_offloadbench(command, deep))
+    doc = json.loads(GOOD.read_text())
+    doc["benchmarks"][3]["bytes"] = "many"
+    typed = tmp_path / "typed.json"
+    typed.write_text(json.dumps(doc))
+    before = typed.read_bytes()
+    line = one_line_exit_2(run_offloadbench(command, typed))
+    assert str(typed) in line and "benchmarks[3]" in line and doc["benchmarks"][3]["name"] in line
+    assert ".bytes is a string" in line
+    assert typed.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["deep.json", "typed.json"]
+
+
+# 4. Ctrl-C: what finished is on disk, the reason is recorded, the exit code says so; no lock left.
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_records_why_and_exits_128_plus_signal(offloadbench_bin, tmp_path, sig, code):
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "transfer", "--device", "cpu", "--full",
+                             "--repetitions", "2", "--out", str(out), "--", "--benchmark_min_time=0.05"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 60
+        while not out.exists() and time.time() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        assert proc.wait(timeout=30) == code
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    ob = load_json(out)["context"]["offloadbench"]
+    assert ob["incomplete"] is True and ob["stopped_because"] == "interrupted"
+    assert os.listdir(tmp_path) == ["r.json"], "no lock or temporary file is left"
+
+
+# 5. Two runs writing one file: the second is refused while the first holds it.
+def test_second_writer_of_the_same_out_is_refused(run_offloadbench, tmp_path):
+    out = tmp_path / "r.json"
+    out.write_text("previous")
+    with open(f"{out}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # what a running offloadbench holds
+        assert "another offloadbench run is writing" in one_line_exit_2(
+            run_offloadbench(*FAST_RUN, "--out", out))
+    assert out.read_text() == "previous"
+
+
+# 7. Google Benchmark flags that ran nothing with exit 0, or printed GB's usage with exit 0.
+@pytest.mark.parametrize("flag", ["--benchmark_repetitions=0", "--benchmark_format=xml",
+                                  "--benchmark_out=/no/dir/x", "--benchmark_list_tests=true",
+                                  "--benchmark_min_time=x"])
+def test_google_benchmark_flags_that_break_the_file_are_refused(run_offloadbench, tmp_path, flag):
+    one_line_exit_2(run_offloadbench(*FAST_RUN, "--out", tmp_path / "r.json", "--", flag))
+    assert not os.listdir(tmp_path)
+
+
+# 8. Inputs: a FIFO hung, /dev/zero grew until bad_alloc, a folder read as "empty file".
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "folder"])
+def test_input_that_is_not_a_regular_file_is_refused_at_once(run_offloadbench, tmp_path, kind):
+    path = tmp_path / "in.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path = "/dev/zero"
+    started = time.time()
+    line = one_line_exit_2(run_offloadbench("summary", path, timeout=20))
+    assert time.time() - started < 10
+    assert ("is a directory" if kind == "folder" else "not a regular file") in line
+
+
+# 9. The Python reader applies the C++ loader's rule to the same inputs.
+def _variants():
+    good = GOOD.read_text()
+    doc = json.loads(good)
+    yield "good", good
+    yield "bom", "\ufeff" + good
+    yield "huge_number", good.replace('"real_time": 7.546312400017996', '"real_time": 1e999', 1)
+    yield "nan", good.replace('"real_time": 7.546312400017996', '"real_time": NaN', 1)
+    for key, value in [("schema_version", 4294967297), ("schema_version", True), ("schema_version", 1.0)]:
+        d = json.loads(good)
+        d["context"]["offloadbench"][key] = value
+        yield f"{key}={value!r}", json.dumps(d)
+    for key, value in [("bytes", "many"), ("skipped", "no"), ("real_time", "fast"), ("validated", 1),
+                       ("iterations", -1), ("device", {}), ("bytes", True), ("cpu_threads", 2.5)]:
+        d = json.loads(good)
+        d["benchmarks"][0][key] = value
+        yield f"{key}={value!r}", json.dumps(d)
+    yield "deep", "[" * 100 + "]" * 100
+    doc["benchmarks"][0] = "row"
+    yield "row_string", json.dumps(doc)
+
+
+@pytest.mark.parametrize("name, text", list(_variants()), ids=[n for n, _ in _variants()])
+def test_python_and_cpp_readers_agree(run_offloadbench, tmp_path, name, text):
+    path = tmp_path / "in.json"
+    path.write_text(text)
+    cpp = run_offloadbench("summary", path)
+    try:
+        py_results.load(path)
+        python_accepts = True
+    except py_results.ResultsError:
+        python_accepts = False
+    assert (cpp.returncode == 0) == python_accepts, f"C++: {cpp.returncode} {cpp.stderr.strip()}"
+    if not python_accepts:
+        one_line_exit_2(cpp)
+
+
+# 10. The small ones.
+@pytest.mark.parametrize("args, message", [
+    (["run", "--device", "cpu", "--sizes", ""], "--sizes"),
+    (["run", "--device", ""], "--device ''"),
+])
+def test_empty_values_are_not_defaults(run_offloadbench, tmp_path, args, message):
+    assert message in one_line_exit_2(run_offloadbench(*args, "--out", tmp_path / "r.json", cwd=tmp_path))
+    assert not os.listdir(tmp_path)
+
+
+def test_rejected_run_makes_no_results_folder(run_offloadbench, tmp_path):
+    one_line_exit_2(run_offloadbench("run", "--suite", "nope", cwd=tmp_path))
+    one_line_exit_2(run_offloadbench("run", "--device", "cpu", "--", "--benchmark_filter=^nothing$", cwd=tmp_path))
+    assert not os.listdir(tmp_path)
+
+
+def test_compare_bad_markdown_path_is_bad_input_not_slower(run_offloadbench, tmp_path):
+    good = good_copy(tmp_path)
+    assert "/no/dir/x.md" in one_line_exit_2(run_offloadbench("compare", good, good, "--markdown", "/no/dir/x.md"))
+
+
+def test_compare_with_no_benchmark_in_common_is_bad_input(run_offloadbench, tmp_path):
+    good = good_copy(tmp_path)
+    doc = json.loads(GOOD.read_text())
+    for row in doc["benchmarks"]:
+        row["name"] = row["run_name"] = "other/" + row["name"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(doc))
+    assert "no benchmark in common" in one_line_exit_2(run_offloadbench("compare", good, other))
+
+
+def test_plot_without_matplotlib_leaves_nothing(run_offloadbench, tmp_path):
+    good = good_copy(tmp_path)
+    before = good.read_bytes()
+    env = {**os.environ, "OFFLOADBENCH_PYTHON": sys.executable}
+    probe = subprocess.run([sys.executable, "-c", "import matplotlib"], capture_output=True)
+    if probe.returncode == 0:  # this Python has matplotlib: use one that cannot import it
+        env["PYTHONPATH"] = str(tmp_path / "shadow")
+        (tmp_path / "shadow").mkdir()
+        (tmp_path / "shadow" / "matplotlib.py").write_text("raise ImportError('no matplotlib here')\n")
+    assert "matplotlib" in one_line_exit_2(run_offloadbench("plot", good, env=env))
+    assert good.read_bytes() == before
+    assert not (tmp_path / "good-plots").exists()

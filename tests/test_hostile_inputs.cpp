@@ -1,0 +1,196 @@
+// The reproductions of issue 17, one test each where the library can be tested directly (the CLI side,
+// Ctrl-C included, is tests/python/test_hostile_cli.py): output paths that are not regular files,
+// sizes that wrap, deep nesting, an existing file kept until replaced, a second writer, field types,
+// Google Benchmark flags, inputs that are not regular files, and one skipped row per case.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "harness/cli/benchmark_flags.h"
+#include "harness/cli/commands.h"
+#include "harness/files.h"
+#include "harness/results.h"
+#include "harness/sizes.h"
+#include "test_support.h"
+
+namespace offloadbench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh folder for one test, removed afterwards.
+struct Sandbox {
+  fs::path dir;
+  explicit Sandbox(const std::string& name)
+      : dir(fs::temp_directory_path() / fmt::format("ob_{}_{}", name, getpid())) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Sandbox() { fs::remove_all(dir); }
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(dir / name) << text; }
+  std::string read(const std::string& name) const {
+    std::ifstream in(dir / name);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), {})); }
+};
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+nlohmann::json minimal_results() {
+  return {{"context", {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}}}},
+          {"benchmarks", {{{"name", "a/b"}, {"run_type", "iteration"}, {"real_time", 1.0}, {"bytes", 4096}}}}};
+}
+
+}  // namespace
+
+// 1. A rename replaces whatever is at the path: only a regular file or a new path may be the target.
+TEST(HostileInputs, OutputIsNeverRenamedOverAFifoLinkOrFolder) {
+  Sandbox box("out_paths");
+  box.write("kept.json", "kept");
+  ASSERT_EQ(mkfifo(box.path("fifo").c_str(), 0600), 0);
+  fs::create_symlink(box.path("kept.json"), box.path("link.json"));
+  fs::create_directory(box.path("folder"));
+  for (const char* target : {"fifo", "link.json", "folder", "nodir/x.json", "kept.json/x", "new/"}) {
+    EXPECT_THROW(write_file_atomically(box.path(target), "new"), FileError) << target;
+    EXPECT_THROW(check_output_path(box.path(target), "--out"), FileError) << target;
+  }
+  EXPECT_TRUE(fs::is_fifo(box.path("fifo")));
+  EXPECT_TRUE(fs::is_symlink(box.path("link.json")));
+  EXPECT_EQ(box.read("kept.json"), "kept");
+  EXPECT_EQ(box.entries(), 4u) << "no temporary or probe file is left behind";
+  write_file_atomically(box.path("kept.json"), "replaced");  // a regular file may be replaced
+  EXPECT_EQ(box.read("kept.json"), "replaced");
+}
+
+TEST(HostileInputs, OutputIsNeverRenamedOverADeviceNode) {
+  Sandbox box("out_device");
+  // A device node like /dev/full, made in the sandbox (root only): the real one is never at risk.
+  if (mknod(box.path("full").c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) GTEST_SKIP() << "mknod needs root";
+  EXPECT_THROW(write_file_atomically(box.path("full"), "x"), FileError);
+  EXPECT_TRUE(fs::is_character_file(box.path("full")));
+}
+
+// 2. 2^62 elements made n·sizeof(T) wrap in the compute runner: such sizes are refused at parse time.
+TEST(HostileInputs, SizesAboveTheCapAreRefusedSoNoProductWraps) {
+  EXPECT_EQ(parse_size("16384GiB"), kMaxSize);
+  EXPECT_THROW(parse_size("16385GiB"), std::invalid_argument);
+  EXPECT_THROW(parse_size("4611686018427387904"), std::invalid_argument);
+  EXPECT_THROW(parse_size("18446744073709551616"), std::invalid_argument);
+  EXPECT_LT(kMaxSize, UINT64_MAX / 64) << "elements × 8 bytes × a few arrays must fit in 64 bits";
+  EXPECT_THROW(parse_size_list(""), std::invalid_argument);
+}
+
+// 3. A document nested 10,000 deep overflowed the stack of the recursive walks.
+TEST(HostileInputs, DeepNestingIsRefusedBeforeParsing) {
+  Sandbox box("deep");
+  box.write("deep.json", std::string(10000, '[') + std::string(10000, ']'));
+  const auto message = message_of([&] { load_results(box.path("deep.json")); });
+  EXPECT_NE(message.find("nested deeper than 64"), std::string::npos) << message;
+  EXPECT_NE(message.find("deep.json"), std::string::npos) << message;
+  EXPECT_EQ(nesting_depth(R"({"a": "[[[[{{{{", "b": [[1]], "c": "\"[["})"), 3u) << "brackets in strings do not count";
+}
+
+// 5. The reporter used to write an empty document over the old file as soon as the run started.
+TEST(HostileInputs, AnExistingResultsFileIsKeptUntilARowReplacesIt) {
+  Sandbox box("keep_old");
+  box.write("r.json", "the previous run");
+  RunDescription description{{"test"}, "quick", 1, "0", {}};
+  ResultsReporter reporter(box.path("r.json"), make_run_context(description), 1, false,
+                           std::chrono::milliseconds(0));
+  reporter.ReportContext(benchmark::BenchmarkReporter::Context{});
+  EXPECT_EQ(box.read("r.json"), "the previous run") << "a run killed now must not have destroyed it";
+  benchmark::BenchmarkReporter::Run run;
+  run.run_name.function_name = "synthetic/first";
+  run.iterations = 10;
+  run.real_accumulated_time = 1e-3;
+  run.cpu_accumulated_time = 1e-3;
+  run.repetitions = 1;
+  run.repetition_index = 0;
+  reporter.ReportRuns({run});
+  EXPECT_EQ(load_results(box.path("r.json"))["benchmarks"].size(), 1u);
+}
+
+TEST(HostileInputs, ASecondWriterOfTheSameFileIsRefused) {
+  Sandbox box("lock");
+  {
+    OutputLock first(box.path("r.json"));
+    const auto message = message_of([&] { OutputLock second(box.path("r.json")); });
+    EXPECT_NE(message.find("another offloadbench run is writing"), std::string::npos) << message;
+  }
+  EXPECT_EQ(box.entries(), 0u) << "the lock file goes with the lock";
+  OutputLock again(box.path("r.json"));  // and the path can be claimed again
+}
+
+// 6. A field of the wrong type used to reach nlohmann's get<> deep inside the analysis.
+TEST(HostileInputs, FieldTypesAreCheckedOnLoadWithFileRowAndField) {
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"bytes", "many"}, {"skipped", "no"}, {"real_time", "fast"}, {"time_unit", "parsec"},
+           {"validated", "yes"}, {"bytes", -1}, {"device", nlohmann::json::object()}}) {
+    auto doc = minimal_results();
+    doc["benchmarks"][0][field] = value;
+    const auto message = message_of([&] { check_results(doc, "f.json"); });
+    EXPECT_NE(message.find("f.json: benchmarks[0] ('a/b')." + field + " is"), std::string::npos) << message;
+  }
+  auto doc = minimal_results();
+  doc["context"]["offloadbench"]["schema_version"] = 4294967297ULL;  // 1 after a cast to int
+  EXPECT_THROW(check_results(doc, "f.json"), ResultsError);
+  EXPECT_NO_THROW(check_results(minimal_results(), "f.json"));
+}
+
+// 7. Flags that made Google Benchmark run nothing, print its usage and exit 0, or write elsewhere.
+TEST(HostileInputs, GoogleBenchmarkFlagsThatBreakTheFileAreRefused) {
+  for (const char* flag : {"--benchmark_repetitions=0", "--benchmark_format=xml", "--benchmark_out=/no/dir/x",
+                           "--benchmark_report_aggregates_only=true", "--benchmark_min_time=x",
+                           "--benchmark_min_time=-1", "--benchmark_filter=(", "--benchmark_time_unit=parsec",
+                           "--benchmark_nonsense=1", "--not_benchmark"})
+    EXPECT_THROW(cli::check_benchmark_flags({flag}), cli::UsageError) << flag;
+  EXPECT_NO_THROW(cli::check_benchmark_flags({"--benchmark_filter=host_memcpy", "--benchmark_min_time=0.01",
+                                              "--benchmark_enable_random_interleaving=true",
+                                              "--benchmark_counters_tabular", "--benchmark_context=a=b"}));
+}
+
+// 8. A FIFO hung the reader, /dev/zero grew until bad_alloc, a folder read as an empty file.
+TEST(HostileInputs, InputsMustBeRegularFilesOfBoundedSize) {
+  Sandbox box("inputs");
+  ASSERT_EQ(mkfifo(box.path("fifo.json").c_str(), 0600), 0);
+  fs::create_directory(box.path("folder.json"));
+  box.write("big.json", std::string(100, ' '));
+  EXPECT_NE(message_of([&] { read_regular_file(box.path("fifo.json")); }).find("not a regular file"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { read_regular_file(box.path("folder.json")); }).find("is a directory"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { read_regular_file("/dev/zero"); }).find("not a regular file"), std::string::npos);
+  EXPECT_NE(message_of([&] { read_regular_file(box.path("big.json"), 10); }).find("more than the 10 bytes"),
+            std::string::npos);
+  EXPECT_THROW(load_results(box.path("fifo.json")), ResultsError);
+}
+
+// A case that cannot run says so once, not once per repetition.
+TEST(HostileInputs, ASkippedCaseIsOneRowWhateverTheRepetitions) {
+  clear_registered_cases();
+  register_case({"synthetic/skipped", "synthetic", {}, Clock::host_wall,
+                 [](benchmark::State& state) { skip_case(state, "no usable GPU: test"); }});
+  const auto rows = iteration_rows(testing::run_registered("synthetic/", 4));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["skipped"], true);
+  EXPECT_EQ(rows[0]["skip_reason"], "no usable GPU: test");
+  clear_registered_cases();
+}
+
+}  // namespace offloadbench
