@@ -3,6 +3,7 @@
 #include <map>
 #include <stdexcept>
 
+
 namespace offloadbench {
 
 namespace {

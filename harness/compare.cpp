@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/results.h"
+#include "harness/signed_rank.h"
 #include "harness/stats.h"
 
 namespace offloadbench {
@@ -76,16 +77,49 @@ std::string machine_state_note(const Comparison& c, const nlohmann::json& base_c
   int up = 0, down = 0;
   for (const auto& row : c.rows) {
     if (!std::isfinite(row.slowdown)) continue;
-    up += row.slowdown > 1 + c.options.threshold;
-    down += row.slowdown < 1 / (1 + c.options.threshold);
+    up += row.slowdown > 1 + c.options.delta_cpu;
+    down += row.slowdown < 1 / (1 + c.options.delta_cpu);
   }
   const int moved = std::max(up, down), measured = static_cast<int>(c.rows.size());
-  if (measured < 4 || moved < 0.75 * measured || !(std::fabs(std::log(c.geomean_slowdown)) >= 2 * c.options.threshold))
+  if (measured < 4 || moved < 0.75 * measured || !(std::fabs(std::log(c.geomean_slowdown)) >= 2 * c.options.delta_cpu))
     return "";
   return fmt::format("{} of {} benchmarks moved {} (geometric mean {}): suspect the machine's state (load, clocks, "
                      "other tenants) before the code{}",
                      moved, measured, up > down ? "slower" : "faster", format_percent(c.geomean_slowdown - 1),
                      load_text(base_context, new_context));
+}
+
+void decide(BenchmarkComparison& r, double p_adjusted, double alpha);
+
+// Holm across every benchmark that was tested: many benchmarks at once must not multiply false alarms.
+void holm_verdicts(Comparison& c) {
+  std::vector<BenchmarkComparison*> tested;
+  std::vector<double> p;
+  for (auto& row : c.rows)
+    if (!row.test.empty()) {
+      tested.push_back(&row);
+      p.push_back(std::min(1.0, 2 * std::min(row.p_slower, row.p_faster)));
+    }
+  const auto adjusted = holm_adjust(p);
+  for (std::size_t i = 0; i < tested.size(); ++i) decide(*tested[i], adjusted[i], c.options.alpha);
+}
+
+// The verdict from a (Holm-adjusted) directional p-value; see compare_samples.
+void decide(BenchmarkComparison& r, double p_adjusted, double alpha) {
+  r.p_value = p_adjusted;
+  const std::string delta = format_percent(r.delta).substr(1);
+  if (p_adjusted < alpha) {
+    r.verdict = r.p_slower < r.p_faster ? Verdict::slower : Verdict::faster;
+    r.reason = fmt::format("median {}: {} by more than {} (p={})", format_percent(r.change),
+                           r.verdict == Verdict::slower ? "slower" : "faster", delta, format_p(p_adjusted));
+  } else if (r.inside) {
+    r.verdict = Verdict::same;
+    r.reason = fmt::format("median {}, within ±{}", format_percent(r.change), delta);
+  } else {
+    r.verdict = Verdict::inconclusive;
+    r.reason = fmt::format("median {}, but the repetitions' spread cannot tell it from ±{} (p={})",
+                           format_percent(r.change), delta, format_p(p_adjusted));
+  }
 }
 
 }  // namespace
@@ -119,7 +153,7 @@ std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc, const
     try {
       if (row.at("run_type").get<std::string>() != "iteration") continue;
       auto [it, inserted] = index.emplace(name, out.size());
-      if (inserted) out.push_back(BenchmarkSamples{name, {}, false, "", nlohmann::json::object()});
+      if (inserted) out.push_back(BenchmarkSamples{name, {}, false, "", nlohmann::json::object(), 0, false});
       auto& samples = out[it->second];
       if (row.value("skipped", false)) {
         samples.skipped = true;
@@ -127,6 +161,11 @@ std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc, const
         continue;
       }
       if (row.value("error_occurred", false)) continue;  // an invalid row's time means nothing
+      samples.clocks_unlocked |= row.contains("clocks_locked") && row["clocks_locked"] == false;
+      if (row.value("clock_throttled", false)) {
+        ++samples.throttled;
+        continue;
+      }
       samples.values.push_back(metric_value(row, metric, where));
       if (samples.parameters.empty()) samples.parameters = parameters_of(row);
     } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
@@ -137,11 +176,13 @@ std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc, const
 }
 
 BenchmarkComparison compare_samples(const std::string& name, const std::vector<double>& base,
-                                    const std::vector<double>& candidate, const CompareOptions& options) {
+                                    const std::vector<double>& candidate, const CompareOptions& options,
+                                    bool gpu_row) {
   BenchmarkComparison r;
   r.name = name;
   r.base_count = base.size();
   r.new_count = candidate.size();
+  r.delta = gpu_row ? options.delta_gpu : options.delta_cpu;
   r.base_median = base.empty() ? kNaN : median(base);
   r.new_median = candidate.empty() ? kNaN : median(candidate);
   const bool rate = higher_is_better(options.metric);
@@ -158,24 +199,23 @@ BenchmarkComparison compare_samples(const std::string& name, const std::vector<d
                            candidate.size());
     return r;
   }
-  const auto test = mann_whitney_u(base, candidate);
-  r.p_value = test.p_value;
-  r.test = test.method;
-  const bool significant = test.p_value < options.alpha;
-  const bool large = std::fabs(r.change) >= options.threshold - 1e-12;  // exactly the threshold counts
-  const bool worse = rate ? r.change < 0 : r.change > 0;
-  if (!large) {
-    r.verdict = Verdict::same;
-    r.reason = significant ? fmt::format("{} is below the {} threshold (p={})", format_percent(r.change),
-                                         format_percent(options.threshold).substr(1), format_p(r.p_value))
-                           : fmt::format("no significant change (p={})", format_p(r.p_value));
-  } else if (significant) {
-    r.verdict = worse ? Verdict::slower : Verdict::faster;
-    r.reason = fmt::format("median {} (p={})", format_percent(r.change), format_p(r.p_value));
-  } else {
-    r.reason = fmt::format("median {} but within the noise (p={} ≥ alpha {})", format_percent(r.change), format_p(r.p_value),
-                           options.alpha);
-  }
+  // Log time-equivalents (a rate's −log), so that larger is slower and δ is a ratio on either side.
+  const auto slowness = [rate](const std::vector<double>& values, double shift) {
+    std::vector<double> out;
+    for (double v : values) out.push_back((rate ? -std::log(v) : std::log(v)) + shift);
+    return out;
+  };
+  const auto b = slowness(base, 0);
+  const double margin = std::log1p(r.delta);
+  const auto less_margin = slowness(candidate, -margin), plus_margin = slowness(candidate, margin);
+  const auto slower = mann_whitney_u(b, less_margin, 20, Alternative::less);
+  r.p_slower = slower.p_value;
+  r.p_faster = mann_whitney_u(b, plus_margin, 20, Alternative::greater).p_value;
+  // Two one-sided tests: below +δ and above −δ, each at alpha, make the change equivalent to none.
+  r.inside = mann_whitney_u(b, less_margin, 20, Alternative::greater).p_value < options.alpha &&
+             mann_whitney_u(b, plus_margin, 20, Alternative::less).p_value < options.alpha;
+  r.test = slower.method;
+  decide(r, std::min(1.0, 2 * std::min(r.p_slower, r.p_faster)), options.alpha);
   return r;
 }
 
@@ -232,20 +272,24 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
       c.skipped_in_both.push_back(b.name);
       continue;
     }
-    auto row = compare_samples(b.name, b.values, n.values, options);
+    const bool gpu_row = b.parameters.contains("device") && b.parameters["device"].is_number_integer();
+    auto row = compare_samples(b.name, b.values, n.values, options, gpu_row);
     if (b.values.empty() || n.values.empty()) {
       row.verdict = Verdict::inconclusive;
+      row.test.clear();
       const auto& missing = b.values.empty() ? b : n;
       row.reason = fmt::format("not measured in {}{}", b.values.empty() ? "BASE" : "NEW",
                                missing.skip_reason.empty() ? "" : ": " + missing.skip_reason);
     } else if (const auto diff = parameter_differences(b.parameters, n.parameters); !diff.empty()) {
       row.verdict = Verdict::inconclusive;
+      row.test.clear();
       row.reason = "same name but parameters differ: " + diff;
     }
     c.rows.push_back(row);
   }
   for (const auto& n : new_samples)
     if (!in_base.count(n.name)) c.only_in_new.push_back(n.name);
+  holm_verdicts(c);
 
   double log_sum = 0;
   int logs = 0;
@@ -266,27 +310,6 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
     return x > y;
   });
   return c;
-}
-
-Comparison confirm_with_rerun(Comparison first, const Comparison& rerun) {
-  std::map<std::string, const BenchmarkComparison*> again;
-  for (const auto& row : rerun.rows) again[row.name] = &row;
-  for (auto& row : first.rows) {
-    if (row.verdict != Verdict::slower) continue;
-    const auto found = again.find(row.name);
-    if (found != again.end() && found->second->verdict == Verdict::slower) {
-      row.reason += fmt::format("; SLOWER again on rerun ({})", found->second->reason);
-      continue;
-    }
-    row.verdict = Verdict::inconclusive;
-    --first.slower;
-    ++first.inconclusive;
-    row.reason = found == again.end()
-                     ? fmt::format("SLOWER at first ({}) but the rerun did not measure it", row.reason)
-                     : fmt::format("SLOWER at first ({}) but {} on rerun ({})", row.reason,
-                                   verdict_name(found->second->verdict), found->second->reason);
-  }
-  return first;
 }
 
 std::vector<std::string> slower_names(const Comparison& comparison) {

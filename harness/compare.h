@@ -1,6 +1,8 @@
 // `offloadbench compare BASE NEW`: per benchmark, did NEW get slower, faster, stay the same, or can
-// we not tell? A verdict needs both a Mann–Whitney U test over the per-repetition samples (is the
-// change real?) and a practical threshold on the change of the median (does it matter?).
+// we not tell, from two existing results files? One-sided Mann–Whitney U tests of "slower (faster) by
+// more than δ" over the per-repetition samples, Holm-corrected across the benchmarks; SAME only when
+// both one-sided tests against ±δ say the change lies inside. The repetitions of a file come from one
+// process, so drift between the two runs is not in these statistics: `ab` measures side by side.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -17,10 +19,9 @@ struct CompareOptions {
   // The row field compared. real_time (per iteration, normalised to seconds) covers every benchmark
   // and, since throughput = work / time, tells the same story as bytes_per_second for a fixed size.
   std::string metric = "real_time";
-  // Smallest change of the median that counts, as a fraction (0.03 = 3%). Below 5% on purpose: a
-  // true 5% slowdown has a measured median change spread around 5%, half of it below 5%.
-  double threshold = 0.03;
-  double alpha = 0.01;      // significance level of the two-sided U test
+  // Smallest change that counts, as a fraction of the time (the same δ as `ab`): CPU rows, GPU rows.
+  double delta_cpu = 0.02, delta_gpu = 0.01;
+  double alpha = 0.05;      // family-wise error rate over the benchmarks (Holm)
   int min_repetitions = 5;  // fewer per-repetition samples on either side → INCONCLUSIVE
   bool allow_different_machines = false;
 };
@@ -35,10 +36,13 @@ struct BenchmarkSamples {
   bool skipped = false;
   std::string skip_reason;
   nlohmann::json parameters;  // the row's parameter fields (bytes, op, device, ...), to check a name match
+  std::size_t throttled = 0;  // GPU repetitions left out: measured while the SM clock was throttled
+  bool clocks_unlocked = false;  // a GPU row said its clocks were not locked (more spread to expect)
 };
 
 // Every benchmark of a results file with its samples, in file order. Aggregate rows are ignored and
-// so are rows with an error (their time means nothing). Throws ResultsError naming `origin` when a
+// so are rows with an error (their time means nothing) and rows flagged `clock_throttled` (NVBench
+// drops such samples too: they time the cooling, not the code). Throws ResultsError naming `origin` when a
 // measured row lacks a finite numeric metric.
 std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc, const std::string& metric,
                                                 const std::string& origin);
@@ -51,17 +55,21 @@ struct BenchmarkComparison {
   double base_median = 0, new_median = 0;
   double change = 0;    // new_median / base_median − 1 of the metric itself
   double slowdown = 1;  // time-equivalent ratio, > 1 is slower: new/base for times, base/new for rates
-  double p_value = 1;
+  double delta = 0;                   // the δ that applied (CPU or GPU row)
+  double p_slower = 1, p_faster = 1;  // one-sided U tests of "slower / faster by more than δ"
+  double p_value = 1;                 // 2·min(p_slower, p_faster), Holm-adjusted over the comparison
+  bool inside = false;                // both one-sided tests say |change| < δ (at alpha): SAME allowed
   std::string test;  // "exact" / "asymptotic" U test, or "" when none was run
 };
 
-// The verdict for one benchmark (the rule is spelled out in docs/regression.md):
-//   fewer than min_repetitions on a side           → INCONCLUSIVE
-//   p < alpha and |change| ≥ threshold              → SLOWER or FASTER by the metric's orientation
-//   |change| < threshold                            → SAME (a real but negligible change is still SAME)
-//   |change| ≥ threshold but p ≥ alpha              → INCONCLUSIVE (large but within the noise)
+// The verdict for one benchmark as if it were the only one (compare_results applies Holm across all):
+//   fewer than min_repetitions on a side             → INCONCLUSIVE
+//   one-sided test against +δ (−δ) rejects at alpha  → SLOWER (FASTER), by the metric's orientation
+//   both one-sided tests say the change is inside ±δ → SAME
+//   otherwise                                        → INCONCLUSIVE (the spread cannot support a verdict)
 BenchmarkComparison compare_samples(const std::string& name, const std::vector<double>& base,
-                                    const std::vector<double>& candidate, const CompareOptions& options);
+                                    const std::vector<double>& candidate, const CompareOptions& options,
+                                    bool gpu_row = false);
 
 struct Comparison {
   CompareOptions options;
@@ -86,10 +94,6 @@ nlohmann::json load_for_comparison(const std::string& path);
 Comparison compare_results(const nlohmann::json& base, const nlohmann::json& candidate,
                            const CompareOptions& options, const std::string& base_origin,
                            const std::string& new_origin);
-
-// Re-measurement: a SLOWER verdict stands only when `rerun` (BASE vs a fresh run of those benchmarks)
-// says SLOWER again; otherwise it becomes INCONCLUSIVE with both outcomes in the reason.
-Comparison confirm_with_rerun(Comparison first, const Comparison& rerun);
 
 std::vector<std::string> slower_names(const Comparison& comparison);
 

@@ -30,10 +30,12 @@ std::string change_text(const BenchmarkComparison& row) {
 
 std::string summary_line(const Comparison& c) {
   return fmt::format("{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE; geometric-mean change {} "
-                     "({}, positive = slower; threshold {}, alpha {})",
+                     "({}, positive = slower; δ {} CPU, {} GPU; Holm, family-wise alpha {}); between two runs, so "
+                     "drift of the machine between them is not in these statistics (offloadbench ab measures side by side)",
                      c.slower, c.faster, c.same, c.inconclusive,
                      std::isfinite(c.geomean_slowdown) ? format_percent(c.geomean_slowdown - 1) : "—", c.options.metric,
-                     format_percent(c.options.threshold).substr(1), c.options.alpha);
+                     format_percent(c.options.delta_cpu).substr(1), format_percent(c.options.delta_gpu).substr(1),
+                     c.options.alpha);
 }
 
 }  // namespace
@@ -87,11 +89,15 @@ nlohmann::json to_json(const Comparison& c) {
                     {"new_median", r.new_median},
                     {"change", r.change},
                     {"slowdown", r.slowdown},
+                    {"delta", r.delta},
                     {"p_value", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_value)},
+                    {"p_slower", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_slower)},
+                    {"p_faster", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_faster)},
                     {"test", r.test}});
   return without_non_finite({{"metric", c.options.metric},
                              {"higher_is_better", higher_is_better(c.options.metric)},
-                             {"threshold", c.options.threshold},
+                             {"delta_cpu", c.options.delta_cpu},
+                             {"delta_gpu", c.options.delta_gpu},
                              {"alpha", c.options.alpha},
                              {"min_repetitions", c.options.min_repetitions},
                              {"counts",

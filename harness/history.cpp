@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -28,22 +29,50 @@ double successive_difference_sigma(const std::vector<double>& x) {
   return differences.empty() ? 0.0 : median(differences) / 0.9539;
 }
 
-// The levels on either side of run k, within [lo_bound, hi_bound) (steps already found bound the
-// windows, so that a level is never read across another step), and whether they make a step at k.
-bool step_at(const std::vector<double>& x, std::size_t k, std::size_t lo_bound, std::size_t hi_bound, double sigma,
-             const ChangePointOptions& o, Step& step) {
-  const auto w = static_cast<std::size_t>(std::max(o.window, o.min_segment));
-  const std::size_t lo = std::max(lo_bound, k > w ? k - w : 0), hi = std::min(hi_bound, k + w);
-  step = {k, median_of_range(x, lo, k), median_of_range(x, k, hi)};
-  const double jump = std::fabs(step.after - step.before);
-  // Standard error of a difference of two medians of normal samples: 1.2533·σ·√(1/n₁ + 1/n₂).
-  const double standard_error =
-      1.2533 * sigma * std::sqrt(1.0 / static_cast<double>(k - lo) + 1.0 / static_cast<double>(hi - k));
-  const bool large = step.before > 0 && jump / step.before >= o.min_magnitude - 1e-12;
-  const bool beyond_noise = jump > o.noise_factor * standard_error;
-  const bool placed = std::fabs(x[k] - step.after) < std::fabs(x[k] - step.before) &&
-                      std::fabs(x[k - 1] - step.before) < std::fabs(x[k - 1] - step.after);
-  return large && beyond_noise && placed;
+// The strongest split of one segment by the energy statistic of E-divisive means (exponent 1):
+// for X = [0, τ) and Y = [τ, κ), Q(τ, κ) = nx·ny/(nx+ny) · (2·mean|X−Y| − mean|X−X'| − mean|Y−Y'|),
+// maximised over τ and κ (κ lets a bump in the middle stand out), with at least m values in X and Y.
+// Pairwise distance sums come from a 2-D prefix sum, so the whole search is O(n²).
+struct BestSplit {
+  std::size_t at = 0;  // τ: index within the segment of the first value after the change
+  double q = -1;
+};
+
+BestSplit best_split(const std::vector<double>& x, std::size_t m) {
+  const std::size_t n = x.size();
+  BestSplit best;
+  if (m == 0 || n < 2 * m) return best;
+  // sums[a][b] = Σ_{i<a, j<b} |xᵢ − xⱼ|
+  std::vector<std::vector<double>> sums(n + 1, std::vector<double>(n + 1, 0.0));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      sums[i + 1][j + 1] = sums[i][j + 1] + sums[i + 1][j] - sums[i][j] + std::fabs(x[i] - x[j]);
+  const auto block = [&](std::size_t r0, std::size_t r1, std::size_t c0, std::size_t c1) {
+    return sums[r1][c1] - sums[r0][c1] - sums[r1][c0] + sums[r0][c0];
+  };
+  for (std::size_t tau = m; tau + m <= n; ++tau) {
+    const double nx = static_cast<double>(tau);
+    const double within_x = block(0, tau, 0, tau) / (nx * (nx - 1));  // mean over ordered pairs
+    for (std::size_t kappa = tau + m; kappa <= n; ++kappa) {
+      const double ny = static_cast<double>(kappa - tau);
+      const double cross = block(0, tau, tau, kappa) / (nx * ny);
+      const double within_y = block(tau, kappa, tau, kappa) / (ny * (ny - 1));
+      const double q = nx * ny / (nx + ny) * (2 * cross - within_x - within_y);
+      if (q > best.q) best = {tau, q};
+    }
+  }
+  return best;
+}
+
+// The share of shuffles of the segment whose best split is at least as strong (with the observed one).
+double permutation_p_value(std::vector<double> segment, double observed_q, std::size_t m, const ChangePointOptions& o,
+                           std::mt19937_64& rng) {
+  int as_strong = 0;
+  for (int i = 0; i < o.permutations; ++i) {
+    std::shuffle(segment.begin(), segment.end(), rng);
+    as_strong += best_split(segment, m).q >= observed_q - 1e-12 * std::fabs(observed_q);
+  }
+  return (as_strong + 1.0) / (o.permutations + 1.0);
 }
 
 std::string context_string(const nlohmann::json& doc, const char* key) {
@@ -60,31 +89,64 @@ struct LoadedRun {
 
 std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options) {
   const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
-  const double sigma = successive_difference_sigma(series);
-  std::vector<Step> found;  // sorted by index
-  // Greedy: the largest step first, then the largest one between the steps found so far, until none.
+  std::vector<double> logs;
+  for (double v : series) logs.push_back(std::log(std::max(v, 1e-300)));
+  std::mt19937_64 rng(0x0ffb0ad);  // fixed: the same history gives the same answer
+  std::vector<std::size_t> cuts = {0, series.size()};  // segment boundaries, sorted
+  // Bisection: the strongest split over all current segments, kept while the permutation test passes.
   while (true) {
-    Step best;
-    double best_magnitude = -1;
-    for (std::size_t k = m; k + m <= series.size(); ++k) {
-      std::size_t lo_bound = 0, hi_bound = series.size();
-      for (const auto& s : found) {
-        if (s.index <= k) lo_bound = s.index;
-        if (s.index > k && hi_bound == series.size()) hi_bound = s.index;
-      }
-      if (k - lo_bound < m || hi_bound - k < m) continue;
-      Step step;
-      if (!step_at(series, k, lo_bound, hi_bound, sigma, options, step)) continue;
-      const double magnitude = std::fabs(std::log(step.after / step.before));
-      if (magnitude > best_magnitude) {
-        best = step;
-        best_magnitude = magnitude;
+    BestSplit best;
+    std::size_t segment_begin = 0, segment_end = 0;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+      const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(cuts[i]),
+                                        logs.begin() + static_cast<std::ptrdiff_t>(cuts[i + 1]));
+      const auto split = best_split(segment, m);
+      if (split.q > best.q) {
+        best = split;
+        segment_begin = cuts[i];
+        segment_end = cuts[i + 1];
       }
     }
-    if (best_magnitude < 0) break;
-    found.insert(std::upper_bound(found.begin(), found.end(), best,
-                                  [](const Step& a, const Step& b) { return a.index < b.index; }),
-                 best);
+    if (best.q <= 0) break;
+    const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(segment_begin),
+                                      logs.begin() + static_cast<std::ptrdiff_t>(segment_end));
+    if (permutation_p_value(segment, best.q, m, options, rng) >= options.significance) break;
+    cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), segment_begin + best.at), segment_begin + best.at);
+  }
+  // Report the cuts whose levels differ by enough and by more than the noise. A cut that does not is
+  // dropped, weakest first, and its neighbours' levels are read again over the merged segment: a slow
+  // creep cut into small pieces adds up to one reportable step.
+  const double sigma = successive_difference_sigma(series);
+  std::vector<Step> found;
+  while (true) {
+    found.clear();
+    std::size_t weakest = 0;
+    double weakest_jump = -1;
+    for (std::size_t i = 1; i + 1 < cuts.size(); ++i) {
+      const std::size_t lo = cuts[i - 1], k = cuts[i], hi = cuts[i + 1];
+      const Step step{k, median_of_range(series, lo, k), median_of_range(series, k, hi)};
+      const double jump = std::fabs(step.after - step.before);
+      // Standard error of a difference of two medians of normal samples: 1.2533·σ·√(1/n₁ + 1/n₂).
+      const double standard_error =
+          1.2533 * sigma * std::sqrt(1.0 / static_cast<double>(k - lo) + 1.0 / static_cast<double>(hi - k));
+      // Persistence: at least m runs on each side sit nearer their own level than the other one (a
+      // cut placed one run early, or a new level seen on fewer than m runs, is not a step yet).
+      std::size_t near_before = 0, near_after = 0;
+      for (std::size_t r = lo; r < hi; ++r) {
+        const bool nearer_after = std::fabs(series[r] - step.after) < std::fabs(series[r] - step.before);
+        near_before += r < k && !nearer_after;
+        near_after += r >= k && nearer_after;
+      }
+      if (step.before > 0 && jump / step.before >= options.min_magnitude - 1e-12 &&
+          jump > options.noise_factor * standard_error && near_before >= m && near_after >= m) {
+        found.push_back(step);
+      } else if (weakest_jump < 0 || jump < weakest_jump) {
+        weakest = i;
+        weakest_jump = jump;
+      }
+    }
+    if (weakest_jump < 0) break;
+    cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(weakest));
   }
   return found;
 }

@@ -13,8 +13,9 @@ namespace offloadbench {
 struct ChangePointOptions {
   double min_magnitude = 0.05;  // a step smaller than 5% of the median is not reported
   int min_segment = 3;          // runs needed on each side: a step must persist this long
-  int window = 8;               // runs on each side that set the levels compared at a candidate
   double noise_factor = 4.0;    // the step must exceed this many standard errors of the run-to-run noise
+  double significance = 0.05;   // of E-divisive's permutation test (the magnitude and noise gates follow)
+  int permutations = 199;
 };
 
 struct Step {
@@ -22,14 +23,15 @@ struct Step {
   double before = 0, after = 0;  // medians of the windows on either side
 };
 
-// Steps in `series` (one value per run, in time order), by a sliding-window test. At each run k with
-// at least min_segment runs on both sides, the levels are the medians of up to `window` runs before
-// and from k; k is a step when the levels differ by at least min_magnitude and by more than
-// noise_factor standard errors (the run-to-run noise σ is estimated from successive differences,
-// which a step barely moves), run k is nearer the new level and run k−1 the old one (so the step is
-// placed at the first run that shows it). The largest step is taken first; later windows stop at the
-// steps already found, and steps are at least min_segment runs apart. Medians keep one outlier run
-// from making or hiding a step.
+// Steps in `series` (one value per run, in time order), by E-divisive means (Matteson & James 2014,
+// as MongoDB and Apache Otava use it): on the log values, the split τ of a segment that maximises the
+// energy distance between [start, τ) and [τ, κ) over τ and κ is a candidate; a permutation test (seeded, so repeatable)
+// says whether it beats chance; if so the segment is cut there and the search goes on in the pieces.
+// Being a test of the distributions on either side, not of neighbouring runs, it also finds slow
+// creeps that no single night shows. A cut is reported when the medians of the segments on either
+// side differ by at least min_magnitude and by more than noise_factor standard errors (the
+// run-to-run σ from successive differences, which a step or creep barely moves), with at least
+// min_segment runs on each side that sit nearer their own side's level.
 std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options);
 
 struct HistoryRun {

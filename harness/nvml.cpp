@@ -13,10 +13,20 @@ using shutdown_fn = int (*)();
 using handle_by_bus_fn = int (*)(const char*, nvml_device*);
 using uint_query_fn = int (*)(nvml_device, unsigned*);
 using driver_version_fn = int (*)(char*, unsigned);
+using clock_fn = int (*)(nvml_device, int, unsigned*);  // nvmlClockType_t is an int; NVML_CLOCK_SM = 1
+using reasons_fn = int (*)(nvml_device, unsigned long long*);
+constexpr int kNvmlClockSm = 1;
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
   return reinterpret_cast<Fn>(dlsym(library, name));
+}
+
+// The NVML handle of the GPU at this PCI bus id; nullptr when NVML cannot say.
+nvml_device device_at(void* library, const std::string& pci_bus_id) {
+  auto by_bus = symbol<handle_by_bus_fn>(library, "nvmlDeviceGetHandleByPciBusId_v2");
+  nvml_device device = nullptr;
+  return by_bus && by_bus(pci_bus_id.c_str(), &device) == 0 ? device : nullptr;
 }
 }  // namespace
 
@@ -61,20 +71,33 @@ std::string Nvml::driver_version() const {
 
 std::optional<PcieLinkState> Nvml::pcie_link(const std::string& pci_bus_id) const {
   if (!available_) return std::nullopt;
-  auto by_bus = symbol<handle_by_bus_fn>(library_, "nvmlDeviceGetHandleByPciBusId_v2");
   auto cur_gen = symbol<uint_query_fn>(library_, "nvmlDeviceGetCurrPcieLinkGeneration");
   auto max_gen = symbol<uint_query_fn>(library_, "nvmlDeviceGetMaxPcieLinkGeneration");
   auto cur_width = symbol<uint_query_fn>(library_, "nvmlDeviceGetCurrPcieLinkWidth");
   auto max_width = symbol<uint_query_fn>(library_, "nvmlDeviceGetMaxPcieLinkWidth");
-  nvml_device device = nullptr;
-  if (!by_bus || !cur_gen || !max_gen || !cur_width || !max_width) return std::nullopt;
-  if (by_bus(pci_bus_id.c_str(), &device) != 0) return std::nullopt;
+  nvml_device device = device_at(library_, pci_bus_id);
+  if (!device || !cur_gen || !max_gen || !cur_width || !max_width) return std::nullopt;
   unsigned values[4] = {};
   if (cur_gen(device, &values[0]) || max_gen(device, &values[1]) || cur_width(device, &values[2]) ||
       max_width(device, &values[3]))
     return std::nullopt;
   return PcieLinkState{static_cast<int>(values[0]), static_cast<int>(values[1]),
                        static_cast<int>(values[2]), static_cast<int>(values[3])};
+}
+
+std::optional<SmClockReading> Nvml::sm_clock(const std::string& pci_bus_id) const {
+  if (!available_) return std::nullopt;
+  auto current = symbol<clock_fn>(library_, "nvmlDeviceGetClockInfo");
+  auto maximum = symbol<clock_fn>(library_, "nvmlDeviceGetMaxClockInfo");
+  auto reasons = symbol<reasons_fn>(library_, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (!reasons) reasons = symbol<reasons_fn>(library_, "nvmlDeviceGetCurrentClocksThrottleReasons");  // older drivers
+  nvml_device device = device_at(library_, pci_bus_id);
+  if (!device || !current || !maximum || !reasons) return std::nullopt;
+  SmClockReading r;
+  if (current(device, kNvmlClockSm, &r.sm_mhz) || maximum(device, kNvmlClockSm, &r.max_sm_mhz) ||
+      reasons(device, &r.reasons))
+    return std::nullopt;
+  return r;
 }
 
 }  // namespace offloadbench

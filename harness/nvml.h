@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "harness/gpu_clocks.h"
+
 namespace offloadbench {
 
 struct PcieLinkState {
@@ -21,6 +23,8 @@ class Nvml {
   std::string driver_version() const;  // "" when unknown
   // pci_bus_id as cudaDeviceGetPCIBusId writes it ("0000:1B:00.0").
   std::optional<PcieLinkState> pcie_link(const std::string& pci_bus_id) const;
+  // The SM clock now, its maximum, and the clocks event reasons; nullopt where NVML cannot say.
+  std::optional<SmClockReading> sm_clock(const std::string& pci_bus_id) const;
 
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;

@@ -165,6 +165,9 @@ void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
   for (const auto& run : runs) {
     auto row = run_to_row(run);
     if (row["skipped"] == true && !skipped_cases_.insert(run.run_name.str()).second) continue;
+    if (clock_reader_ && run.run_type == Run::RT_Iteration && !run.error_occurred && row.contains("device") &&
+        row["device"].is_number_integer())
+      annotate_clock(row, clock_reader_(row["device"].get<int>()));
     if (row["validated"] == false && run.run_type == Run::RT_Iteration) ++invalid_rows_;
     doc_["benchmarks"].push_back(std::move(row));
   }

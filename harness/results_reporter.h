@@ -14,6 +14,8 @@
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/gpu_clocks.h"
+
 namespace offloadbench {
 
 // One Google Benchmark run as its JSON reporter writes it, plus offloadbench's fields:
@@ -34,6 +36,11 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   // another thread while Google Benchmark runs (the Ctrl-C watcher does).
   void finish(const std::string& stopped_because = "");
 
+  // Reads the SM clock for each GPU row as it is reported (right after its repetition when Google
+  // Benchmark interleaves repetitions, as `ab` asks): the row gets sm_clock_mhz, clock_throttled,
+  // clocks_locked. Without a reader (the default) rows carry no clock.
+  void set_clock_reader(SmClockReader reader) { clock_reader_ = std::move(reader); }
+
   int invalid_rows() const { return invalid_rows_; }
   bool started() const { return started_run_; }  // Google Benchmark reported its context
   const nlohmann::json& document() const { return doc_; }
@@ -51,6 +58,7 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   int invalid_rows_ = 0;
   bool started_run_ = false;
   std::string last_case_;
+  SmClockReader clock_reader_;
   std::set<std::string> skipped_cases_;  // cases whose one skipped row is already recorded
   std::mutex mutex_;                     // doc_ and the file: ReportRuns vs finish() on Ctrl-C
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

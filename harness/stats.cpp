@@ -66,21 +66,27 @@ Ranked rank_samples(const std::vector<double>& base, const std::vector<double>& 
 
 }  // namespace
 
-MannWhitneyResult mann_whitney_u_asymptotic(const std::vector<double>& base, const std::vector<double>& candidate) {
+MannWhitneyResult mann_whitney_u_asymptotic(const std::vector<double>& base, const std::vector<double>& candidate,
+                                            Alternative alternative) {
   const auto ranked = rank_samples(base, candidate);
   const double n1 = static_cast<double>(base.size()), n2 = static_cast<double>(candidate.size());
   const double n = n1 + n2;
-  const double u = std::max(ranked.u_base, n1 * n2 - ranked.u_base);
+  // As scipy: the statistic in the direction asked (the larger of the two for two-sided).
+  const double u = alternative == Alternative::greater ? ranked.u_base
+                   : alternative == Alternative::less  ? n1 * n2 - ranked.u_base
+                                                       : std::max(ranked.u_base, n1 * n2 - ranked.u_base);
   const double variance = n1 * n2 / 12.0 * ((n + 1) - ranked.tie_term / (n * (n - 1)));
   double p = 1.0;
   if (variance > 0) {
     const double z = (u - n1 * n2 / 2.0 - 0.5) / std::sqrt(variance);  // with continuity correction
-    p = std::min(1.0, std::erfc(z / std::sqrt(2.0)));                  // 2 · P(Z > z)
+    const double upper_tail = 0.5 * std::erfc(z / std::sqrt(2.0));
+    p = std::min(1.0, alternative == Alternative::two_sided ? 2 * upper_tail : upper_tail);
   }
   return {ranked.u_base, p, "asymptotic"};
 }
 
-MannWhitneyResult mann_whitney_u_exact(const std::vector<double>& base, const std::vector<double>& candidate) {
+MannWhitneyResult mann_whitney_u_exact(const std::vector<double>& base, const std::vector<double>& candidate,
+                                       Alternative alternative) {
   const auto ranked = rank_samples(base, candidate);
   const std::size_t n1 = base.size(), n = base.size() + candidate.size();
   // ways[j][s]: subsets of j ranks from 1..n (so far) with rank sum s; every subset is equally likely.
@@ -91,23 +97,27 @@ MannWhitneyResult mann_whitney_u_exact(const std::vector<double>& base, const st
     for (std::size_t j = std::min(rank, n1); j >= 1; --j)
       for (std::size_t s = max_sum; s >= rank; --s) ways[j][s] += ways[j - 1][s - rank];
   const double n1d = static_cast<double>(n1), n2d = static_cast<double>(candidate.size());
-  const double u = std::max(ranked.u_base, n1d * n2d - ranked.u_base);
+  const double u = alternative == Alternative::greater ? ranked.u_base
+                   : alternative == Alternative::less  ? n1d * n2d - ranked.u_base
+                                                       : std::max(ranked.u_base, n1d * n2d - ranked.u_base);
   const auto offset = static_cast<std::size_t>(n1 * (n1 + 1) / 2);  // U = rank sum − offset
   double total = 0, at_least = 0;
   for (std::size_t s = offset; s <= max_sum; ++s) {
     total += ways[n1][s];
     if (static_cast<double>(s - offset) >= u - 1e-9) at_least += ways[n1][s];
   }
-  return {ranked.u_base, std::min(1.0, 2.0 * at_least / total), "exact"};
+  // The null distribution of U is symmetric, so P(U_other ≥ u) is read from the same table.
+  const double tail = at_least / total;
+  return {ranked.u_base, std::min(1.0, alternative == Alternative::two_sided ? 2.0 * tail : tail), "exact"};
 }
 
 MannWhitneyResult mann_whitney_u(const std::vector<double>& base, const std::vector<double>& candidate,
-                                 int exact_limit) {
+                                 int exact_limit, Alternative alternative) {
   const auto ranked = rank_samples(base, candidate);
   const auto limit = static_cast<std::size_t>(std::max(exact_limit, 0));
   if (ranked.tie_term == 0 && base.size() <= limit && candidate.size() <= limit)
-    return mann_whitney_u_exact(base, candidate);
-  return mann_whitney_u_asymptotic(base, candidate);
+    return mann_whitney_u_exact(base, candidate, alternative);
+  return mann_whitney_u_asymptotic(base, candidate, alternative);
 }
 
 }  // namespace offloadbench

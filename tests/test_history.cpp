@@ -88,6 +88,24 @@ TEST(ChangePoints, OneOutlierRunIsNotAStepButAPersistentOneIs) {
   EXPECT_TRUE(steps_in({1.0}).empty());
 }
 
+TEST(ChangePoints, FindsASlowCreepNoSingleNightShows) {
+  // 0.4% slower every night for 30 nights (12% in all) in 1% noise: no night-to-night step comes near
+  // 5%, but the distributions before and after differ; E-divisive finds it, once.
+  int found = 0;
+  for (unsigned seed = 0; seed < 50; ++seed) {
+    std::vector<std::pair<int, double>> creep;
+    for (int night = 10; night < 40; ++night) creep.push_back({night, 1.004});
+    const auto steps = detect_change_points(series(50, 0.01, seed, creep), kDefaults);
+    found += !steps.empty();
+    for (const auto& s : steps) {
+      EXPECT_GT(s.after, s.before) << seed;
+      EXPECT_GE(s.index, 10u) << seed;
+      EXPECT_LE(s.index, 40u) << seed;
+    }
+  }
+  EXPECT_GE(found, 48);
+}
+
 namespace {
 
 nlohmann::json nightly(int run, double real_time, const std::string& cpu = "Test CPU", bool incomplete = false) {

@@ -1,4 +1,4 @@
-// The U test against scipy.stats.mannwhitneyu (scipy 1.17.1, alternative='two-sided', method as named;
+// The U test against scipy.stats.mannwhitneyu (scipy 1.17.1, alternative as named (two-sided unless said), method as named;
 // the values were computed once and are copied here with their inputs), plus medians and spread.
 #include <cmath>
 #include <stdexcept>
@@ -38,6 +38,33 @@ TEST(MannWhitney, MatchesScipyReferenceValues) {
                              : mann_whitney_u_asymptotic(ref.base, ref.candidate);
     EXPECT_DOUBLE_EQ(r.u_base, ref.u_base) << ref.label;
     EXPECT_NEAR(r.p_value, ref.p_value, 1e-12 + 1e-9 * ref.p_value) << ref.label;
+  }
+}
+
+TEST(MannWhitney, OneSidedMatchesScipy) {
+  struct OneSided {
+    const char* label;
+    std::vector<double> base, candidate;
+    bool exact;
+    double p_greater, p_less;  // scipy alternative='greater' / 'less' with x = base
+  };
+  const OneSided kReference[] = {
+      {"exact_10v12",
+       {10.1, 10.4, 9.8, 10.0, 10.3, 10.7, 9.9, 10.2, 10.5, 10.6},
+       {10.8, 11.0, 10.35, 11.3, 10.9, 11.1, 10.45, 11.4, 10.95, 11.2, 10.15, 11.6},
+       true, 0.9995840073239455, 0.0005644510288473137},
+      {"exact_interleaved", {1.1, 2.3, 3.7, 5.2, 6.8, 7.1}, {2.0, 4.4, 5.0, 9.3, 10.2}, true, 0.7857142857142857,
+       0.2683982683982684},
+      {"asym_ties", {1, 2, 2, 3, 3, 3, 4, 5}, {2, 3, 3, 4, 4, 5, 5, 6, 6}, false, 0.9722869572352809,
+       0.03458642030768318},
+  };
+  for (const auto& ref : kReference) {
+    const auto test = [&](Alternative a) {
+      return ref.exact ? mann_whitney_u_exact(ref.base, ref.candidate, a)
+                       : mann_whitney_u_asymptotic(ref.base, ref.candidate, a);
+    };
+    EXPECT_NEAR(test(Alternative::greater).p_value, ref.p_greater, 1e-12) << ref.label;
+    EXPECT_NEAR(test(Alternative::less).p_value, ref.p_less, 1e-12) << ref.label;
   }
 }
 

@@ -15,6 +15,8 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/interrupt.h"
 #include "harness/cli/options.h"
+#include "harness/gpu_info.h"
+#include "harness/injected_slowdown.h"
 #include "harness/files.h"
 #include "harness/results.h"
 #include "harness/results_reporter.h"
@@ -72,6 +74,11 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   if (o.repetitions < 1 || o.repetitions > 1000)
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
   check_benchmark_flags(o.benchmark_flags);
+  try {
+    check_injected_slowdown_setting();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 
   RunConfig config;
   config.quick = !o.full;
@@ -119,6 +126,8 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   OutputLock lock(out);  // a second run writing the same file is refused, not interleaved
   ResultsReporter reporter(out, make_run_context(description), selected,
                            isatty(STDERR_FILENO) != 0);
+  if (!config.gpu_devices.empty() && gpu_inventory().unavailable_reason.empty())
+    reporter.set_clock_reader(nvml_clock_reader());
   {
     InterruptWatch watch([&](int signal) {
       reporter.finish("interrupted");

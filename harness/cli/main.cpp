@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
       add_plot_command(app),
       add_compare_command(app),
       add_history_command(app),
+      add_ab_command(app, command_line),
       add_export_command(app),
   };
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.

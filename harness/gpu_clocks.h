@@ -1,0 +1,43 @@
+// The SM clock with each GPU sample, so that A/B runs can drop samples taken while the GPU was
+// throttled (NVBench does the same) and say when clocks were not locked. NVML supplies the reading
+// where it can; the decisions are plain functions that tests drive with fake readings.
+#pragma once
+#include <functional>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+namespace offloadbench {
+
+struct SmClockReading {
+  unsigned sm_mhz = 0;            // current SM clock
+  unsigned max_sm_mhz = 0;        // the highest the SM clock can run
+  unsigned long long reasons = 0; // NVML clocks event (throttle) reasons bitmask
+};
+
+// NVML's event-reason bits that this code reads (nvml.h, nvmlClocksEventReason*).
+inline constexpr unsigned long long kClockReasonApplicationsSetting = 0x2;  // clocks set/locked by the user
+inline constexpr unsigned long long kClockReasonSwPowerCap = 0x4;
+inline constexpr unsigned long long kClockReasonHwSlowdown = 0x8;
+inline constexpr unsigned long long kClockReasonSwThermal = 0x20;
+inline constexpr unsigned long long kClockReasonHwThermal = 0x40;
+inline constexpr unsigned long long kClockReasonHwPowerBrake = 0x80;
+
+// Throttled: power, thermal or hardware slowdown reasons, or the SM clock below `threshold` of its
+// maximum while clocks were not locked there on purpose (NVBench's default threshold is 75%).
+bool is_throttled(const SmClockReading& reading, double threshold = 0.75);
+
+// Locked: the user fixed the clocks (nvidia-smi --lock-gpu-clocks / application clocks), which NVML
+// reports as the applications-clocks reason. Unlocked clocks boost and sag with temperature.
+bool clocks_locked(const SmClockReading& reading);
+
+// Adds sm_clock_mhz, clock_throttled and clocks_locked to a GPU row when there is a reading.
+void annotate_clock(nlohmann::json& row, const std::optional<SmClockReading>& reading);
+
+// Reads device `index`'s SM clock now; nullopt where NVML cannot.
+using SmClockReader = std::function<std::optional<SmClockReading>(int device_index)>;
+
+// The reader backed by NVML (the PCI bus ids come from the GPU inventory); never fails to build.
+SmClockReader nvml_clock_reader();
+
+}  // namespace offloadbench

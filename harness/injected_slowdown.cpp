@@ -1,0 +1,75 @@
+#include "injected_slowdown.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace offloadbench {
+
+namespace {
+
+struct Setting {
+  std::vector<SlowdownRule> rules;
+  std::string error;  // set when the variable is malformed
+};
+
+const Setting& setting() {
+  static const Setting parsed = [] {
+    Setting s;
+    const char* text = std::getenv(kInjectSlowdownVariable);
+    if (!text || !*text) return s;
+    try {
+      s.rules = parse_injected_slowdown(text);
+    } catch (const std::invalid_argument& e) {
+      s.error = e.what();
+    }
+    return s;
+  }();
+  return parsed;
+}
+
+}  // namespace
+
+std::vector<SlowdownRule> parse_injected_slowdown(const std::string& text) {
+  std::vector<SlowdownRule> rules;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string entry = text.substr(begin, end - begin);
+    const std::size_t equals = entry.rfind('=');
+    std::string number = equals == std::string::npos ? "" : entry.substr(equals + 1);
+    if (!number.empty() && number.back() == '%') number.pop_back();
+    char* parsed_end = nullptr;
+    const double percent = number.empty() ? NAN : std::strtod(number.c_str(), &parsed_end);
+    if (equals == std::string::npos || equals == 0 || parsed_end != number.c_str() + number.size() ||
+        !(percent >= 0 && percent <= 1000))
+      throw std::invalid_argument(fmt::format("{}='{}': entry '{}' is not <substring>=<percent> (0 to 1000)",
+                                              kInjectSlowdownVariable, text, entry));
+    rules.push_back({entry.substr(0, equals), percent / 100});
+    begin = end + 1;
+  }
+  return rules;
+}
+
+double slowdown_for(const std::vector<SlowdownRule>& rules, const std::string& case_name) {
+  for (const auto& rule : rules)
+    if (case_name.find(rule.substring) != std::string::npos) return rule.fraction;
+  return 0;
+}
+
+double injected_slowdown_fraction(const std::string& case_name) { return slowdown_for(setting().rules, case_name); }
+
+void check_injected_slowdown_setting() {
+  if (!setting().error.empty()) throw std::invalid_argument(setting().error);
+}
+
+void spin_for_seconds(double seconds) {
+  if (!(seconds > 0)) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+}  // namespace offloadbench

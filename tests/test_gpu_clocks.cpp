@@ -1,0 +1,65 @@
+// The host-side clock logic with fake NVML readings: what counts as throttled, what as locked, what
+// a GPU row gets, and that the reporter reads the clock for GPU rows only.
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "harness/benchmark_case.h"
+#include "harness/gpu_clocks.h"
+#include "harness/results_reporter.h"
+#include "test_support.h"
+
+namespace offloadbench {
+
+TEST(GpuClocks, ThrottledByReasonOrByAClockFarBelowItsMaximum) {
+  EXPECT_FALSE(is_throttled({1980, 1980, 0}));
+  EXPECT_FALSE(is_throttled({1500, 1980, 0}));   // 76%: boost varies, not throttled
+  EXPECT_TRUE(is_throttled({1400, 1980, 0}));    // 71%: below NVBench's 75%
+  EXPECT_TRUE(is_throttled({1980, 1980, kClockReasonHwThermal}));
+  EXPECT_TRUE(is_throttled({1980, 1980, kClockReasonSwPowerCap}));
+  // Locked low on purpose (nvidia-smi -lgc 1000): steady, not throttled.
+  EXPECT_FALSE(is_throttled({1000, 1980, kClockReasonApplicationsSetting}));
+  EXPECT_TRUE(is_throttled({1000, 1980, kClockReasonApplicationsSetting | kClockReasonHwSlowdown}));
+  EXPECT_FALSE(is_throttled({0, 0, 0}));  // no maximum known: nothing to compare with
+}
+
+TEST(GpuClocks, LockedOnlyWhenTheApplicationsClockReasonIsSet) {
+  EXPECT_TRUE(clocks_locked({1410, 1980, kClockReasonApplicationsSetting}));
+  EXPECT_FALSE(clocks_locked({1980, 1980, 0}));
+}
+
+TEST(GpuClocks, AnnotatesARowOnlyWithAReading) {
+  nlohmann::json row = {{"name", "x"}};
+  annotate_clock(row, std::nullopt);
+  EXPECT_FALSE(row.contains("sm_clock_mhz"));
+  annotate_clock(row, SmClockReading{1200, 1980, 0});
+  EXPECT_EQ(row["sm_clock_mhz"], 1200);
+  EXPECT_EQ(row["clock_throttled"], true);
+  EXPECT_EQ(row["clocks_locked"], false);
+}
+
+TEST(GpuClocks, ReporterReadsTheClockForGpuRowsOnly) {
+  const auto path = testing::temp_path("ob_clock_reporter");
+  ResultsReporter reporter(path, nlohmann::json::object(), 1, false);
+  std::vector<int> asked;
+  reporter.set_clock_reader([&](int device) -> std::optional<SmClockReading> {
+    asked.push_back(device);
+    return SmClockReading{1900, 2000, 0};
+  });
+  register_case({"fake/gpu", "fake", {{"device", 1}}, Clock::device_events, [](benchmark::State&) {}});
+  register_case({"fake/cpu", "fake", {{"device", "cpu"}}, Clock::host_wall, [](benchmark::State&) {}});
+  benchmark::BenchmarkReporter::Run gpu, cpu;
+  gpu.run_name.function_name = "fake/gpu";
+  cpu.run_name.function_name = "fake/cpu";
+  reporter.ReportRuns({gpu, cpu});
+  clear_registered_cases();
+  EXPECT_EQ(asked, std::vector<int>{1});
+  const auto& rows = reporter.document()["benchmarks"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["sm_clock_mhz"], 1900);
+  EXPECT_EQ(rows[0]["clock_throttled"], false);
+  EXPECT_FALSE(rows[1].contains("sm_clock_mhz"));
+  std::remove(path.c_str());
+}
+
+}  // namespace offloadbench
