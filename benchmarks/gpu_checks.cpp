@@ -1,7 +1,7 @@
 // See gpu_checks.h.
 #include "benchmarks/gpu_checks.h"
 
-#include "harness/cuda/cuda_raii.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "harness/gpu_info.h"
 
 namespace offloadbench {

@@ -1,9 +1,10 @@
 // Every suite offloadbench knows, in the order `run --suite all` runs them.
-#include "benchmarks/compute.h"
-#include "benchmarks/mlp.h"
-#include "benchmarks/streams.h"
-#include "benchmarks/transfer.h"
-#include "harness/suite.h"
+#include "benchmarks/suites.h"
+
+#include "benchmarks/compute_cases.h"
+#include "benchmarks/mlp_cases.h"
+#include "benchmarks/streams_cases.h"
+#include "benchmarks/transfer_cases.h"
 
 namespace offloadbench {
 

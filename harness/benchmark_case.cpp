@@ -1,4 +1,4 @@
-#include "benchmark_case.h"
+#include "harness/benchmark_case.h"
 
 #include <map>
 #include <stdexcept>

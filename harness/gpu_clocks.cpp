@@ -1,4 +1,4 @@
-#include "gpu_clocks.h"
+#include "harness/gpu_clocks.h"
 
 #include "harness/gpu_info.h"
 #include "harness/nvml.h"

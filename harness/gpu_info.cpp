@@ -1,13 +1,13 @@
 // The parts of gpu_info.h that need no CUDA: link arithmetic, sysfs, JSON.
-#include "gpu_info.h"
-#include "nvml.h"
+#include "harness/gpu_info.h"
+#include "harness/nvml.h"
 
 #include <cctype>
 #include <fstream>
 
 #include <fmt/format.h>
 
-#include "pcie.h"
+#include "harness/pcie.h"
 
 namespace offloadbench {
 

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "gpu_info.h"
-#include "nvml.h"
+#include "harness/gpu_info.h"
+#include "harness/nvml.h"
 
 namespace offloadbench {
 

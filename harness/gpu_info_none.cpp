@@ -1,6 +1,6 @@
 // gpu_inventory() for a build without CUDA: no GPU can be used, and the reason says why.
-#include "gpu_info.h"
-#include "nvml.h"
+#include "harness/gpu_info.h"
+#include "harness/nvml.h"
 
 namespace offloadbench {
 

@@ -1,4 +1,4 @@
-#include "injected_slowdown.h"
+#include "harness/injected_slowdown.h"
 
 #include <cmath>
 #include <cstdlib>

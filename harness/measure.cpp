@@ -1,7 +1,7 @@
 // The measurement layer's host half: the set-up case, the one timing loop, rates and marks.
 // Nothing here knows CUDA; the device timer is an interface (harness/cuda/event_timer.h), so the
 // CPU tests reach every line of it with a fake clock.
-#include "measure.h"
+#include "harness/measure.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "benchmark_case.h"
-#include "injected_slowdown.h"
+#include "harness/benchmark_case.h"
+#include "harness/injected_slowdown.h"
 
 namespace offloadbench {
 

@@ -1,6 +1,6 @@
 // NVML through dlopen. The few entry points are declared here by their documented C ABI
 // (nvmlReturn_t is an int, nvmlDevice_t an opaque pointer), so no nvml.h is needed to build.
-#include "nvml.h"
+#include "harness/nvml.h"
 
 #include <dlfcn.h>
 

@@ -1,4 +1,4 @@
-#include "pcie.h"
+#include "harness/pcie.h"
 
 #include <cstdlib>
 

@@ -1,4 +1,4 @@
-#include "results_reporter.h"
+#include "harness/results_reporter.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "benchmark_case.h"
-#include "measure.h"
-#include "results.h"
-#include "system_info.h"
+#include "harness/benchmark_case.h"
+#include "harness/measure.h"
+#include "harness/results/results.h"
+#include "harness/system_info.h"
 
 namespace offloadbench {
 

@@ -1,12 +1,12 @@
-#include "run_context.h"
+#include "harness/run_context.h"
 
 #include <cstdint>
 
 #include <fmt/format.h>
 
-#include "gpu_info.h"
-#include "results.h"
-#include "system_info.h"
+#include "harness/gpu_info.h"
+#include "harness/results/results.h"
+#include "harness/system_info.h"
 
 namespace offloadbench {
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "suite.h"
+#include "harness/suite.h"
 
 namespace offloadbench {
 

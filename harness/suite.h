@@ -1,5 +1,5 @@
-// A suite is a family of benchmarks (transfer, streams, compute, mlp). The harness knows suites
-// only through this table; benchmarks/suites.cpp defines it.
+// A suite is a family of benchmarks (transfer, streams, compute, mlp): a name and a function that
+// registers its cases. The harness knows no suite by name; benchmarks/suites.h lists them.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -20,7 +20,5 @@ struct Suite {
   std::string description;
   std::function<void(const RunConfig&)> register_cases;  // calls register_case() once per case
 };
-
-const std::vector<Suite>& all_suites();  // in benchmarks/suites.cpp
 
 }  // namespace offloadbench

@@ -1,4 +1,4 @@
-#include "system_info.h"
+#include "harness/system_info.h"
 
 #include <cblas.h>
 #include <omp.h>

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "harness/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/copy_kernels.h"
 
 namespace offloadbench {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "harness/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/fma_workload.h"
 
 namespace offloadbench {

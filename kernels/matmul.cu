@@ -8,8 +8,8 @@
 // Every global load and store is bounds-checked, so any m, n, k works (out-of-range loads read 0).
 #include <cuda_runtime.h>
 
-#include "harness/cuda/cublas_check.h"
-#include "harness/cuda/cuda_check.h"
+#include "kernels/cuda/cublas_check.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/matmul.h"
 
 namespace offloadbench::gpu {

@@ -12,9 +12,9 @@
 
 #include <fmt/format.h>
 
-#include "harness/cuda/cublas_check.h"
-#include "harness/cuda/cuda_check.h"
-#include "harness/cuda/cuda_raii.h"
+#include "kernels/cuda/cublas_check.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "kernels/mlp_gpu.h"
 #include "kernels/mlp_update_rule.h"
 

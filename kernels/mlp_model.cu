@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "harness/cuda/cublas_check.h"
-#include "harness/cuda/cuda_check.h"
-#include "harness/cuda/cuda_raii.h"
+#include "kernels/cuda/cublas_check.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "kernels/mlp_gpu.h"
 
 namespace offloadbench {

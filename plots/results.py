@@ -11,8 +11,8 @@ import statistics
 
 SCHEMA_VERSION = 1
 TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
-MAX_INPUT_BYTES = 1 << 30  # as harness/files.h
-MAX_NESTING_DEPTH = 64     # as harness/results.h
+MAX_INPUT_BYTES = 1 << 30  # as harness/results/files.h
+MAX_NESTING_DEPTH = 64     # as harness/results/results.h
 SCHEMA_PATH = pathlib.Path(__file__).resolve().parent.parent / "docs" / "results.schema.json"
 
 
@@ -21,7 +21,7 @@ class ResultsError(Exception):
 
 
 def load(path):
-    """The C++ loader's rules (harness/results.cpp), in the same order, with the same limits."""
+    """The C++ loader's rules (harness/results/results.cpp), in the same order, with the same limits."""
     text = _read_regular_file(path)
     if not text.strip():
         raise ResultsError(f"{path}: empty file")
@@ -121,7 +121,7 @@ def _equal(a, b):
 
 
 def _schema_problem(value, schema):
-    """harness/results_schema.cpp's check: the types of the fields present, "" when all fit."""
+    """harness/results/results_schema.cpp's check: the types of the fields present, "" when all fit."""
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(_TYPES.get(t, lambda v: True)(value) for t in types):

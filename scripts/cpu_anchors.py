@@ -32,7 +32,7 @@ SHAPES = {"784-128-10": (784, 128, 10), "12288-64-10": (12288, 64, 10)}
 ISSUE_BATCHES = [1, 64, 1024, 4096]
 SQUARE_SIZES = [256, 512, 1024, 2048, 4096]
 ELEMENTWISE_SIZES = [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26]
-# BabelStream weights (arrays moved), as benchmarks/compute.cpp counts them.
+# BabelStream weights (arrays moved), as benchmarks/compute_cases.cpp counts them.
 ELEMENTWISE_ARRAYS = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "dot": 2, "add_scalar": 2}
 SCALAR = 0.4
 

@@ -14,7 +14,7 @@ STAGE_LIMIT_S = 480  # each stage is stopped here: 8 of the device command's 10 
 DEVICE_CALL_S = 560  # --time-limit of one call on the GPU machine (10 minutes, less unpacking and margin)
 RESERVE_S = 20  # kept back from --time-limit for the summary and the packing
 SUITE_REPETITIONS = 3
-QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (harness/cli/cmd_run.cpp)
+QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (benchmarks/cli/cmd_run.cpp)
 # compute-sanitizer tools, each with its own share of the sanitize stage and a slowdown guess.
 # The tests' own time is mostly host work (CPU twins, set-up), which a sanitizer slows far less.
 SANITIZER_TOOLS = {  # tool: (limit seconds, slowdown over a plain run, extra options)

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/ab.h"
+#include "harness/analysis/ab.h"
 
 namespace offloadbench {
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/analysis.h"
+#include "harness/analysis/analysis.h"
 
 namespace offloadbench {
 namespace {

@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/cli/commands.h"
-#include "harness/cli/child_process.h"
-#include "harness/compare.h"
-#include "harness/results.h"
-#include "test_support.h"
+#include "benchmarks/cli/commands.h"
+#include "benchmarks/cli/child_process.h"
+#include "harness/analysis/compare.h"
+#include "harness/results/results.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/compute.h"
+#include "benchmarks/compute_cases.h"
 #include "harness/gpu_info.h"
 #include "harness/system_info.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 namespace {

@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "random_values.h"
+#include "tests/random_values.h"
 
-#include "benchmarks/compute.h"
+#include "benchmarks/compute_cases.h"
 #include "kernels/elementwise.h"
 #include "kernels/tolerance.h"
 

@@ -7,7 +7,7 @@
 #include "harness/benchmark_case.h"
 #include "harness/gpu_clocks.h"
 #include "harness/results_reporter.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

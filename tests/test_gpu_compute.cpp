@@ -9,16 +9,16 @@
 
 #include <gtest/gtest.h>
 
-#include "random_values.h"
+#include "tests/random_values.h"
 
-#include "benchmarks/compute.h"
-#include "harness/cuda/cublas_check.h"
-#include "harness/cuda/cuda_raii.h"
+#include "benchmarks/compute_cases.h"
+#include "kernels/cuda/cublas_check.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "harness/gpu_info.h"
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
 #include "kernels/tolerance.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 namespace {

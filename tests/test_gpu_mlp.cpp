@@ -7,13 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/mlp.h"
-#include "harness/cuda/cuda_graph.h"
-#include "harness/cuda/cuda_raii.h"
+#include "benchmarks/mlp_cases.h"
+#include "kernels/cuda/cuda_graph.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "harness/gpu_info.h"
 #include "kernels/mlp_gpu.h"
-#include "test_support.h"
-#include "tolerance.h"
+#include "tests/test_support.h"
+#include "tests/all_close.h"
 
 namespace offloadbench {
 

@@ -6,13 +6,13 @@
 
 #include <vector>
 
-#include "benchmarks/streams.h"
-#include "harness/cuda/cuda_raii.h"
+#include "benchmarks/streams_cases.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "harness/gpu_info.h"
-#include "harness/summary.h"
+#include "harness/analysis/summary.h"
 #include "kernels/fma_workload.h"
 #include "kernels/tolerance.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "benchmarks/transfer.h"
+#include "benchmarks/transfer_cases.h"
 #include "harness/gpu_info.h"
-#include "harness/summary.h"
-#include "test_support.h"
+#include "harness/analysis/summary.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

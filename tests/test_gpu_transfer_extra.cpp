@@ -7,11 +7,11 @@
 #include <cstring>
 #include <vector>
 
-#include "benchmarks/transfer_extra.h"
-#include "harness/cuda/cuda_raii.h"
+#include "benchmarks/transfer_extra_cases.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "harness/gpu_info.h"
 #include "kernels/copy_kernels.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

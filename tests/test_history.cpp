@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "harness/history.h"
-#include "harness/results.h"
-#include "test_support.h"
+#include "harness/analysis/history.h"
+#include "harness/results/results.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

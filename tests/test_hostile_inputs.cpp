@@ -12,12 +12,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "harness/cli/benchmark_flags.h"
-#include "harness/cli/commands.h"
-#include "harness/files.h"
-#include "harness/results.h"
-#include "harness/sizes.h"
-#include "test_support.h"
+#include "benchmarks/cli/benchmark_flags.h"
+#include "benchmarks/cli/commands.h"
+#include "harness/results/files.h"
+#include "harness/results/results.h"
+#include "harness/results/sizes.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "harness/compare.h"
-#include "harness/results.h"
-#include "harness/stats.h"
+#include "harness/analysis/compare.h"
+#include "harness/results/results.h"
+#include "harness/analysis/stats.h"
 
 namespace offloadbench {
 

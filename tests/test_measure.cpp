@@ -11,7 +11,7 @@
 #include "harness/gpu_info.h"
 #include "harness/pcie.h"
 #include "harness/measure.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

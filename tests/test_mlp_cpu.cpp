@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/mlp.h"
-#include "tolerance.h"
+#include "tests/all_close.h"
 
 namespace offloadbench {
 

@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/mlp.h"
+#include "benchmarks/mlp_cases.h"
 #include "harness/gpu_info.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

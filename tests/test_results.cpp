@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/results.h"
-#include "test_support.h"
+#include "harness/results/results.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/compare.h"
-#include "harness/history.h"
-#include "harness/results.h"
-#include "test_support.h"
+#include "harness/analysis/compare.h"
+#include "harness/analysis/history.h"
+#include "harness/results/results.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

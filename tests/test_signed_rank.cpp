@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/signed_rank.h"
+#include "harness/analysis/signed_rank.h"
 
 namespace offloadbench {
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/sizes.h"
+#include "harness/results/sizes.h"
 
 namespace offloadbench {
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/stats.h"
+#include "harness/analysis/stats.h"
 
 namespace offloadbench {
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <set>
 
-#include "benchmarks/streams.h"
+#include "benchmarks/streams_cases.h"
 #include "harness/gpu_info.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/benchmark_case.h"
-#include "harness/results.h"
+#include "harness/results/results.h"
 #include "harness/results_reporter.h"
 #include "harness/run_context.h"
 

@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 
-#include "benchmarks/transfer_extra.h"
+#include "benchmarks/transfer_extra_cases.h"
 #include "harness/gpu_info.h"
 #include "kernels/tensor_packing.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

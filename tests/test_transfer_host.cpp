@@ -1,9 +1,9 @@
 // The transfer suite's host baseline runs anywhere; its GPU cases skip with the reason here.
 #include <gtest/gtest.h>
 
-#include "benchmarks/transfer.h"
+#include "benchmarks/transfer_cases.h"
 #include "harness/gpu_info.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

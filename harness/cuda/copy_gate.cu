@@ -1,6 +1,6 @@
-#include "copy_gate.h"
+#include "harness/cuda/copy_gate.h"
 
-#include "harness/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_check.h"
 
 namespace offloadbench {
 

@@ -1,4 +1,4 @@
-#include "event_timer.h"
+#include "harness/cuda/event_timer.h"
 
 #include <utility>
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/cuda/copy_gate.h"
-#include "harness/cuda/cuda_raii.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "harness/measure.h"
 
 namespace offloadbench {

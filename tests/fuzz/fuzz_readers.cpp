@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/cli/benchmark_flags.h"
-#include "harness/cli/commands.h"
-#include "harness/results.h"
-#include "harness/sizes.h"
+#include "benchmarks/cli/benchmark_flags.h"
+#include "benchmarks/cli/commands.h"
+#include "harness/results/results.h"
+#include "harness/results/sizes.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

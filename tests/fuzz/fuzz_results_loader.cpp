@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/compare.h"
-#include "harness/results.h"
+#include "harness/analysis/compare.h"
+#include "harness/results/results.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // load_results reads a path, so the input goes through a file like a real results file does.

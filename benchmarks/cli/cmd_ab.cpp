@@ -1,0 +1,301 @@
+// `offloadbench ab BASE NEW`: did NEW make anything slower than BASE, measured side by side? Each round
+// runs both executables as fresh processes in random, balanced order, with Google Benchmark's random
+// interleaving; the verdicts come from paired rounds (harness/ab.h). INCONCLUSIVE benchmarks get extra
+// rounds, up to a cap. Exit 1 when anything is SLOWER, 2 on bad input.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "harness/analysis/ab.h"
+#include "benchmarks/cli/child_process.h"
+#include "benchmarks/cli/commands.h"
+#include "harness/analysis/compare.h"
+#include "harness/results/results.h"
+#include "harness/analysis/stats.h"
+#include "harness/system_info.h"
+
+namespace offloadbench::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AbCliOptions {
+  std::string base, candidate;
+  int rounds = 20, max_rounds = 0, extra_batch = 5, repetitions = 3;
+  std::string suites = "all", device = "0", sizes;
+  bool full = false;
+  std::string delta_cpu = "2%", delta_gpu = "1%";
+  double alpha = 0.05;
+  std::string out, markdown, keep_runs;
+  std::int64_t seed = -1;
+  std::vector<std::string> benchmark_flags;
+};
+
+// FNV-1a over the file's bytes: equal hashes mean BASE and NEW are the same program (an A/A run).
+std::string content_hash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::uint64_t hash = 1469598103934665603ull;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) hash = (hash ^ static_cast<unsigned char>(buffer[i])) * 1099511628211ull;
+    if (!in) break;
+  }
+  return fmt::format("fnv1a64:{:016x}", hash);
+}
+
+void check_executable(const std::string& path, const char* which) {
+  if (!fs::is_regular_file(path)) throw UsageError(fmt::format("{} '{}' is not a file", which, path));
+  if (access(path.c_str(), X_OK) != 0) throw UsageError(fmt::format("{} '{}' is not executable", which, path));
+}
+
+void check_writable(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  if (fs::is_directory(path)) throw UsageError(fmt::format("{} '{}' is a directory", option, path));
+  const std::string probe = fmt::format("{}.tmp.{}", path, getpid());
+  if (!std::ofstream(probe)) throw UsageError(fmt::format("cannot write {} '{}'", option, path));
+  fs::remove(probe);
+}
+
+AbOptions statistics_options(const AbCliOptions& o) {
+  AbOptions s;
+  s.delta_cpu = parse_fraction(o.delta_cpu, "--delta-cpu");
+  s.delta_gpu = parse_fraction(o.delta_gpu, "--delta-gpu");
+  for (double d : {s.delta_cpu, s.delta_gpu})
+    if (!(d > 0 && d < 1)) throw UsageError(fmt::format("--delta-cpu/--delta-gpu must lie above 0% and below 100%"));
+  if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError(fmt::format("--alpha {} is out of range (0 to 1)", o.alpha));
+  s.alpha = o.alpha;
+  return s;
+}
+
+void check_options(const AbCliOptions& o) {
+  check_executable(o.base, "BASE");
+  check_executable(o.candidate, "NEW");
+  if (o.rounds < 1 || o.rounds > 1000) throw UsageError(fmt::format("--rounds {} is out of range (1..1000)", o.rounds));
+  if (o.max_rounds != 0 && (o.max_rounds < o.rounds || o.max_rounds > 1000))
+    throw UsageError(fmt::format("--max-rounds {} is out of range ({}..1000)", o.max_rounds, o.rounds));
+  if (o.extra_batch < 1) throw UsageError(fmt::format("--extra-batch {} must be at least 1", o.extra_batch));
+  if (o.repetitions < 1 || o.repetitions > 1000)
+    throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
+  for (const auto& flag : o.benchmark_flags)
+    if (flag.rfind("--benchmark_", 0) != 0 || flag.rfind("--benchmark_out", 0) == 0 ||
+        flag.rfind("--benchmark_repetitions", 0) == 0)
+      throw UsageError(fmt::format("'{}' after -- is not a Google Benchmark flag that ab can pass on "
+                                   "(--benchmark_out and --benchmark_repetitions are ab's own)", flag));
+  check_writable(o.out, "--out");
+  check_writable(o.markdown, "--markdown");
+}
+
+// Everything the rounds measured: per benchmark and round, each side's per-process median.
+struct Measurements {
+  std::vector<std::string> names;  // first-seen order
+  std::map<std::string, bool> gpu;
+  std::map<std::string, std::map<int, double>> base, candidate;  // name → round → median (seconds)
+  std::map<std::string, std::size_t> throttled;
+  bool clocks_unlocked = false;
+  nlohmann::json rounds = nlohmann::json::array();  // {round, first, benchmarks}
+};
+
+void record_process(Measurements& m, const std::string& path, bool is_base, int round) {
+  const auto doc = load_results(path);
+  for (const auto& s : benchmark_samples(doc, "real_time", path)) {
+    m.throttled[s.name] += s.throttled;
+    m.clocks_unlocked |= s.clocks_unlocked;
+    if (s.values.empty()) continue;
+    if (!m.gpu.count(s.name)) {
+      m.names.push_back(s.name);
+      m.gpu[s.name] = s.parameters.contains("device") && s.parameters["device"].is_number_integer();
+    }
+    (is_base ? m.base : m.candidate)[s.name][round] = median(s.values);
+  }
+}
+
+std::vector<AbSeries> paired_series(const Measurements& m) {
+  std::vector<AbSeries> series;
+  for (const auto& name : m.names) {
+    AbSeries s{name, m.gpu.at(name), {}, m.throttled.count(name) ? m.throttled.at(name) : 0};
+    const auto b = m.base.find(name), c = m.candidate.find(name);
+    if (b != m.base.end() && c != m.candidate.end())
+      for (const auto& [round, base_median] : b->second)
+        if (const auto other = c->second.find(round); other != c->second.end())
+          s.pairs.push_back({base_median, other->second});
+    series.push_back(std::move(s));
+  }
+  return series;
+}
+
+class RoundRunner {
+ public:
+  RoundRunner(const AbCliOptions& o, fs::path work, std::uint64_t seed)
+      : o_(o), work_(std::move(work)), rng_(seed ^ 0x9e3779b97f4a7c15ull) {}
+
+  // One round: BASE and NEW, in the order given, each a fresh process.
+  void run(Measurements& m, int round, bool new_first, const std::vector<std::string>& only) {
+    fmt::print(stderr, "ab: round {} ({} first{})\n", round + 1, new_first ? "NEW" : "BASE",
+               only.empty() ? "" : fmt::format(", {} inconclusive benchmark(s)", only.size()));
+    for (int i = 0; i < 2; ++i) {
+      const bool is_base = (i == 0) != new_first;
+      const auto stem = fmt::format("round{:03}-{}", round + 1, is_base ? "base" : "new");
+      const auto out = (work_ / (stem + ".json")).string(), log = (work_ / (stem + ".log")).string();
+      // Setup randomisation (Mytkowicz et al., ASPLOS 2009): the environment's size moves the initial
+      // stack, and with it the alignment of everything on it. A random pad per process turns that
+      // layout effect into noise shared by both sides; else BASE and NEW differ by their paths' lengths.
+      setenv("OFFLOADBENCH_AB_LAYOUT_PAD", std::string(pad_(rng_), 'x').c_str(), 1);
+      const int status = run_child(is_base ? o_.base : o_.candidate, arguments(out, only), log);
+      if (status != 0 && status != 1)  // 1: rows failed validation; the file is still usable
+        throw std::runtime_error(fmt::format("{} exited with status {} in round {} (its output: {})",
+                                             is_base ? "BASE" : "NEW", status, round + 1, log));
+      record_process(m, out, is_base, round);
+    }
+    m.rounds.push_back({{"round", round + 1}, {"first", new_first ? "NEW" : "BASE"}, {"benchmarks", only}});
+  }
+
+ private:
+  std::vector<std::string> arguments(const std::string& out, const std::vector<std::string>& only) const {
+    std::vector<std::string> args = {"run",      "--suite",       o_.suites,
+                                     o_.full ? "--full" : "--quick", "--device", o_.device,
+                                     "--repetitions", std::to_string(o_.repetitions), "--out", out};
+    if (!o_.sizes.empty()) args.insert(args.end(), {"--sizes", o_.sizes});
+    args.push_back("--");
+    args.push_back("--benchmark_enable_random_interleaving=true");
+    args.insert(args.end(), o_.benchmark_flags.begin(), o_.benchmark_flags.end());
+    if (!only.empty()) args.push_back("--benchmark_filter=" + exact_name_filter(only));
+    return args;
+  }
+  const AbCliOptions& o_;
+  fs::path work_;
+  std::mt19937_64 rng_;
+  std::uniform_int_distribution<std::size_t> pad_{0, 4095};
+};
+
+nlohmann::json ab_json(const AbOutcome& outcome, const Measurements& m, const nlohmann::json& context) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : outcome.rows) {
+    nlohmann::json base = nlohmann::json::object(), candidate = nlohmann::json::object();
+    if (m.base.count(r.name))
+      for (const auto& [round, v] : m.base.at(r.name)) base[std::to_string(round + 1)] = v;
+    if (m.candidate.count(r.name))
+      for (const auto& [round, v] : m.candidate.at(r.name)) candidate[std::to_string(round + 1)] = v;
+    rows.push_back({{"name", r.name}, {"gpu", r.gpu}, {"delta", r.delta}, {"verdict", verdict_name(r.verdict)},
+                    {"reason", r.reason}, {"rounds", r.rounds}, {"base_median_s", r.base_median},
+                    {"new_median_s", r.new_median}, {"change", r.change}, {"interval_low", r.low},
+                    {"interval_high", r.high}, {"interval_confidence", r.confidence}, {"p_slower", r.p_slower},
+                    {"p_faster", r.p_faster}, {"p_holm", r.p_holm}, {"dropped_throttled", r.dropped_throttled},
+                    {"base_seconds_by_round", base}, {"new_seconds_by_round", candidate}});
+  }
+  return without_non_finite({{"ab_schema_version", 1},
+                             {"context", context},
+                             {"counts",
+                              {{"SLOWER", outcome.slower}, {"FASTER", outcome.faster}, {"SAME", outcome.same},
+                               {"INCONCLUSIVE", outcome.inconclusive}}},
+                             {"rounds", m.rounds},
+                             {"benchmarks", rows}});
+}
+
+std::vector<std::string> notes_for(const nlohmann::json& context, const Measurements& m) {
+  std::vector<std::string> notes;
+  if (context["same_content"] == true)
+    notes.push_back("BASE and NEW have the same content (" + context["base"]["content_hash"].get<std::string>() +
+                    "): this is an A/A control run; any SLOWER or FASTER below is a false alarm.");
+  std::size_t dropped = 0;
+  for (const auto& [name, n] : m.throttled) dropped += n;
+  if (dropped) notes.push_back(fmt::format("{} GPU repetition(s) dropped: measured while the SM clock was throttled.", dropped));
+  if (m.clocks_unlocked)
+    notes.push_back("GPU clocks were not locked (nvidia-smi --lock-gpu-clocks): expect more spread and more "
+                    "INCONCLUSIVE on GPU rows.");
+  return notes;
+}
+
+int execute_ab(const AbCliOptions& o, const std::vector<std::string>& command_line) {
+  check_options(o);
+  const auto options = statistics_options(o);
+  const int max_rounds = o.max_rounds ? o.max_rounds : 2 * o.rounds;
+  const std::uint64_t seed = o.seed >= 0 ? static_cast<std::uint64_t>(o.seed) : std::random_device{}();
+  std::mt19937_64 coin(seed);
+
+  const fs::path work = o.keep_runs.empty() ? fs::temp_directory_path() / fmt::format("offloadbench-ab-{}", getpid())
+                                            : fs::path(o.keep_runs);
+  fs::create_directories(work);
+  nlohmann::json context = {
+      {"base", {{"path", o.base}, {"content_hash", content_hash(o.base)}}},
+      {"new", {{"path", o.candidate}, {"content_hash", content_hash(o.candidate)}}},
+      {"rounds", o.rounds}, {"max_rounds", max_rounds}, {"repetitions_per_process", o.repetitions},
+      {"seed", seed}, {"suites", o.suites}, {"device", o.device}, {"command_line", command_line},
+      {"delta_cpu", options.delta_cpu}, {"delta_gpu", options.delta_gpu}, {"alpha", options.alpha},
+      {"confidence", options.confidence}, {"host", query_host_info().hostname}, {"start_time_utc", utc_now_stamp()}};
+  context["same_content"] = context["base"]["content_hash"] == context["new"]["content_hash"];
+
+  // The order of each round: a coin flip for the first round of each pair, the other order for the
+  // second. Random, never a fixed ABAB, and balanced: with a plain coin per round, 8 rounds leave one
+  // order 6 times or more in 29% of runs, and an order effect (the first process of a round running
+  // warmer or colder) then leaks into the verdict — it did, in an A/A self-test run.
+  bool new_first = false;
+  const auto order = [&](int round) { return new_first = round % 2 == 0 ? (coin() & 1) != 0 : !new_first; };
+  Measurements m;
+  RoundRunner runner(o, work, seed);
+  int done = 0;
+  for (; done < o.rounds; ++done) runner.run(m, done, order(done), {});
+  auto outcome = ab_verdicts(paired_series(m), options);
+  while (outcome.inconclusive > 0 && done < max_rounds) {
+    std::vector<std::string> open;
+    for (const auto& r : outcome.rows)
+      if (r.verdict == Verdict::inconclusive) open.push_back(r.name);
+    for (int i = 0; i < o.extra_batch && done < max_rounds; ++i, ++done) runner.run(m, done, order(done), open);
+    outcome = ab_verdicts(paired_series(m), options);
+  }
+  context["rounds_run"] = done;
+  context["end_time_utc"] = utc_now_stamp();
+  if (o.keep_runs.empty()) fs::remove_all(work);
+
+  const auto notes = notes_for(context, m);
+  print_ab(stdout, outcome);
+  for (const auto& note : notes) fmt::print("ab: note: {}\n", note);
+  const std::string out = o.out.empty() ? fmt::format("ab-{}.json", utc_now_stamp()) : o.out;
+  write_json_atomically(out, ab_json(outcome, m, context));
+  if (!o.markdown.empty()) {
+    std::ofstream md(o.markdown, std::ios::trunc);
+    md << ab_markdown(outcome, notes);
+    if (!md) throw std::runtime_error(fmt::format("cannot write '{}'", o.markdown));
+  }
+  fmt::print("ab: results {}\n", out);
+  return outcome.slower > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_ab_command(CLI::App& app, const std::vector<std::string>& command_line) {
+  auto o = std::make_shared<AbCliOptions>();
+  auto* cmd = app.add_subcommand("ab", "Interleaved A/B run of two builds: SLOWER / FASTER / SAME / INCONCLUSIVE per "
+                                       "benchmark; exit 1 when any is SLOWER");
+  cmd->add_option("BASE", o->base, "Baseline executable (an offloadbench build)")->required();
+  cmd->add_option("NEW", o->candidate, "Candidate executable")->required();
+  cmd->add_option("--rounds", o->rounds, "Rounds (each: BASE and NEW once, coin-flip order)")->default_str("20");
+  cmd->add_option("--max-rounds", o->max_rounds, "Cap for the extra rounds given to INCONCLUSIVE benchmarks "
+                                                 "(default 2 × --rounds)");
+  cmd->add_option("--extra-batch", o->extra_batch, "Extra rounds run between two looks at the verdicts")
+      ->default_str("5");
+  cmd->add_option("--repetitions", o->repetitions, "Repetitions per process (their median is one sample)")
+      ->default_str("3");
+  cmd->add_option("--suite", o->suites, "Comma-separated suites, or all")->default_str("all");
+  cmd->add_flag("--full", o->full, "Full sweep of every size (default quick)");
+  cmd->add_option("--device", o->device, "GPU index, all, or cpu")->default_str("0");
+  cmd->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, as for run");
+  cmd->add_option("--delta-cpu", o->delta_cpu, "Smallest change that counts on CPU rows")->default_str("2%");
+  cmd->add_option("--delta-gpu", o->delta_gpu, "Smallest change that counts on GPU rows")->default_str("1%");
+  cmd->add_option("--alpha", o->alpha, "Family-wise error rate over all benchmarks (Holm)")->default_str("0.05");
+  cmd->add_option("--seed", o->seed, "Seed of the coin flips (default: random, recorded in the results)");
+  cmd->add_option("--out", o->out, "A/B results file (default ab-<UTC time>.json)");
+  cmd->add_option("--markdown", o->markdown, "Write the summary as Markdown (e.g. for $GITHUB_STEP_SUMMARY)");
+  cmd->add_option("--keep-runs", o->keep_runs, "Keep every process's results file and log in this folder");
+  cmd->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
+  return {cmd, [o, command_line] { return execute_ab(*o, command_line); }};
+}
+
+}  // namespace offloadbench::cli

@@ -1,0 +1,58 @@
+// `offloadbench history DIR`: the nightly results of one machine in time order, with the steps
+// (change points) in each benchmark's median and the git SHA where each appeared.
+#include <fmt/format.h>
+
+#include "benchmarks/cli/commands.h"
+#include "harness/results/files.h"
+#include "harness/analysis/history.h"
+#include "harness/results/results.h"
+
+namespace offloadbench::cli {
+
+namespace {
+
+struct HistoryCliOptions {
+  std::string directory;
+  std::string metric = "real_time";
+  std::string min_magnitude = "5%";
+  int min_runs = 3;
+  bool every_benchmark = false;
+  bool allow_different_machines = false;
+  std::string json;
+};
+
+int execute_history(const HistoryCliOptions& o) {
+  ChangePointOptions options;
+  options.min_magnitude = parse_fraction(o.min_magnitude, "--min-magnitude");
+  if (!(options.min_magnitude > 0 && options.min_magnitude < 1))
+    throw UsageError(fmt::format("--min-magnitude {} is out of range (above 0%, below 100%)", o.min_magnitude));
+  if (o.min_runs < 1 || o.min_runs > 1000)
+    throw UsageError(fmt::format("--min-runs {} is out of range (1..1000)", o.min_runs));
+  options.min_segment = o.min_runs;
+  if (!o.json.empty()) check_output_path(o.json, "--json");
+  const auto history = load_history(o.directory, o.metric, o.allow_different_machines, options);
+  print_history(stdout, history, o.every_benchmark);
+  if (!o.json.empty()) write_json_atomically(o.json, to_json(history));
+  return 0;
+}
+
+}  // namespace
+
+Command add_history_command(CLI::App& app) {
+  auto o = std::make_shared<HistoryCliOptions>();
+  auto* cmd = app.add_subcommand("history", "Trends and change points over a directory of results files of one "
+                                            "machine");
+  cmd->add_option("DIR", o->directory, "Directory of results files (*.json)")->required();
+  cmd->add_option("--metric", o->metric, "Row field: real_time, cpu_time or a *_per_second rate")
+      ->default_str("real_time");
+  cmd->add_option("--min-magnitude", o->min_magnitude, "Smallest step reported (5% or 0.05)")->default_str("5%");
+  cmd->add_option("--min-runs", o->min_runs, "Runs a level must last on each side of a step")->default_str("3");
+  cmd->add_flag("--all", o->every_benchmark, "List every benchmark, not only those with a change point");
+  cmd->add_flag("--allow-different-machines", o->allow_different_machines,
+                "Read files whose machine fingerprints differ");
+  cmd->add_option("--json", o->json, "Write the trends and change points as JSON (input of plots/trend.py)")
+      ->check(non_empty_path());
+  return {cmd, [o] { return execute_history(*o); }};
+}
+
+}  // namespace offloadbench::cli

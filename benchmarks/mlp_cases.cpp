@@ -1,0 +1,240 @@
+// The mlp suite's table of cases. Models: 784-128-10 (MNIST-sized, the default), 12288-64-10 (a 64×64
+// RGB image), and a hidden-width sweep 64…4096 at 784 inputs (full). Batches 1…4096 in powers of two
+// (quick: 1, 64, 1024 at 784-128-10). FLOPs: 2·M·N·K per GEMM, forward and backward (mlp_train_flops).
+// Every GPU row pairs with the CPU rows of its compare_group; view tells the data path apart.
+#include <cmath>
+#include "benchmarks/mlp_cases.h"
+
+#include <fmt/format.h>
+
+#include "harness/benchmark_case.h"
+#include "harness/results/sizes.h"
+#include "harness/system_info.h"
+#include "kernels/cpu_vector.h"
+
+namespace offloadbench {
+
+const char* to_string(LaunchMode mode) { return mode == LaunchMode::eager ? "eager" : "graph"; }
+
+const char* to_string(DataPath path) {
+  switch (path) {
+    case DataPath::resident: return "resident";
+    case DataPath::pageable: return "pageable";
+    case DataPath::pinned_overlap: return "pinned_overlap";
+  }
+  return "unknown";
+}
+
+double MlpCase::flops_per_step() const {
+  return variant == MlpVariant::inference ? mlp_forward_flops(shape, batch)
+                                          : accum_steps * mlp_train_flops(shape, batch);
+}
+
+OptimizerConfig MlpCase::optimizer_config() const { return make_optimizer_config(optimizer, max_grad_norm); }
+
+namespace {
+// Enough distinct batches that a step never reuses the one before it (2 to 8, at most 4096 rows unless
+// one batch is larger), without gigabytes of input or seconds of set-up per repetition.
+int dataset_batches(std::int64_t rows_per_batch) {
+  return static_cast<int>(std::clamp<std::int64_t>((std::int64_t{1} << 12) / rows_per_batch, 2, 8));
+}
+}  // namespace
+
+MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch) {
+  MlpDataset d;
+  d.batches = dataset_batches(rows_per_batch);
+  d.rows_per_batch = rows_per_batch;
+  const std::int64_t rows = d.batches * rows_per_batch;
+  d.x.resize(static_cast<std::size_t>(rows * shape.inputs));
+  d.labels.resize(static_cast<std::size_t>(rows));
+  make_synthetic_dataset(d.x.data(), d.labels.data(), rows, shape, 42);
+  return d;
+}
+
+std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_batch) {
+  return static_cast<std::uint64_t>(dataset_batches(rows_per_batch) * rows_per_batch * (shape.inputs * 4 + 4));
+}
+
+namespace {
+
+// One row of the table before it is split into views: the question a compare_group answers.
+struct MlpQuestion {
+  MlpShape shape;
+  int batch;
+  std::string variant;  // inference, train_sgd, train_adamw, train_adamw_clip, train_sgd_accum4
+  std::string sweep;    // batch or hidden
+};
+
+MlpCase case_for(const MlpQuestion& q) {
+  MlpCase c;
+  c.shape = q.shape;
+  c.batch = q.batch;
+  c.variant = q.variant == "inference" ? MlpVariant::inference : MlpVariant::train;
+  c.optimizer = q.variant.find("adamw") != std::string::npos ? Optimizer::adamw : Optimizer::sgd;
+  c.max_grad_norm = q.variant.find("clip") != std::string::npos ? 1.0f : 0.0f;
+  c.accum_steps = q.variant.find("accum4") != std::string::npos ? 4 : 1;
+  return c;
+}
+
+std::string compare_group(const MlpQuestion& q) {
+  if (q.sweep == "hidden")
+    return fmt::format("mlp/{}-hidden-{}/b{}/{}", q.shape.inputs, q.shape.classes, q.batch, q.variant);
+  return fmt::format("mlp/{}/{}", to_string(q.shape), q.variant);
+}
+
+nlohmann::json common_fields(const MlpQuestion& q, const MlpCase& c) {
+  nlohmann::json f = {{"op", "mlp_step"},
+                      {"model", to_string(q.shape)},
+                      {"inputs", q.shape.inputs},
+                      {"hidden", q.shape.hidden},
+                      {"classes", q.shape.classes},
+                      {"batch", q.batch},
+                      {"variant", c.variant == MlpVariant::inference ? "inference" : "train"},
+                      {"step_variant", q.variant},
+                      {"accum_steps", c.accum_steps},
+                      {"samples_per_step", c.samples_per_step()},
+                      {"flops_per_step", c.flops_per_step()},
+                      {"compare_group", compare_group(q)},
+                      {"sweep", q.sweep}};
+  f["optimizer"] = c.variant == MlpVariant::train ? nlohmann::json(to_string(c.optimizer)) : nlohmann::json(nullptr);
+  f["max_grad_norm"] = c.max_grad_norm > 0 ? nlohmann::json(c.max_grad_norm) : nlohmann::json(nullptr);
+  return f;
+}
+
+std::string case_prefix(const MlpQuestion& q) {
+  const std::string sweep = q.sweep == "hidden" ? "hidden_sweep/" : "";
+  return fmt::format("mlp/{}{}/{}/b{}", sweep, to_string(q.shape), q.variant, q.batch);
+}
+
+void register_cpu_views(const MlpQuestion& q) {
+  const int all_threads = query_host_info().omp_threads;
+  for (int threads : {1, all_threads}) {
+    MlpCase c = case_for(q);
+    c.cpu_threads = threads;
+    const std::string view = threads == 1 ? "cpu_1t" : "cpu_all";
+    auto fields = common_fields(q, c);
+    fields.update({{"view", view}, {"series", ""}, {"precision", "fp32"}, {"device", "cpu"},
+                   {"cpu_threads", threads}, {"launch_mode", nullptr}, {"data_path", "host"}});
+    fields["library"] = fmt::format("{} for the GEMMs; own loops ({}) for the rest", query_host_info().blas_library,
+                                    vector_clone_level());
+    fields["threading"] = fmt::format("{} OpenBLAS pthreads, {} OpenMP (libgomp) for loops above 1Mi elements",
+                                      threads, threads);
+    // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
+    if (q.variant == "train_sgd") fields["cpu_update"] = "sgd_fused_into_weight_gemm";
+    // The summary shows one size per label: the target (SGD training step, batch 64).
+    if (q.sweep == "batch" && q.batch == 64 && q.variant == "train_sgd")
+      fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), q.variant, view);
+    register_case(measured_case(fmt::format("{}/{}", case_prefix(q), view), "mlp", fields, Clock::host_wall,
+                                [c] { return setup_mlp_cpu(c); }));
+    if (all_threads == 1) break;
+  }
+}
+
+const char* view_of(DataPath path) {
+  switch (path) {
+    case DataPath::resident: return "gpu_kernel";
+    case DataPath::pageable: return "gpu_pageable";
+    case DataPath::pinned_overlap: return "gpu_pinned_overlap";
+  }
+  return "unknown";
+}
+
+struct GpuVariant {
+  Precision precision;
+  LaunchMode launch;
+  DataPath path;
+};
+
+// Quick: fp32 as a graph over every data path plus eager resident (what graphs save), bf16 and fp16
+// as resident graphs. Full: fp32 in every launch mode and data path; bf16/fp16 eager and graph
+// resident, and graph with overlapped pinned input.
+std::vector<GpuVariant> gpu_variants(bool quick) {
+  std::vector<GpuVariant> v;
+  for (auto launch : {LaunchMode::eager, LaunchMode::graph})
+    for (auto path : {DataPath::resident, DataPath::pageable, DataPath::pinned_overlap})
+      if (!quick || launch == LaunchMode::graph || path == DataPath::resident)
+        v.push_back({Precision::fp32, launch, path});
+  for (auto precision : {Precision::bf16, Precision::fp16}) {
+    if (!quick) v.push_back({precision, LaunchMode::eager, DataPath::resident});
+    v.push_back({precision, LaunchMode::graph, DataPath::resident});
+    if (!quick) v.push_back({precision, LaunchMode::graph, DataPath::pinned_overlap});
+  }
+  return v;
+}
+
+void register_gpu_views(const RunConfig& config, const MlpQuestion& q, const std::vector<GpuVariant>& variants) {
+  for (int device : config.gpu_devices)
+    for (const auto& g : variants) {
+      MlpCase c = case_for(q);
+      c.device = device;
+      c.precision = g.precision;
+      c.launch = g.launch;
+      c.data_path = g.path;
+      const std::string series = fmt::format("{} {}", to_string(g.precision), to_string(g.launch));
+      auto fields = common_fields(q, c);
+      fields.update({{"view", view_of(g.path)}, {"series", series}, {"precision", to_string(g.precision)},
+                     {"device", device}, {"launch_mode", to_string(g.launch)}, {"data_path", to_string(g.path)}});
+      if (q.sweep == "batch" && q.batch == 64 && q.variant == "train_sgd" && g.precision == Precision::fp32 &&
+          g.launch == LaunchMode::graph)
+        fields["headline"] = fmt::format("mlp {} {} b64 gpu fp32 graph {}", to_string(q.shape), q.variant,
+                                         to_string(g.path));
+      const std::string gpu = config.gpu_devices.size() > 1 ? fmt::format("gpu:{}", device) : "gpu";
+      register_case(measured_case(fmt::format("{}/{}/{}/{}/{}", case_prefix(q), gpu, to_string(g.precision), to_string(g.launch),
+                                 to_string(g.path)),
+                     "mlp", fields, Clock::device_events, [c] { return setup_mlp_gpu(c); }));
+    }
+}
+
+std::vector<MlpQuestion> mlp_questions(bool quick) {
+  std::vector<MlpQuestion> questions;
+  const MlpShape mnist{784, 128, 10}, image{12288, 64, 10};
+  const std::vector<int> batches = quick ? std::vector<int>{1, 64, 1024} : std::vector<int>{};
+  auto batch_sweep = [&](const MlpShape& shape, std::vector<std::string> variants) {
+    std::vector<int> sizes = batches;
+    if (sizes.empty())
+      for (int b = 1; b <= 4096; b *= 2) sizes.push_back(b);
+    for (const auto& variant : variants)
+      for (int b : sizes) questions.push_back({shape, b, variant, "batch"});
+  };
+  batch_sweep(mnist, {"inference", "train_sgd", "train_adamw"});
+  // Clipping and accumulation: one batch in quick mode, the whole sweep in full.
+  for (const char* variant : {"train_adamw_clip", "train_sgd_accum4"}) {
+    if (quick) questions.push_back({mnist, 64, variant, "batch"});
+    else batch_sweep(mnist, {variant});
+  }
+  if (!quick) {
+    batch_sweep(image, {"inference", "train_sgd", "train_adamw"});
+    for (std::int64_t hidden = 64; hidden <= 4096; hidden *= 2)
+      questions.push_back({MlpShape{784, hidden, 10}, 256, "train_sgd", "hidden"});
+  }
+  return questions;
+}
+
+}  // namespace
+
+void register_mlp_suite(const RunConfig& config) {
+  const auto variants = gpu_variants(config.quick);
+  // Quick mode times clipping and accumulation as one resident fp32 graph: they change the step, not the
+  // data path or the precision.
+  const std::vector<GpuVariant> step_only = {{Precision::fp32, LaunchMode::graph, DataPath::resident}};
+  for (const auto& q : mlp_questions(config.quick)) {
+    const bool extra_variant = q.variant == "train_adamw_clip" || q.variant == "train_sgd_accum4";
+    register_gpu_views(config, q, config.quick && extra_variant ? step_only : variants);
+    register_cpu_views(q);
+  }
+}
+
+std::string LossCheck::problem() const {
+  if (std::isfinite(last) && last < first) return "";
+  return fmt::format("{} training steps did not lower the loss on the first batch: {:.6g} -> {:.6g}", kMlpCheckSteps,
+                     first, last);
+}
+
+void LossCheck::report(benchmark::State& state) const {
+  if (!checked) return;
+  state.counters["initial_loss"] = first;
+  state.counters["final_loss"] = last;
+  state.counters["loss_steps"] = kMlpCheckSteps;
+}
+
+}  // namespace offloadbench

@@ -1,0 +1,126 @@
+// The mlp suite's CPU runner: one fp32 step (inference or training) per iteration with OpenBLAS and
+// the reference's fused loops, at 1 thread or all. Checked before timing: inference logits against a
+// plain triple loop; training by kMlpCheckSteps steps that must lower the first batch's loss.
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "benchmarks/mlp_cases.h"
+#include "harness/benchmark_case.h"
+#include "harness/results/sizes.h"
+#include "harness/system_info.h"
+
+namespace offloadbench {
+
+namespace {
+
+// Sets the OpenMP and OpenBLAS thread counts for one case and restores them after.
+class CpuThreads {
+ public:
+  explicit CpuThreads(int threads) : omp_(omp_get_max_threads()), blas_(openblas_get_num_threads()) {
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+  }
+  ~CpuThreads() {
+    omp_set_num_threads(omp_);
+    openblas_set_num_threads(blas_);
+  }
+  CpuThreads(const CpuThreads&) = delete;
+  CpuThreads& operator=(const CpuThreads&) = delete;
+
+ private:
+  int omp_, blas_;
+};
+
+// Logits of row 0 recomputed with plain loops in double; "" when the model's agree.
+std::string check_inference(MlpCpuModel& model, const float* x) {
+  const auto& s = model.shape;
+  const auto l = mlp_param_layout(s);
+  const float* p = model.params.data();
+  for (std::int64_t c = 0; c < s.classes; ++c) {
+    double logit = p[l.b2 + c];
+    for (std::int64_t h = 0; h < s.hidden; ++h) {
+      double pre = p[l.b1 + h];
+      for (std::int64_t d = 0; d < s.inputs; ++d) pre += static_cast<double>(p[l.w1 + h * s.inputs + d]) * x[d];
+      logit += static_cast<double>(p[l.w2 + c * s.hidden + h]) * std::max(pre, 0.0);
+    }
+    const double got = model.logits[c];
+    if (!(std::abs(got - logit) <= 1e-5 + 1e-4 * std::abs(logit)))
+      return fmt::format("logit {} of row 0 is {:.8g}, a plain loop gives {:.8g}", c, got, logit);
+  }
+  return "";
+}
+
+}  // namespace
+
+MeasuredCase setup_mlp_cpu(const MlpCase& c) {
+  try {
+    validate_mlp_shape(c.shape, c.samples_per_step());
+  } catch (const std::invalid_argument& e) {
+    return MeasuredCase::skip(e.what());
+  }
+  const std::uint64_t model_bytes =
+      mlp_param_layout(c.shape).count * 16 + static_cast<std::uint64_t>(c.batch) * (c.shape.hidden * 12 + c.shape.classes * 8);
+  const std::uint64_t bytes = mlp_dataset_bytes(c.shape, c.samples_per_step()) + model_bytes;
+  const auto available = host_memory_available_bytes();
+  if (available != 0 && bytes + (512ull << 20) > available)
+    return MeasuredCase::skip(
+        fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(available)));
+
+  // The case's state, kept across its calls; threads are set for the whole case and restored after.
+  struct Stepper {
+    explicit Stepper(const MlpCase& c)
+        : threads(c.cpu_threads), data(make_mlp_dataset(c.shape, c.samples_per_step())),
+          config(c.optimizer_config()), model(c.shape, c.batch, kMlpWeightSeed) {}
+    CpuThreads threads;
+    MlpDataset data;
+    OptimizerConfig config;
+    MlpCpuModel model;
+    LossCheck loss;
+    int next_batch = 0;
+  };
+  auto s = std::make_shared<Stepper>(c);
+
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  // One step, cycling through the data set.
+  m.call = [s, c] {
+    const int i = s->next_batch;
+    const float* x = s->data.x_at(i, c.shape.inputs);
+    if (c.variant == MlpVariant::inference) {
+      mlp_forward(s->model.activations(), s->model.params.data(), x, c.shape, c.batch);
+    } else {
+      mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps, s->config);
+    }
+    benchmark::DoNotOptimize(s->model.logits.data());
+    benchmark::ClobberMemory();
+    s->next_batch = (i + 1) % s->data.batches;
+  };
+  m.verify = [s, c]() -> std::string {
+    const float* x0 = s->data.x.data();
+    if (c.variant == MlpVariant::inference) {
+      mlp_forward(s->model.activations(), s->model.params.data(), x0, c.shape, c.batch);
+      return check_inference(s->model, x0);
+    }
+    s->loss.first = mlp_loss(s->model, x0, s->data.labels.data());
+    for (int step = 0; step < kMlpCheckSteps; ++step) {
+      const int i = step % s->data.batches;
+      mlp_train_step_fast(s->model, s->data.x_at(i, c.shape.inputs), s->data.labels_at(i), c.accum_steps, s->config);
+    }
+    s->loss.last = mlp_loss(s->model, x0, s->data.labels.data());
+    s->loss.checked = true;
+    return s->loss.problem();
+  };
+  m.work.flops = c.flops_per_step();
+  m.work.items = static_cast<double>(c.samples_per_step());
+  m.work.items_rate = "samples_per_second";
+  m.report = [s](benchmark::State& state, const Totals&) { s->loss.report(state); };
+  return made;
+}
+
+}  // namespace offloadbench

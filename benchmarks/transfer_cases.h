@@ -1,0 +1,42 @@
+// The transfer family: host<->device copies by direction and host memory kind, what pinning costs,
+// and the host-memory baseline that a CPU-only machine can still measure.
+#pragma once
+#include <cstdint>
+
+#include "kernels/cuda/host_memory.h"
+#include "harness/measure.h"
+#include "harness/suite.h"
+
+namespace offloadbench {
+
+enum class CopyDirection { h2d, d2h, bidirectional };
+const char* to_string(CopyDirection direction);
+
+struct DeviceCopyCase {
+  CopyDirection direction;
+  HostMemoryKind host_memory;
+  std::uint64_t bytes;  // per direction
+  int device;
+};
+
+enum class PinOperation { host_alloc, host_register };
+
+struct PinCostCase {
+  PinOperation operation;
+  std::uint64_t bytes;
+  int device;
+};
+
+// Setups for the measurement layer (harness/measure.h), run once per case.
+// GPU (transfer_gpu.cpp; transfer_gpu_none.cpp skips them in a build without CUDA).
+MeasuredCase setup_device_copy(const DeviceCopyCase& c);
+MeasuredCase setup_pin_cost(const PinCostCase& c);
+
+// Host (transfer_host.cpp): need no GPU.
+MeasuredCase setup_host_memcpy(std::uint64_t bytes, int threads);
+MeasuredCase setup_host_memcpy_first_touch(std::uint64_t bytes);
+MeasuredCase setup_first_touch(std::uint64_t bytes);
+
+void register_transfer_suite(const RunConfig& config);
+
+}  // namespace offloadbench

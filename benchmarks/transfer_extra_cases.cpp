@@ -1,0 +1,166 @@
+// The table of issue 18's transfer cases. Byte counting and ceilings, per op:
+//   device_local_copy  bytes_per_second = 2·bytes / t (read + write), ceiling = DRAM peak (none in L2);
+//                      copy_bytes_per_second = bytes / t, what nvbandwidth's device_local_copy prints
+//   sm_copy            bytes per direction / t, ceiling = the link
+//   latency            latency_ns per dependent access (chase) or per round trip; no bandwidth
+//   managed            bytes / t for the host's bytes to be consumed on the device, ceiling = the link
+//   small_tensors      Σ tensor bytes (payload, no padding) / t, ceiling = the link
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "benchmarks/transfer_extra_cases.h"
+#include "harness/benchmark_case.h"
+#include "harness/results/sizes.h"
+#include "kernels/tensor_packing.h"
+
+namespace offloadbench {
+
+const char* to_string(CopyInitiator initiator) {
+  return initiator == CopyInitiator::copy_engine ? "copy_engine" : "sm";
+}
+
+const char* to_string(LatencyProbe probe) {
+  switch (probe) {
+    case LatencyProbe::chase_mapped_host: return "pointer_chase_mapped_host";
+    case LatencyProbe::chase_device: return "pointer_chase_device";
+    case LatencyProbe::round_trip_h2d_pinned: return "round_trip_h2d_pinned";
+    case LatencyProbe::round_trip_d2h_pinned: return "round_trip_d2h_pinned";
+  }
+  return "unknown";
+}
+
+const char* to_string(ManagedVariant variant) {
+  switch (variant) {
+    case ManagedVariant::managed: return "managed";
+    case ManagedVariant::managed_prefetch: return "managed_prefetch";
+    case ManagedVariant::pinned_copy: return "pinned_copy";
+    case ManagedVariant::pageable_copy: return "pageable_copy";
+  }
+  return "unknown";
+}
+
+const char* to_string(SmallTensorsMethod method) {
+  switch (method) {
+    case SmallTensorsMethod::separate_pageable: return "separate_pageable";
+    case SmallTensorsMethod::separate_pinned: return "separate_pinned";
+    case SmallTensorsMethod::packed_pinned: return "packed_pinned";
+    case SmallTensorsMethod::batch_api: return "batch_api";
+  }
+  return "unknown";
+}
+
+void fill_seeded_bytes(void* data, std::uint64_t bytes, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto* out = static_cast<unsigned char*>(data);
+  for (std::uint64_t at = 0; at < bytes; at += 8) {
+    const std::uint64_t word = rng();
+    std::memcpy(out + at, &word, std::min<std::uint64_t>(8, bytes - at));
+  }
+}
+
+std::uint64_t first_unseeded_byte(const void* got, std::uint64_t bytes, std::uint64_t seed) {
+  std::vector<unsigned char> expected(bytes);
+  fill_seeded_bytes(expected.data(), bytes, seed);
+  const auto* p = static_cast<const unsigned char*>(got);
+  for (std::uint64_t i = 0; i < bytes; ++i)
+    if (p[i] != expected[i]) return i;
+  return bytes;
+}
+
+double device_local_ceiling(std::uint64_t bytes, const GpuInfo& gpu) {
+  return 2 * bytes <= gpu.l2_cache_bytes ? 0.0 : gpu.dram_bytes_per_second;
+}
+
+std::vector<std::uint64_t> extra_sizes(const RunConfig& config, const std::vector<std::uint64_t>& transfer_sizes) {
+  if (config.sizes || !config.quick) return transfer_sizes;
+  // Quick: one size where per-copy overhead rules and one where bandwidth does.
+  std::vector<std::uint64_t> kept;
+  for (auto bytes : transfer_sizes)
+    if (bytes == (64ull << 10) || bytes == (256ull << 20)) kept.push_back(bytes);
+  return kept.empty() ? transfer_sizes : kept;
+}
+
+std::vector<std::uint64_t> small_tensor_counts(bool quick) {
+  if (quick) return {1, 16, 256, 4096};
+  return {1, 4, 16, 64, 256, 1024, 4096};
+}
+
+namespace {
+
+std::string suffix(const RunConfig& config, int device) {
+  return config.gpu_devices.size() > 1 ? fmt::format("/gpu:{}", device) : "";
+}
+
+template <typename Case>
+void add(const std::string& name, nlohmann::json fields, Clock clock, Case c, MeasuredCase (*setup)(const Case&)) {
+  fields["device"] = c.device;
+  register_case(measured_case(name, "transfer", std::move(fields), clock, [c, setup] { return setup(c); }));
+}
+
+void register_copies(const RunConfig& config, int device, const std::vector<std::uint64_t>& sizes) {
+  for (auto initiator : {CopyInitiator::copy_engine, CopyInitiator::sm})
+    for (auto bytes : sizes)
+      add(fmt::format("transfer/device_local/{}/{}{}", to_string(initiator), format_size(bytes), suffix(config, device)),
+          {{"op", "device_local_copy"}, {"initiator", to_string(initiator)}, {"bytes", bytes},
+           {"bytes_counted", "read+write"}},
+          Clock::device_events, DeviceLocalCopyCase{initiator, bytes, device}, setup_device_local_copy);
+  for (auto direction : {CopyDirection::h2d, CopyDirection::d2h})
+    for (auto bytes : sizes)
+      add(fmt::format("transfer/sm_copy/{}/{}{}", to_string(direction), format_size(bytes), suffix(config, device)),
+          {{"op", "sm_copy"}, {"direction", to_string(direction)}, {"host_memory", "mapped_pinned"},
+           {"initiator", "sm"}, {"bytes", bytes}},
+          Clock::device_events, SmCopyCase{direction, bytes, device}, setup_sm_copy);
+}
+
+void register_latency(const RunConfig& config, int device) {
+  for (auto probe : {LatencyProbe::chase_mapped_host, LatencyProbe::chase_device,
+                     LatencyProbe::round_trip_h2d_pinned, LatencyProbe::round_trip_d2h_pinned}) {
+    const bool chase = probe == LatencyProbe::chase_mapped_host || probe == LatencyProbe::chase_device;
+    add(fmt::format("transfer/latency/{}{}", to_string(probe), suffix(config, device)),
+        {{"op", "latency"}, {"probe", to_string(probe)}, {"bytes", chase ? 8 : 1}},
+        chase ? Clock::device_events : Clock::host_wall, LatencyCase{probe, device}, setup_latency);
+  }
+}
+
+void register_managed(const RunConfig& config, int device, const std::vector<std::uint64_t>& sizes) {
+  for (auto variant : {ManagedVariant::managed, ManagedVariant::managed_prefetch, ManagedVariant::pinned_copy,
+                       ManagedVariant::pageable_copy})
+    for (auto bytes : sizes) {
+      if (bytes < (1ull << 20) && !config.sizes) continue;  // migration works in pages: start at 1 MiB
+      add(fmt::format("transfer/managed/{}/{}{}", to_string(variant), format_size(bytes), suffix(config, device)),
+          {{"op", "managed"}, {"variant", to_string(variant)}, {"bytes", bytes}},
+          Clock::device_events, ManagedCase{variant, bytes, device}, setup_managed);
+    }
+}
+
+void register_small_tensors(const RunConfig& config, int device) {
+  const auto& list = bert_tiny_layer_parameters();
+  for (auto method : {SmallTensorsMethod::separate_pageable, SmallTensorsMethod::separate_pinned,
+                      SmallTensorsMethod::packed_pinned, SmallTensorsMethod::batch_api})
+    for (auto n : small_tensor_counts(config.quick)) {
+      const auto layout = pack_layout(draw_tensor_sizes(list, n, kSmallTensorsSeed), kPackAlignment);
+      add(fmt::format("transfer/small_tensors/{}/n:{}{}", to_string(method), n, suffix(config, device)),
+          {{"op", "small_tensors"}, {"method", to_string(method)}, {"tensors", n}, {"parameter_list", list.name},
+           {"seed", kSmallTensorsSeed}, {"bytes", layout.payload_bytes}, {"packed_bytes", layout.total_bytes},
+           {"bytes_counted", "payload"}},
+          Clock::host_wall, SmallTensorsCase{method, n, device}, setup_small_tensors);
+    }
+}
+
+}  // namespace
+
+void register_transfer_extra_cases(const RunConfig& config, const std::vector<std::uint64_t>& sizes) {
+  const auto thinned = extra_sizes(config, sizes);
+  for (int device : config.gpu_devices) {
+    register_copies(config, device, thinned);
+    register_latency(config, device);
+    register_managed(config, device, thinned);
+    register_small_tensors(config, device);
+  }
+}
+
+}  // namespace offloadbench

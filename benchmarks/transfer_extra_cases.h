@@ -1,0 +1,106 @@
+// The transfer family's cases beyond copy-engine host<->device copies (issue 18): device-local
+// copies, SM-initiated (zero-copy) copies, latency, managed memory, and many small tensors moved
+// one by one, packed into one pinned staging buffer, or as one cudaMemcpyBatchAsync.
+// transfer_extra.cpp registers them; transfer_extra_gpu.cpp / transfer_tensors_gpu.cpp set them up
+// (transfer_extra_gpu_none.cpp skips them in a build without CUDA).
+#pragma once
+#include <cstdint>
+
+#include <benchmark/benchmark.h>
+
+#include "benchmarks/transfer_cases.h"
+#include "harness/gpu_info.h"
+#include "harness/measure.h"
+
+namespace offloadbench {
+
+// Who moves the bytes: a copy engine (cudaMemcpyAsync) or the SMs (a copy kernel).
+enum class CopyInitiator { copy_engine, sm };
+const char* to_string(CopyInitiator initiator);
+
+// D2D on one GPU. Counted as read + write (2·bytes), so the rate compares with the DRAM peak;
+// copy_bytes_per_second (bytes / time) is the figure nvbandwidth's device_local_copy prints.
+struct DeviceLocalCopyCase {
+  CopyInitiator initiator;
+  std::uint64_t bytes;
+  int device;
+};
+
+// The DRAM peak, or 0 (no ceiling) when source and destination fit in L2 together: a repeated copy
+// of them is served by L2, which is not bounded by DRAM.
+double device_local_ceiling(std::uint64_t bytes, const GpuInfo& gpu);
+
+// A copy kernel reading mapped pinned host memory (h2d) or writing it (d2h); bytes per direction.
+struct SmCopyCase {
+  CopyDirection direction;  // h2d or d2h
+  std::uint64_t bytes;
+  int device;
+};
+
+enum class LatencyProbe {
+  chase_mapped_host,      // pointer chase over mapped pinned host memory (nvbandwidth's host_device_latency_sm)
+  chase_device,           // the same chase over device memory: the reference
+  round_trip_h2d_pinned,  // 1-byte cudaMemcpyAsync + cudaStreamSynchronize, host wall clock
+  round_trip_d2h_pinned,
+};
+const char* to_string(LatencyProbe probe);
+
+struct LatencyCase {
+  LatencyProbe probe;
+  int device;
+};
+
+// Host data consumed by a kernel (sum_words) on the device, four ways.
+enum class ManagedVariant {
+  managed,           // cudaMallocManaged, written by the host, read by the kernel (migrates on fault)
+  managed_prefetch,  // the same after cudaMemPrefetchAsync to the device
+  pinned_copy,       // cudaMemcpyAsync from pinned memory, then the kernel
+  pageable_copy,     // cudaMemcpyAsync from pageable memory, then the kernel
+};
+const char* to_string(ManagedVariant variant);
+
+struct ManagedCase {
+  ManagedVariant variant;
+  std::uint64_t bytes;
+  int device;
+};
+
+// N tensors host -> device, sizes drawn from a parameter list (kernels/tensor_packing.h).
+enum class SmallTensorsMethod {
+  separate_pageable,  // N cudaMemcpyAsync from the tensors' own pageable memory
+  separate_pinned,    // N cudaMemcpyAsync from tensors already in pinned memory
+  packed_pinned,      // pack into one pinned staging buffer (timed) + one cudaMemcpyAsync
+  batch_api,          // one cudaMemcpyBatchAsync of the N pageable tensors
+};
+const char* to_string(SmallTensorsMethod method);
+
+struct SmallTensorsCase {
+  SmallTensorsMethod method;
+  std::uint64_t tensors;
+  int device;
+};
+
+inline constexpr std::uint64_t kSmallTensorsSeed = 18;
+inline constexpr std::uint64_t kPackAlignment = 256;
+
+// Each case's setup for the measurement layer (harness/measure.h), or why it cannot run here.
+MeasuredCase setup_device_local_copy(const DeviceLocalCopyCase& c);
+MeasuredCase setup_sm_copy(const SmCopyCase& c);
+MeasuredCase setup_latency(const LatencyCase& c);
+MeasuredCase setup_managed(const ManagedCase& c);
+MeasuredCase setup_small_tensors(const SmallTensorsCase& c);
+
+// Seeded bytes for the output checks (mt19937_64 words, so any seed gives a different pattern),
+// and the index of the first byte of `got` that differs from that pattern (bytes when none does).
+void fill_seeded_bytes(void* data, std::uint64_t bytes, std::uint64_t seed);
+std::uint64_t first_unseeded_byte(const void* got, std::uint64_t bytes, std::uint64_t seed);
+
+// Registers every case above (called by register_transfer_suite).
+void register_transfer_extra_cases(const RunConfig& config, const std::vector<std::uint64_t>& sizes);
+
+// Byte sizes the extra cases sweep: the transfer sizes, thinned to three in quick mode.
+std::vector<std::uint64_t> extra_sizes(const RunConfig& config, const std::vector<std::uint64_t>& transfer_sizes);
+// Tensor counts of the many-small-tensors sweep.
+std::vector<std::uint64_t> small_tensor_counts(bool quick);
+
+}  // namespace offloadbench

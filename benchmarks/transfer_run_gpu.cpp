@@ -1,0 +1,212 @@
+// Host<->device copies timed the nvbandwidth way: CUDA events around a batch of copies queued
+// behind a closed gate (the measurement layer's event timer), reported per copy; plus the host wall
+// time of a plain synchronous copy, which is what a user's code waits for. Pinning costs are host
+// wall time. Buffers are pinned, filled and verified once per case, not per Google Benchmark call.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "benchmarks/transfer_cases.h"
+#include "harness/benchmark_case.h"
+#include "kernels/cuda/cuda_raii.h"
+#include "harness/cuda/event_timer.h"
+#include "harness/gpu_info.h"
+#include "harness/results/sizes.h"
+#include "harness/system_info.h"
+
+namespace offloadbench {
+
+namespace {
+
+// Copies per timed batch: enough that small copies are not all launch latency, few for large ones.
+int copies_per_batch(std::uint64_t bytes) { return calls_per_batch_moving(static_cast<double>(bytes), 4); }
+
+std::uint8_t pattern_byte(std::uint64_t i, unsigned seed) {
+  return static_cast<std::uint8_t>((i * 2654435761u + seed) >> 7);
+}
+
+void fill(void* data, std::uint64_t bytes, unsigned seed) {
+  auto* p = static_cast<std::uint8_t*>(data);
+  for (std::uint64_t i = 0; i < bytes; ++i) p[i] = pattern_byte(i, seed);
+}
+
+// Index of the first byte that breaks the pattern, or bytes when none does.
+std::uint64_t first_mismatch(const void* data, std::uint64_t bytes, unsigned seed) {
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  for (std::uint64_t i = 0; i < bytes; ++i)
+    if (p[i] != pattern_byte(i, seed)) return i;
+  return bytes;
+}
+
+// The buffers and streams of one case. For a bidirectional case `up` carries H2D and `down` D2H at
+// once; one-way copies use `up` alone. Streams are declared last so they go first.
+struct CopyResources {
+  HostBuffer host_up, host_down;
+  DeviceBuffer device_up, device_down;
+  CudaStream up, down;
+};
+
+cudaStream_t d2h_stream(const DeviceCopyCase& c, const CopyResources& r) {
+  return c.direction == CopyDirection::bidirectional ? r.down.get() : r.up.get();
+}
+
+// One timed call: one copy per direction, queued.
+void enqueue_copy(const DeviceCopyCase& c, CopyResources& r) {
+  if (c.direction != CopyDirection::d2h)
+    CUDA_CHECK(cudaMemcpyAsync(r.device_up.data(), r.host_up.data(), c.bytes, cudaMemcpyHostToDevice, r.up.get()));
+  if (c.direction != CopyDirection::h2d)
+    CUDA_CHECK(cudaMemcpyAsync(r.host_down.data(), r.device_down.data(), c.bytes, cudaMemcpyDeviceToHost,
+                               d2h_stream(c, r)));
+}
+
+// Runs one timed call on patterned sources and poisoned destinations, then reads every destination
+// back through a device copy into ordinary memory: the CPU reads write-combined memory very slowly,
+// so no host buffer of the case is ever read by the CPU.
+std::string verify_copy(const DeviceCopyCase& c, CopyResources& r) {
+  const auto bytes = c.bytes;
+  std::vector<std::uint8_t> scratch(bytes);
+  if (c.direction != CopyDirection::d2h) {
+    fill(r.host_up.data(), bytes, 1);  // CPU writes to write-combined memory are fast
+    CUDA_CHECK(cudaMemset(r.device_up.data(), 0xA5, bytes));
+  }
+  if (c.direction != CopyDirection::h2d) {
+    fill(scratch.data(), bytes, 2);
+    CUDA_CHECK(cudaMemcpy(r.device_down.data(), scratch.data(), bytes, cudaMemcpyHostToDevice));
+    std::memset(r.host_down.data(), 0xA5, bytes);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  enqueue_copy(c, r);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (c.direction != CopyDirection::d2h) {
+    CUDA_CHECK(cudaMemcpy(scratch.data(), r.device_up.data(), bytes, cudaMemcpyDeviceToHost));
+    if (auto at = first_mismatch(scratch.data(), bytes, 1); at != bytes)
+      return fmt::format("host-to-device copy corrupted byte {}", at);
+  }
+  if (c.direction != CopyDirection::h2d) {
+    // host_down -> device_down (the copy engine reads it) -> scratch.
+    CUDA_CHECK(cudaMemcpy(r.device_down.data(), r.host_down.data(), bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(scratch.data(), r.device_down.data(), bytes, cudaMemcpyDeviceToHost));
+    if (auto at = first_mismatch(scratch.data(), bytes, 2); at != bytes)
+      return fmt::format("device-to-host copy corrupted byte {}", at);
+  }
+  return "";
+}
+
+// Median host wall time of a synchronous copy (both directions at once for bidirectional).
+double synchronous_copy_seconds(const DeviceCopyCase& c, CopyResources& r) {
+  return median_wall_seconds(5, [&] {
+    if (c.direction == CopyDirection::h2d) {
+      CUDA_CHECK(cudaMemcpy(r.device_up.data(), r.host_up.data(), c.bytes, cudaMemcpyHostToDevice));
+    } else if (c.direction == CopyDirection::d2h) {
+      CUDA_CHECK(cudaMemcpy(r.host_down.data(), r.device_down.data(), c.bytes, cudaMemcpyDeviceToHost));
+    } else {
+      enqueue_copy(c, r);
+      CUDA_CHECK(cudaStreamSynchronize(r.up.get()));
+      CUDA_CHECK(cudaStreamSynchronize(r.down.get()));
+    }
+  });
+}
+
+// The link's maximum and its state right after the copies ran: an idle link may down-clock, a
+// busy one that stays below its maximum is a slot, riser or BIOS problem (the reporter flags it).
+void report_link(benchmark::State& state, const GpuInfo& gpu) {
+  const auto now = read_pcie_link(gpu.pci_bus_id);
+  state.counters["link_max_generation"] = gpu.link.max_generation;
+  state.counters["link_max_width"] = gpu.link.max_width;
+  if (now.known()) {
+    state.counters["link_generation_under_load"] = now.current_generation;
+    state.counters["link_width_under_load"] = now.current_width;
+  }
+}
+
+std::string host_fit_problem(std::uint64_t bytes) {
+  const auto available = host_memory_available_bytes();
+  if (available && bytes + (512ull << 20) > available)
+    return fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(available));
+  return "";
+}
+
+}  // namespace
+
+MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  CUDA_CHECK(cudaSetDevice(c.device));
+  const int directions = c.direction == CopyDirection::bidirectional ? 2 : 1;
+  if (auto problem = device_fit_problem(c.bytes * directions); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(c.bytes * (directions + 1)); !problem.empty()) return MeasuredCase::skip(problem);
+
+  auto r = std::make_shared<CopyResources>();
+  if (c.direction != CopyDirection::d2h) {
+    r->host_up = HostBuffer(c.bytes, c.host_memory);
+    r->device_up = DeviceBuffer(c.bytes);
+  }
+  if (c.direction != CopyDirection::h2d) {
+    r->host_down = HostBuffer(c.bytes, c.host_memory);
+    r->device_down = DeviceBuffer(c.bytes);
+  }
+  EventTimerOptions timing;
+  timing.stream = r->up.get();
+  if (c.direction == CopyDirection::bidirectional) timing.side_streams = {r->down.get()};
+  // A pageable cudaMemcpyAsync can block the host until the stream reaches it: never gate those.
+  timing.gated = c.host_memory != HostMemoryKind::pageable;
+
+  const auto& gpu = gpu_inventory().gpus.at(c.device);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m.call = [c, r] { enqueue_copy(c, *r); };
+  m.verify = [c, r] { return verify_copy(c, *r); };
+  m.work.bytes = static_cast<double>(c.bytes) * directions;
+  m.calls_per_batch = copies_per_batch(c.bytes);
+  m.device = std::make_shared<EventTimer>(timing);
+  m.bytes_ceiling = gpu.link.ceiling_bytes_per_second() * directions;
+  m.report = [c, r, directions, gpu, host_s = 0.0](benchmark::State& state, const Totals&) mutable {
+    report_link(state, gpu);
+    if (host_s == 0) host_s = synchronous_copy_seconds(c, *r);  // once per case
+    state.counters["copies_per_batch"] = copies_per_batch(c.bytes);
+    state.counters["host_time_s"] = host_s;
+    state.counters["host_bytes_per_second"] = c.bytes * directions / host_s;
+  };
+  return made;
+}
+
+MeasuredCase setup_pin_cost(const PinCostCase& c) {
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  CUDA_CHECK(cudaSetDevice(c.device));
+  if (auto problem = host_fit_problem(c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  struct PinTimes {
+    double pin_s = 0, unpin_s = 0;
+    std::int64_t calls = 0;
+    HostBuffer memory;  // host_register: touched once, outside the timed calls
+  };
+  auto times = std::make_shared<PinTimes>();
+  if (c.operation == PinOperation::host_register) times->memory = HostBuffer(c.bytes, HostMemoryKind::pageable);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  // The call is pin + unpin; each half is also timed alone, by the same wall clock.
+  m.call = [c, times] {
+    void* p = times->memory.data();
+    times->pin_s += wall_seconds([&] {
+      if (c.operation == PinOperation::host_alloc) CUDA_CHECK(cudaHostAlloc(&p, c.bytes, cudaHostAllocDefault));
+      else CUDA_CHECK(cudaHostRegister(p, c.bytes, cudaHostRegisterDefault));
+    });
+    times->unpin_s += wall_seconds([&] {
+      if (c.operation == PinOperation::host_alloc) CUDA_CHECK(cudaFreeHost(p));
+      else CUDA_CHECK(cudaHostUnregister(p));
+    });
+    ++times->calls;
+  };
+  m.work.bytes = static_cast<double>(c.bytes);
+  m.report = [times](benchmark::State& state, const Totals&) {
+    const auto calls = static_cast<double>(std::max<std::int64_t>(times->calls, 1));
+    state.counters["pin_time_s"] = times->pin_s / calls;
+    state.counters["unpin_time_s"] = times->unpin_s / calls;
+    times->pin_s = times->unpin_s = 0;  // the next Google Benchmark call starts afresh
+    times->calls = 0;
+  };
+  return made;
+}
+
+}  // namespace offloadbench

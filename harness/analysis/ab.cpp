@@ -1,0 +1,122 @@
+#include "harness/analysis/ab.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/analysis/signed_rank.h"
+#include "harness/analysis/stats.h"
+
+namespace offloadbench {
+
+namespace {
+
+AbRow row_statistics(const AbSeries& s, const AbOptions& o) {
+  AbRow r;
+  r.name = s.name;
+  r.gpu = s.gpu;
+  r.delta = s.gpu ? o.delta_gpu : o.delta_cpu;
+  r.rounds = s.pairs.size();
+  r.dropped_throttled = s.dropped_throttled;
+  if (s.pairs.empty()) return r;
+  std::vector<double> base, candidate, d;
+  for (const auto& p : s.pairs) {
+    base.push_back(p.base);
+    candidate.push_back(p.candidate);
+    d.push_back(std::log(p.candidate / p.base));
+  }
+  r.base_median = median(base);
+  r.new_median = median(candidate);
+  const auto shift = hodges_lehmann(d, o.confidence);
+  r.change = std::expm1(shift.estimate);
+  r.low = std::expm1(shift.low);
+  r.high = std::expm1(shift.high);
+  r.bounded = shift.bounded;
+  r.confidence = shift.bounded ? shift.confidence : 0;
+  const double margin = std::log1p(r.delta);
+  std::vector<double> above, below;
+  for (double v : d) {
+    above.push_back(v - margin);
+    below.push_back(v + margin);
+  }
+  r.p_slower = wilcoxon_signed_rank(above, Alternative::greater).p_value;
+  r.p_faster = wilcoxon_signed_rank(below, Alternative::less).p_value;
+  return r;
+}
+
+}  // namespace
+
+std::string format_interval(const AbRow& r) {
+  if (r.rounds == 0) return "—";
+  if (!r.bounded) return format_percent(r.change) + " [unbounded]";
+  return fmt::format("{} [{}, {}]", format_percent(r.change), format_percent(r.low), format_percent(r.high));
+}
+
+AbOutcome ab_verdicts(const std::vector<AbSeries>& series, const AbOptions& o) {
+  AbOutcome out;
+  out.options = o;
+  std::vector<double> directional;
+  for (const auto& s : series) {
+    out.rows.push_back(row_statistics(s, o));
+    const auto& r = out.rows.back();
+    directional.push_back(std::min(1.0, 2 * std::min(r.p_slower, r.p_faster)));
+  }
+  const auto adjusted = holm_adjust(directional);
+  for (std::size_t i = 0; i < out.rows.size(); ++i) {
+    auto& r = out.rows[i];
+    r.p_holm = adjusted[i];
+    const std::string delta = format_percent(r.delta).substr(1);
+    if (r.rounds == 0) {
+      r.reason = "not measured by both sides in any round";
+    } else if (r.p_holm < o.alpha) {
+      r.verdict = r.p_slower < r.p_faster ? Verdict::slower : Verdict::faster;
+      r.reason = fmt::format("{} by more than {} (Holm p={})", r.verdict == Verdict::slower ? "slower" : "faster",
+                             delta, format_p(r.p_holm));
+    } else if (r.bounded && r.low >= -r.delta / (1 + r.delta) && r.high <= r.delta) {
+      r.verdict = Verdict::same;
+      r.reason = fmt::format("interval within ±{}", delta);
+    } else {
+      r.reason = r.bounded ? fmt::format("interval reaches beyond ±{} (Holm p={})", delta, format_p(r.p_holm))
+                           : fmt::format("{} round(s): too few for a {:.0f}% interval", r.rounds, 100 * o.confidence);
+    }
+    out.slower += r.verdict == Verdict::slower;
+    out.faster += r.verdict == Verdict::faster;
+    out.same += r.verdict == Verdict::same;
+    out.inconclusive += r.verdict == Verdict::inconclusive;
+  }
+  return out;
+}
+
+void print_ab(std::FILE* out, const AbOutcome& c) {
+  fmt::print(out, "{:<13} {:>30} {:>7} {:>9}  {}\n", "verdict", "change [interval]", "rounds", "Holm p", "benchmark");
+  for (const auto& r : c.rows)
+    fmt::print(out, "{:<13} {:>30} {:>7} {:>9}  {}{}\n", verdict_name(r.verdict), format_interval(r), r.rounds,
+               format_p(r.p_holm), r.name, r.verdict == Verdict::same ? "" : fmt::format("  [{}]", r.reason));
+  fmt::print(out, "ab: {} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE (δ {} CPU, {} GPU; family-wise alpha {}, "
+                  "{:.0f}% intervals)\n",
+             c.slower, c.faster, c.same, c.inconclusive, format_percent(c.options.delta_cpu).substr(1),
+             format_percent(c.options.delta_gpu).substr(1), c.options.alpha, 100 * c.options.confidence);
+}
+
+std::string ab_markdown(const AbOutcome& c, const std::vector<std::string>& notes) {
+  std::string md = fmt::format("### offloadbench ab\n\n**{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE** "
+                               "(δ {} on CPU rows, {} on GPU rows; Holm, family-wise alpha {})\n\n",
+                               c.slower, c.faster, c.same, c.inconclusive,
+                               format_percent(c.options.delta_cpu).substr(1),
+                               format_percent(c.options.delta_gpu).substr(1), c.options.alpha);
+  for (const auto& note : notes) md += fmt::format("> **Note:** {}\n\n", note);
+  md += fmt::format("| verdict | benchmark | BASE | NEW | change [{:.0f}% interval] | rounds | Holm p | why |\n",
+                    100 * c.options.confidence);
+  md += "|---|---|---:|---:|---:|---:|---:|---|\n";
+  std::vector<const AbRow*> order;
+  for (const auto& r : c.rows) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [](const AbRow* a, const AbRow* b) { return a->change > b->change; });
+  for (const auto* r : order)
+    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} |\n", verdict_name(r->verdict), r->name,
+                      format_metric(r->base_median, "real_time"), format_metric(r->new_median, "real_time"),
+                      format_interval(*r), r->rounds, format_p(r->p_holm), r->reason);
+  return md;
+}
+
+}  // namespace offloadbench

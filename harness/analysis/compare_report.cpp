@@ -1,0 +1,114 @@
+// compare's output: the terminal table, the Markdown table for CI job summaries, and JSON.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/analysis/compare.h"
+#include "harness/results/results.h"
+
+namespace offloadbench {
+
+std::string format_metric(double value, const std::string& metric) {
+  if (!std::isfinite(value)) return "—";
+  if (higher_is_better(metric)) {
+    if (value >= 1e9) return fmt::format("{:.3f} G/s", value / 1e9);
+    if (value >= 1e6) return fmt::format("{:.3f} M/s", value / 1e6);
+    return fmt::format("{:.4g} /s", value);
+  }
+  if (metric != "real_time" && metric != "cpu_time") return fmt::format("{:.4g}", value);
+  if (value >= 1) return fmt::format("{:.3f} s", value);
+  if (value >= 1e-3) return fmt::format("{:.3f} ms", value * 1e3);
+  if (value >= 1e-6) return fmt::format("{:.3f} us", value * 1e6);
+  return fmt::format("{:.1f} ns", value * 1e9);
+}
+
+namespace {
+
+std::string change_text(const BenchmarkComparison& row) {
+  return std::isfinite(row.change) ? format_percent(row.change) : "—";
+}
+
+std::string summary_line(const Comparison& c) {
+  return fmt::format("{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE; geometric-mean change {} "
+                     "({}, positive = slower; δ {} CPU, {} GPU; Holm, family-wise alpha {}); between two runs, so "
+                     "drift of the machine between them is not in these statistics (offloadbench ab measures side by side)",
+                     c.slower, c.faster, c.same, c.inconclusive,
+                     std::isfinite(c.geomean_slowdown) ? format_percent(c.geomean_slowdown - 1) : "—", c.options.metric,
+                     format_percent(c.options.delta_cpu).substr(1), format_percent(c.options.delta_gpu).substr(1),
+                     c.options.alpha);
+}
+
+}  // namespace
+
+void print_comparison(std::FILE* out, const Comparison& c) {
+  fmt::print(out, "{:<13} {:>8} {:>9} {:>7}  {}\n", "verdict", "change", "p", "reps", "benchmark");
+  for (const auto& row : c.rows) {
+    fmt::print(out, "{:<13} {:>8} {:>9} {:>7}  {}", verdict_name(row.verdict), change_text(row),
+               row.test.empty() ? "—" : format_p(row.p_value), fmt::format("{}/{}", row.base_count, row.new_count),
+               row.name);
+    if (row.verdict != Verdict::same) fmt::print(out, "  [{}]", row.reason);
+    fmt::print(out, "\n");
+  }
+  for (const auto& name : c.only_in_base) fmt::print(out, "only in BASE: {}\n", name);
+  for (const auto& name : c.only_in_new) fmt::print(out, "only in NEW:  {}\n", name);
+  if (!c.skipped_in_both.empty()) fmt::print(out, "{} benchmark(s) skipped in both files\n", c.skipped_in_both.size());
+  fmt::print(out, "compare: {}\n", summary_line(c));
+  if (!c.machine_note.empty()) fmt::print(out, "compare: note: {}\n", c.machine_note);
+}
+
+std::string comparison_markdown(const Comparison& c, const std::string& base_label, const std::string& new_label) {
+  std::string md = fmt::format("### offloadbench compare\n\n`{}` → `{}`\n\n**{}**\n\n", base_label, new_label,
+                               summary_line(c));
+  if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", c.machine_note);
+  md += "| verdict | benchmark | base median | new median | change | p | reps | why |\n";
+  md += "|---|---|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& row : c.rows)
+    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}/{} | {} |\n", verdict_name(row.verdict), row.name,
+                      format_metric(row.base_median, c.options.metric), format_metric(row.new_median, c.options.metric),
+                      change_text(row), row.test.empty() ? "—" : format_p(row.p_value), row.base_count, row.new_count,
+                      row.reason);
+  if (!c.only_in_base.empty() || !c.only_in_new.empty())
+    md += fmt::format("\n{} benchmark(s) only in BASE, {} only in NEW.\n", c.only_in_base.size(),
+                      c.only_in_new.size());
+  for (const auto& name : c.only_in_base) md += fmt::format("- only in BASE: `{}`\n", name);
+  for (const auto& name : c.only_in_new) md += fmt::format("- only in NEW: `{}`\n", name);
+  if (!c.skipped_in_both.empty())
+    md += fmt::format("\n{} benchmark(s) skipped in both files (not compared).\n", c.skipped_in_both.size());
+  return md;
+}
+
+nlohmann::json to_json(const Comparison& c) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : c.rows)
+    rows.push_back({{"name", r.name},
+                    {"verdict", verdict_name(r.verdict)},
+                    {"reason", r.reason},
+                    {"base_repetitions", r.base_count},
+                    {"new_repetitions", r.new_count},
+                    {"base_median", r.base_median},
+                    {"new_median", r.new_median},
+                    {"change", r.change},
+                    {"slowdown", r.slowdown},
+                    {"delta", r.delta},
+                    {"p_value", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_value)},
+                    {"p_slower", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_slower)},
+                    {"p_faster", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_faster)},
+                    {"test", r.test}});
+  return without_non_finite({{"metric", c.options.metric},
+                             {"higher_is_better", higher_is_better(c.options.metric)},
+                             {"delta_cpu", c.options.delta_cpu},
+                             {"delta_gpu", c.options.delta_gpu},
+                             {"alpha", c.options.alpha},
+                             {"min_repetitions", c.options.min_repetitions},
+                             {"counts",
+                              {{"SLOWER", c.slower}, {"FASTER", c.faster}, {"SAME", c.same},
+                               {"INCONCLUSIVE", c.inconclusive}}},
+                             {"geomean_slowdown", c.geomean_slowdown},
+                             {"rows", rows},
+                             {"only_in_base", c.only_in_base},
+                             {"only_in_new", c.only_in_new},
+                             {"skipped_in_both", c.skipped_in_both},
+                             {"machine_note", c.machine_note}});
+}
+
+}  // namespace offloadbench

@@ -1,0 +1,154 @@
+#include "harness/results/files.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace offloadbench {
+
+namespace {
+
+// Closes a file descriptor on every path out of a function.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+std::string parent_folder(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Why `path` may not be replaced by a rename ("" when it may): only a regular file or nothing.
+std::string target_problem(const std::string& path) {
+  if (path.empty()) return "is empty";
+  if (path.back() == '/') return "names a folder, not a file";
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return std::strerror(errno);  // ENOTDIR: a part of the folder path is a file
+    struct stat parent {};
+    const std::string folder = parent_folder(path);
+    if (stat(folder.c_str(), &parent) != 0) return fmt::format("folder '{}': {}", folder, std::strerror(errno));
+    if (!S_ISDIR(parent.st_mode)) return fmt::format("'{}' is not a folder", folder);
+    return "";
+  }
+  if (S_ISLNK(st.st_mode)) return "is a symbolic link (give the file it points to)";
+  if (S_ISDIR(st.st_mode)) return "is a directory";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file (a device, FIFO or socket); it is left alone";
+  return "";
+}
+
+mode_t new_file_mode(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) return st.st_mode & 07777;  // keep the replaced file's permissions
+  const mode_t mask = umask(0);
+  umask(mask);
+  return 0666 & ~mask;
+}
+
+}  // namespace
+
+std::string read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+  if (path.empty()) throw FileError("'': empty file name");
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+  FileDescriptor file{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (file.fd < 0) throw FileError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (fstat(file.fd, &st) != 0) throw FileError(fmt::format("{}: {}", path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) throw FileError(fmt::format("{}: is a directory, not a results file", path));
+  if (!S_ISREG(st.st_mode))
+    throw FileError(fmt::format("{}: is not a regular file (a device, FIFO or socket)", path));
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    throw FileError(fmt::format("{}: is {} bytes, more than the {} bytes offloadbench reads", path, st.st_size,
+                                max_bytes));
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t got = read(file.fd, text.data() + done, text.size() - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw FileError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    if (got == 0) break;  // the file shrank while we read it
+    done += static_cast<std::size_t>(got);
+  }
+  text.resize(done);
+  return text;
+}
+
+void check_output_path(const std::string& path, const std::string& option) {
+  if (auto problem = target_problem(path); !problem.empty())
+    throw FileError(fmt::format("{} '{}': {}", option, path, problem));
+  // Prove now that the folder takes a new file, rather than fail after the work is done.
+  std::string probe = fmt::format("{}.probe.XXXXXX", path);
+  FileDescriptor file{mkstemp(probe.data())};
+  if (file.fd < 0) throw FileError(fmt::format("{} '{}': cannot write there: {}", option, path, std::strerror(errno)));
+  unlink(probe.c_str());
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  if (auto problem = target_problem(path); !problem.empty()) throw FileError(fmt::format("'{}': {}", path, problem));
+  std::string temporary = fmt::format("{}.tmp.XXXXXX", path);
+  FileDescriptor file{mkstemp(temporary.data())};
+  if (file.fd < 0) throw std::runtime_error(fmt::format("cannot write beside '{}': {}", path, std::strerror(errno)));
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    unlink(temporary.c_str());
+    throw std::runtime_error(fmt::format("{} '{}': {}", what, path, std::strerror(err)));
+  };
+  fchmod(file.fd, new_file_mode(path));  // mkstemp makes 0600; a results file is as readable as any other
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t wrote = write(file.fd, text.data() + done, text.size() - done);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote < 0) fail("writing");
+    done += static_cast<std::size_t>(wrote);
+  }
+  if (close(file.fd) != 0) {
+    file.fd = -1;
+    fail("writing");
+  }
+  file.fd = -1;
+  if (rename(temporary.c_str(), path.c_str()) != 0) fail("cannot replace");
+}
+
+}  // namespace offloadbench
+
+namespace offloadbench {
+
+OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
+  // Retry once: the file we opened may have been unlinked by its holder between our open and flock.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    fd_ = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw FileError(fmt::format("cannot create the lock '{}': {}", lock_path_, std::strerror(errno)));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      close(fd_);
+      fd_ = -1;
+      throw FileError(fmt::format("another offloadbench run is writing '{}' (it holds '{}')", path, lock_path_));
+    }
+    struct stat held {}, named {};
+    if (fstat(fd_, &held) == 0 && stat(lock_path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev)
+      return;
+    close(fd_);
+    fd_ = -1;
+  }
+  throw FileError(fmt::format("cannot lock '{}': it keeps being replaced", lock_path_));
+}
+
+void OutputLock::release() {
+  if (fd_ < 0) return;
+  unlink(lock_path_.c_str());  // while still holding it, so no second writer locks a file about to vanish
+  close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace offloadbench

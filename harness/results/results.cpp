@@ -1,0 +1,110 @@
+#include "harness/results/results.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/results/files.h"
+#include "harness/results/results_schema.h"
+
+namespace offloadbench {
+
+nlohmann::json without_non_finite(const nlohmann::json& value) {
+  if (value.is_number_float()) {
+    const double v = value.get<double>();
+    return std::isfinite(v) ? value : nlohmann::json(nullptr);
+  }
+  if (value.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = value.begin(); it != value.end(); ++it) out[it.key()] = without_non_finite(it.value());
+    return out;
+  }
+  if (value.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : value) out.push_back(without_non_finite(item));
+    return out;
+  }
+  return value;
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
+  write_file_atomically(path, without_non_finite(doc).dump(2) + "\n");
+}
+
+std::size_t nesting_depth(const std::string& text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // skip the escaped character
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+void check_results(const nlohmann::json& doc, const std::string& origin) {
+  auto fail = [&](const std::string& problem) { throw ResultsError(fmt::format("{}: {}", origin, problem)); };
+  if (!doc.is_object()) fail("not a results file (top level is not a JSON object)");
+  if (!doc.contains("context") || !doc["context"].is_object()) fail("missing 'context' object");
+  if (!doc.contains("benchmarks") || !doc["benchmarks"].is_array()) fail("missing 'benchmarks' array");
+  const auto& ctx = doc["context"];
+  if (!ctx.contains("offloadbench") || !ctx["offloadbench"].is_object())
+    fail("missing 'context.offloadbench' (not written by offloadbench?)");
+  const auto& ob = ctx["offloadbench"];
+  if (!ob.contains("schema_version") || !ob["schema_version"].is_number_integer())
+    fail("missing 'context.offloadbench.schema_version'");
+  // Compared as JSON integers: 4294967297 must not pass as 1 through a cast to int.
+  if (ob["schema_version"] != kResultsSchemaVersion)
+    fail(fmt::format("schema version {} is not supported (this build reads version {})", ob["schema_version"].dump(),
+                     kResultsSchemaVersion));
+  std::size_t i = 0;
+  for (const auto& row : doc["benchmarks"]) {
+    if (!row.is_object() || !row.contains("name") || !row["name"].is_string())
+      fail(fmt::format("benchmark {} has no 'name'", i));
+    if (!row.contains("run_type") || !row["run_type"].is_string())
+      fail(fmt::format("benchmark '{}' has no 'run_type'", row["name"].get<std::string>()));
+    ++i;
+  }
+  if (auto problem = schema_type_problem(doc); !problem.empty()) fail(problem);
+}
+
+nlohmann::json load_results(const std::string& path) {
+  std::string text;
+  try {
+    text = read_regular_file(path);
+  } catch (const FileError& e) {
+    throw ResultsError(e.what());
+  }
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ResultsError(fmt::format("{}: empty file", path));
+  if (nesting_depth(text) > kMaxNestingDepth)
+    throw ResultsError(fmt::format("{}: JSON nested deeper than {} levels (a results file needs fewer than 10)", path,
+                                   kMaxNestingDepth));
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() names the byte; NaN and Infinity land here too (strict JSON has neither), and so
+    // does a number too large for a double (out_of_range, not parse_error).
+    throw ResultsError(fmt::format("{}: not valid JSON ({})", path, e.what()));
+  }
+  check_results(doc, path);
+  return doc;
+}
+
+std::vector<nlohmann::json> iteration_rows(const nlohmann::json& doc) {
+  std::vector<nlohmann::json> rows;
+  for (const auto& row : doc.at("benchmarks"))
+    if (row.value("run_type", "") == "iteration") rows.push_back(row);
+  return rows;
+}
+
+}  // namespace offloadbench

@@ -1,2 +1,0 @@
-// Anchor for the kernels library until the first kernel family lands.
-namespace offloadbench {}
