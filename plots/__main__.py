@@ -22,6 +22,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m plots", description=__doc__.splitlines()[0])
     parser.add_argument("file", nargs="?", help="offloadbench results file (JSON)")
     parser.add_argument("--out", help="folder for the charts (default: <file stem>-plots beside the file)")
+    parser.add_argument("--analysis", help="a JSON file holding the analysis block to draw from, for a results "
+                        "file that has none (`offloadbench plot` passes one; FILE itself is never written)")
     parser.add_argument("--check", action="store_true", help="only check that matplotlib can be imported")
     args = parser.parse_args(argv)
     try:  # first, so that a Python without matplotlib leaves nothing behind
@@ -36,6 +38,8 @@ def main(argv=None):
         parser.error("the results FILE is required")
     try:
         doc = results.load(args.file)
+        if args.analysis and results.analysis(doc) is None:
+            doc["analysis"] = results.load_analysis(args.analysis)
     except results.ResultsError as e:
         print(f"plots: {e}", file=sys.stderr)
         return 2

@@ -188,5 +188,18 @@ def skipped_reasons(doc, predicate=lambda row: True):
                    if row.get("run_type") == "iteration" and row.get("skipped") and predicate(row)})
 
 
+def load_analysis(path):
+    """An analysis block kept in a file of its own (what `offloadbench plot` hands over for a results file
+    that has none, so that the results file is only read)."""
+    text = _read_regular_file(path)
+    try:
+        block = json.loads(text)
+    except ValueError as e:
+        raise ResultsError(f"{path}: not JSON ({e})") from None
+    if not isinstance(block, dict):
+        raise ResultsError(f"{path}: the analysis block must be a JSON object")
+    return block
+
+
 def analysis(doc):
     return doc.get("analysis") if isinstance(doc.get("analysis"), dict) else None

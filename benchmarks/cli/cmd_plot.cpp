@@ -1,7 +1,8 @@
 // `offloadbench plot FILE [--out DIR]`: draws the charts and report.html by running the plots
 // package (`python -m plots`), which reads only the results file. Python is found as
 // $OFFLOADBENCH_PYTHON, else <source>/.venv/bin/python (what scripts/setup makes), else python3.
-// A file without the analysis block is analysed first (and the block stored in it).
+// `plot` only reads FILE: for a file without the analysis block, the block is computed here and handed
+// to the plots in a temporary file of its own (`offloadbench analyze FILE` is what stores it).
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -64,13 +66,16 @@ int execute_plot(const PlotOptions& o) {
   setenv("PYTHONPATH", path.c_str(), 1);
   // Without matplotlib nothing is written: neither the analysis block nor an empty chart folder.
   if (run_plots(python, {"--check"}) != 0) return 2;
-  if (!doc.contains("analysis")) {  // the charts need the analysis block: add it once
-    doc["analysis"] = analyze(doc);
-    write_json_atomically(o.file, doc);
-    fmt::print("analysis written to {} (top-level \"analysis\")\n", o.file);
-  }
   std::vector<std::string> args = {o.file};
   if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
+  std::optional<TemporaryFile> analysis_file;
+  if (!doc.contains("analysis")) {  // the charts need the analysis block
+    analysis_file.emplace("offloadbench-analysis", ".json");
+    write_json_atomically(analysis_file->path(), analyze(doc));
+    args.insert(args.end(), {"--analysis", analysis_file->path()});
+    fmt::print("{} has no analysis block: drawing from one computed now (not stored; "
+               "'offloadbench analyze {}' stores it)\n", o.file, o.file);
+  }
   return run_plots(python, args);
 }
 

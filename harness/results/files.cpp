@@ -152,3 +152,18 @@ void OutputLock::release() {
 }
 
 }  // namespace offloadbench
+
+namespace offloadbench {
+
+TemporaryFile::TemporaryFile(const std::string& prefix, const std::string& suffix) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string pattern = fmt::format("{}/{}-XXXXXX{}", tmpdir && *tmpdir ? tmpdir : "/tmp", prefix, suffix);
+  const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot make a temporary file {}: {}", pattern, std::strerror(errno)));
+  ::close(fd);
+  path_ = pattern;
+}
+
+TemporaryFile::~TemporaryFile() { ::unlink(path_.c_str()); }
+
+}  // namespace offloadbench

@@ -51,3 +51,21 @@ class OutputLock {
 };
 
 }  // namespace offloadbench
+
+namespace offloadbench {
+
+// A new, empty file of our own in the system's temporary folder ($TMPDIR or /tmp), removed when this
+// object goes: for data one command hands to another without touching the user's files.
+class TemporaryFile {
+ public:
+  TemporaryFile(const std::string& prefix, const std::string& suffix);
+  ~TemporaryFile();
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace offloadbench

@@ -169,7 +169,8 @@ def test_cpu_only_file_draws_what_it_can_and_lists_the_rest(tmp_path, run_offloa
     path.write_text(json.dumps(doc))
     result = run_offloadbench("plot", path, "--out", tmp_path / "charts")
     assert result.returncode == 0, result.stderr
-    assert "analysis" in load_json(path)  # plot analysed the file first
+    assert load_json(path) == doc  # plot only reads its input: the analysis it drew from is not stored
+    assert "has no analysis block" in result.stdout
     report = assert_charts(tmp_path / "charts", ["bandwidth_host_memcpy"])
     assert "no device copies measured" in report
     assert "no GPU measurements" in report  # the summary says why

@@ -1,0 +1,91 @@
+"""The layout's rules, checked on every C++ source in the tree: includes point downwards only, and no
+file name is used in two folders. The layers (README "Layout"), lowest first:
+
+  kernels/cuda        CUDA helpers                     includes only itself
+  kernels             ops: GPU kernel + CPU twin       kernels/cuda
+  harness/results     the results file format          itself only
+  harness/analysis    reads results files              harness/results
+  harness, harness/cuda   run-time harness, GPU timing harness/results, kernels/cuda
+  benchmarks          case tables and runners          kernels, harness (not analysis)
+  benchmarks/cli      the command line, on top         anything but tests
+"""
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SOURCE_SUFFIXES = {".h", ".cpp", ".cu", ".cuh"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+# Folder -> the folders its files may include from (a folder always includes from itself).
+ALLOWED = {
+    "kernels/cuda": [],
+    "kernels": ["kernels/cuda"],
+    "harness/results": [],
+    "harness/analysis": ["harness/results"],
+    "harness": ["harness/results", "kernels/cuda"],
+    "harness/cuda": ["harness", "harness/results", "kernels/cuda"],
+    "benchmarks": ["kernels", "kernels/cuda", "harness", "harness/cuda", "harness/results"],
+    "benchmarks/cli": ["benchmarks", "kernels", "kernels/cuda", "harness", "harness/cuda", "harness/results",
+                       "harness/analysis"],
+}
+
+
+def sources(*tops):
+    for top in tops:
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.suffix in SOURCE_SUFFIXES and "build" not in path.relative_to(ROOT).parts:
+                yield path
+
+
+def folder_of(relative):
+    return str(pathlib.PurePosixPath(relative).parent)
+
+
+def upward_includes(files, allowed, root=ROOT):
+    """(file, included) pairs that break `allowed`; a generated header (not in the tree) is exempt."""
+    broken = []
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        folder = folder_of(rel)
+        for included in INCLUDE.findall(path.read_text()):
+            if not (root / included).exists():
+                continue
+            target = folder_of(included)
+            if target != folder and target not in allowed.get(folder, []):
+                broken.append((rel, included))
+    return broken
+
+
+def test_every_source_folder_has_a_layer():
+    folders = {folder_of(p.relative_to(ROOT).as_posix()) for p in sources("kernels", "harness", "benchmarks")}
+    assert folders <= set(ALLOWED), f"folders without a layer in this test: {sorted(folders - set(ALLOWED))}"
+
+
+def test_includes_point_downwards_only():
+    broken = upward_includes(sources("kernels", "harness", "benchmarks"), ALLOWED)
+    assert not broken, "includes against the layering:\n" + "\n".join(f"  {f} includes {i}" for f, i in broken)
+
+
+def test_the_check_sees_an_upward_include(tmp_path):
+    """The rule is not vacuous: a kernel that includes the harness is caught, one that includes a
+    CUDA helper is not."""
+    (tmp_path / "kernels" / "cuda").mkdir(parents=True)
+    (tmp_path / "harness").mkdir()
+    (tmp_path / "harness" / "measure.h").write_text("#pragma once\n")
+    (tmp_path / "kernels" / "cuda" / "cuda_check.h").write_text("#pragma once\n")
+    kernel = tmp_path / "kernels" / "op.cu"
+    kernel.write_text('#include "kernels/cuda/cuda_check.h"\n#include "harness/measure.h"\n')
+    assert upward_includes([kernel], ALLOWED, tmp_path) == [("kernels/op.cu", "harness/measure.h")]
+
+
+@pytest.mark.parametrize("tops", [("kernels", "harness", "benchmarks", "tests")])
+def test_no_file_name_in_two_folders(tops):
+    """`mlp.h` in two folders sends people and tools to the wrong one: a stem lives in one folder."""
+    folders_by_stem = {}
+    for path in sources(*tops):
+        rel = path.relative_to(ROOT)
+        folders_by_stem.setdefault(path.stem, set()).add(rel.parent.as_posix())
+    clashes = {stem: sorted(f) for stem, f in folders_by_stem.items() if len(f) > 1}
+    assert not clashes, f"names used in more than one folder: {clashes}"
