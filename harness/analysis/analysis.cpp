@@ -20,7 +20,8 @@ namespace detail {
 std::vector<Measured> measured_cases(const nlohmann::json& results) {
   std::map<std::string, std::size_t> index;
   std::vector<Measured> cases;
-  for (const auto& row : iteration_rows(results)) {
+  for (const auto* row_pointer : iteration_row_pointers(results)) {
+    const auto& row = *row_pointer;
     if (row.value("skipped", false) || row.value("error_occurred", false)) continue;
     if (row.contains("validated") && row["validated"] == false) continue;
     if (!row.contains("name") || !row["name"].is_string()) continue;
@@ -28,9 +29,9 @@ std::vector<Measured> measured_cases(const nlohmann::json& results) {
     if (!std::isfinite(seconds) || seconds <= 0) continue;
     const auto name = row["name"].get<std::string>();
     auto [it, added] = index.emplace(name, cases.size());
-    if (added) cases.push_back({name, row, {}, {}});
+    if (added) cases.push_back({name, &row, {}, {}});
     cases[it->second].seconds.push_back(seconds);
-    cases[it->second].rows.push_back(row);
+    cases[it->second].rows.push_back(&row);
   }
   return cases;
 }
@@ -70,11 +71,11 @@ nlohmann::json crossover_json(const Crossover& c) {
 void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
   std::map<std::string, std::map<ViewKey, const Measured*>> groups;
   for (const auto& c : cases) {
-    const auto group = text(c.row, "compare_group"), view = text(c.row, "view"), sweep = text(c.row, "sweep");
+    const auto group = text(c.row(), "compare_group"), view = text(c.row(), "view"), sweep = text(c.row(), "sweep");
     if (group.empty() || view.empty() || sweep.empty()) continue;
-    const double size = number(c.row, sweep);
+    const double size = number(c.row(), sweep);
     if (!std::isfinite(size) || size <= 0) continue;
-    groups[group].emplace(ViewKey{view, text(c.row, "series"), size}, &c);
+    groups[group].emplace(ViewKey{view, text(c.row(), "series"), size}, &c);
   }
   for (const auto& [group, by_key] : groups) {
     std::set<std::pair<std::string, std::string>> gpu_curves;
@@ -104,17 +105,17 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
           const double gpu_s = median(gpu->seconds), cpu_s = median(cpu->seconds);
           SpeedupPoint p{size, cpu_s / gpu_s, *cmin / *gmax, *cmax / *gmin};
           points.push_back(p);
-          out["speedups"].push_back({{"compare_group", group}, {"family", text(gpu->row, "family")},
+          out["speedups"].push_back({{"compare_group", group}, {"family", text(gpu->row(), "family")},
                                      {"view", view}, {"series", series}, {"cpu_view", cpu_view},
-                                     {"sweep", text(gpu->row, "sweep")}, {"size", size},
+                                     {"sweep", text(gpu->row(), "sweep")}, {"size", size},
                                      {"gpu_seconds", gpu_s}, {"cpu_seconds", cpu_s}, {"speedup", p.speedup},
                                      {"speedup_low", p.speedup_low}, {"speedup_high", p.speedup_high},
                                      {"gpu_name", gpu->name}, {"cpu_name", cpu->name}});
         }
         if (!any) continue;
         auto c = crossover_json(find_crossover(points));  // by_key is sorted by size within a curve
-        c.update({{"compare_group", group}, {"family", text(any->row, "family")}, {"view", view},
-                  {"series", series}, {"cpu_view", cpu_view}, {"sweep", text(any->row, "sweep")},
+        c.update({{"compare_group", group}, {"family", text(any->row(), "family")}, {"view", view},
+                  {"series", series}, {"cpu_view", cpu_view}, {"sweep", text(any->row(), "sweep")},
                   {"smallest_size", points.front().size}, {"largest_size", points.back().size},
                   {"speedup_at_largest", points.back().speedup}});
         out["crossovers"].push_back(c);
@@ -134,9 +135,9 @@ int directions_of(const nlohmann::json& row) { return text(row, "direction") == 
 void add_transfer_model(const std::vector<Measured>& cases, const nlohmann::json& context, nlohmann::json& out) {
   std::map<std::tuple<int, std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>> series;
   for (const auto& c : cases) {
-    if (!gpu_transfer_row(c.row, "device_copy")) continue;
-    const double counted = number(c.row, "bytes") * directions_of(c.row);
-    auto& [x, t] = series[{c.row["device"].get<int>(), text(c.row, "direction"), text(c.row, "host_memory")}];
+    if (!gpu_transfer_row(c.row(), "device_copy")) continue;
+    const double counted = number(c.row(), "bytes") * directions_of(c.row());
+    auto& [x, t] = series[{c.row()["device"].get<int>(), text(c.row(), "direction"), text(c.row(), "host_memory")}];
     for (double s : c.seconds) {
       x.push_back(counted);
       t.push_back(s);
@@ -162,15 +163,15 @@ void add_transfer_model(const std::vector<Measured>& cases, const nlohmann::json
 void add_pinning_break_even(const std::vector<Measured>& cases, nlohmann::json& out) {
   std::map<std::tuple<int, std::string, std::string, double>, double> copy_seconds;  // device, dir, memory, bytes
   for (const auto& c : cases)
-    if (gpu_transfer_row(c.row, "device_copy"))
-      copy_seconds[{c.row["device"].get<int>(), text(c.row, "direction"), text(c.row, "host_memory"),
-                    number(c.row, "bytes")}] = median(c.seconds);
+    if (gpu_transfer_row(c.row(), "device_copy"))
+      copy_seconds[{c.row()["device"].get<int>(), text(c.row(), "direction"), text(c.row(), "host_memory"),
+                    number(c.row(), "bytes")}] = median(c.seconds);
   for (const auto& c : cases) {
-    if (!gpu_transfer_row(c.row, "pin_cost")) continue;
-    const auto operation = text(c.row, "pin_operation");
+    if (!gpu_transfer_row(c.row(), "pin_cost")) continue;
+    const auto operation = text(c.row(), "pin_operation");
     const std::string memory = operation.rfind("cudaHostRegister", 0) == 0 ? "registered" : "pinned";
-    const int device = c.row["device"].get<int>();
-    const double bytes = number(c.row, "bytes"), pin = median(c.seconds);
+    const int device = c.row()["device"].get<int>();
+    const double bytes = number(c.row(), "bytes"), pin = median(c.seconds);
     for (const char* direction : {"h2d", "d2h"}) {
       const auto pageable = copy_seconds.find({device, direction, "pageable", bytes});
       const auto pinned = copy_seconds.find({device, direction, memory, bytes});
@@ -191,14 +192,14 @@ double median_field(const Measured& c, std::initializer_list<const char*> keys, 
                     const char* also = "") {
   std::vector<std::string> candidates(keys.begin(), keys.end());
   if (part)
-    for (auto it = c.row.begin(); it != c.row.end(); ++it)
+    for (auto it = c.row().begin(); it != c.row().end(); ++it)
       if (it.key().find(part) != std::string::npos && it.key().find(also) != std::string::npos &&
           it.value().is_number())
         candidates.push_back(it.key());
   for (const auto& key : candidates) {
     std::vector<double> values;
-    for (const auto& row : c.rows)
-      if (double v = number(row, key); std::isfinite(v)) values.push_back(v);
+    for (const auto* row : c.rows)
+      if (double v = number(*row, key); std::isfinite(v)) values.push_back(v);
     if (!values.empty()) return median(values);
   }
   return std::numeric_limits<double>::quiet_NaN();
@@ -211,7 +212,7 @@ void add_overlap(const std::vector<Measured>& cases, nlohmann::json& out) {
                                      "issue_order", "host_memory", "workload_ratio", "ratio", "bytes", "device", "copy_engines",
                                      "bound_model", "series"};
   for (const auto& c : cases) {
-    if (text(c.row, "family") != "streams") continue;
+    if (text(c.row(), "family") != "streams") continue;
     const double s = median_field(c, {"speedup_over_serial", "speedup_vs_serial", "speedup"});
     const double b = median_field(c, {"bound_speedup", "speedup_bound", "bound"}, "bound", "speedup");
     double e = median_field(c, {"overlap_efficiency", "efficiency"}, "efficiency");
@@ -220,7 +221,7 @@ void add_overlap(const std::vector<Measured>& cases, nlohmann::json& out) {
     nlohmann::json j = {{"name", c.name}, {"seconds", median(c.seconds)}, {"speedup_vs_serial", s},
                         {"bound_speedup", b}, {"overlap_efficiency", e}};
     for (const char* key : parameters)
-      if (c.row.contains(key)) j[key] = c.row[key];
+      if (c.row().contains(key)) j[key] = c.row()[key];
     out["overlap"].push_back(j);
   }
 }

@@ -56,7 +56,8 @@ nlohmann::json check_ceilings(const nlohmann::json& results) {
   const auto& context = results.contains("context") ? results["context"] : nlohmann::json::object();
   int checked = 0, unchecked = 0;
   nlohmann::json suspects = nlohmann::json::array();
-  for (const auto& row : iteration_rows(results)) {
+  for (const auto* row_pointer : iteration_row_pointers(results)) {
+    const auto& row = *row_pointer;
     if (row.value("skipped", false) || row.value("error_occurred", false)) continue;
     for (const char* rate_key : {"bytes_per_second", "flop_per_second"}) {
       const double rate = number(row, rate_key);

@@ -9,12 +9,13 @@
 namespace offloadbench::detail {
 
 // One benchmark case that ran and passed its checks: its first row (the registered fields) and
-// every repetition's row and seconds per iteration.
+// every repetition's row and seconds per iteration. Rows point into the results document.
 struct Measured {
   std::string name;
-  nlohmann::json row;
+  const nlohmann::json* first_row;
   std::vector<double> seconds;
-  std::vector<nlohmann::json> rows;
+  std::vector<const nlohmann::json*> rows;
+  const nlohmann::json& row() const { return *first_row; }
 };
 std::vector<Measured> measured_cases(const nlohmann::json& results);
 

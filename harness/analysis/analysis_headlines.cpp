@@ -95,13 +95,13 @@ void transfer_lines(const nlohmann::json& results, const nlohmann::json& analysi
   // Per (device, direction): the median rate at the largest size, per host memory kind.
   std::map<std::pair<int, std::string>, std::map<std::string, std::pair<double, double>>> rates;
   for (const auto& c : measured_cases(results)) {
-    if (text(c.row, "op") != "device_copy" || !c.row.contains("device") || !c.row["device"].is_number_integer())
+    if (text(c.row(), "op") != "device_copy" || !c.row().contains("device") || !c.row()["device"].is_number_integer())
       continue;
     std::vector<double> bps;
-    for (const auto& row : c.rows)
-      if (double v = number(row, "bytes_per_second"); std::isfinite(v)) bps.push_back(v);
-    auto& slot = rates[{c.row["device"].get<int>(), text(c.row, "direction")}][text(c.row, "host_memory")];
-    const double bytes = number(c.row, "bytes");
+    for (const auto* row : c.rows)
+      if (double v = number(*row, "bytes_per_second"); std::isfinite(v)) bps.push_back(v);
+    auto& slot = rates[{c.row()["device"].get<int>(), text(c.row(), "direction")}][text(c.row(), "host_memory")];
+    const double bytes = number(c.row(), "bytes");
     if (bytes >= slot.first && !bps.empty()) slot = {bytes, median(bps)};
   }
   std::vector<std::pair<int, std::string>> order;  // per device: H2D, D2H, then both at once

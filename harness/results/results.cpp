@@ -100,6 +100,16 @@ nlohmann::json load_results(const std::string& path) {
   return doc;
 }
 
+std::vector<const nlohmann::json*> iteration_row_pointers(const nlohmann::json& doc) {
+  std::vector<const nlohmann::json*> rows;
+  for (const auto& row : doc.at("benchmarks")) {
+    const auto type = row.find("run_type");  // no string copied: this runs once per row of large files
+    if (type != row.end() && type->is_string() && type->get_ref<const std::string&>() == "iteration")
+      rows.push_back(&row);
+  }
+  return rows;
+}
+
 std::vector<nlohmann::json> iteration_rows(const nlohmann::json& doc) {
   std::vector<nlohmann::json> rows;
   for (const auto& row : doc.at("benchmarks"))

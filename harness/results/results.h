@@ -38,7 +38,9 @@ nlohmann::json load_results(const std::string& path);
 // Checks an already parsed document the same way; `origin` names it in messages.
 void check_results(const nlohmann::json& doc, const std::string& origin);
 
-// Per-repetition rows of a document (run_type "iteration"), skipped rows included.
+// Per-repetition rows of a document (run_type "iteration"), skipped rows included: copies, and
+// pointers into `doc` (which must outlive them) for readers of large files.
 std::vector<nlohmann::json> iteration_rows(const nlohmann::json& doc);
+std::vector<const nlohmann::json*> iteration_row_pointers(const nlohmann::json& doc);
 
 }  // namespace offloadbench
