@@ -38,6 +38,15 @@ TEST(Results, RoundTripKeepsEveryField) {
   std::filesystem::remove(path);
 }
 
+TEST(Results, AWrittenFileHoldsNullWhereTheDocumentHadNaN) {
+  const auto path = testing::temp_path("ob_nonfinite");
+  auto doc = minimal_results();
+  doc["benchmarks"][0]["bytes_per_second"] = std::nan("");
+  write_json_atomically(path, doc);
+  EXPECT_TRUE(load_results(path)["benchmarks"][0]["bytes_per_second"].is_null());
+  std::filesystem::remove(path);
+}
+
 TEST(Results, NonFiniteNumbersBecomeNull) {
   nlohmann::json doc = {{"a", std::nan("")},
                         {"b", {1.0, std::numeric_limits<double>::infinity()}},

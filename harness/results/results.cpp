@@ -28,8 +28,20 @@ nlohmann::json without_non_finite(const nlohmann::json& value) {
   return value;
 }
 
+namespace {
+bool all_finite(const nlohmann::json& value) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>());
+  if (value.is_structured())
+    for (const auto& item : value)
+      if (!all_finite(item)) return false;
+  return true;
+}
+}  // namespace
+
 void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
-  write_file_atomically(path, without_non_finite(doc).dump(2) + "\n");
+  // The copy without NaN/Infinity only when there is one: a large document is then dumped as it is.
+  if (all_finite(doc)) write_file_atomically(path, doc.dump(2) + "\n");
+  else write_file_atomically(path, without_non_finite(doc).dump(2) + "\n");
 }
 
 std::size_t nesting_depth(const std::string& text) {
