@@ -48,6 +48,7 @@ TEST_F(GpuInjectedDelay, TheDelayKernelWaitsAsLongAsAsked) {
   CudaStream stream;
   EventTimerOptions timing;
   timing.stream = stream.get();
+  timing.gated = true;  // the start event waits for the gate, not for the host to launch the delay
   EventTimer timer(timing);
   for (double asked : {50e-6, 1e-3}) {
     // Through the timer as the layer does it: asked before end_batch, timed between its events.
