@@ -93,6 +93,7 @@ class DeviceSlowdownInjector {
   double fraction() const { return fraction_; }
   // Seconds of delay for a batch of `calls` calls; 0 until a batch has been measured.
   double delay_for(int calls) const;
+  bool calibrated() const { return last_per_call_ > 0; }
   // A batch of `calls` calls took `device_seconds` by the device timer, `delay_seconds` of them asked
   // of the delay kernel.
   void measured(int calls, double device_seconds, double delay_seconds);
@@ -105,8 +106,8 @@ class DeviceSlowdownInjector {
 
 // The device injector of `case_name` for the rest of the process, made on first use (and again if
 // its fraction changes). It outlives the case's set-up, so Google Benchmark's later calls and
-// interleaved repetitions of the case start calibrated: only the case's very first batch in the
-// process (in Google Benchmark's iteration estimate, whose result is not reported) is not delayed.
+// interleaved repetitions of the case start calibrated; the layer calibrates it once, with one
+// untimed batch, before the case's first timed one (a cold case may report its first batch).
 DeviceSlowdownInjector& device_slowdown_injector(const std::string& case_name, double fraction);
 
 // Parses a value of the variable into (substring, fraction) entries; throws std::invalid_argument.

@@ -113,6 +113,10 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
   const double slowdown = injected_slowdown_fraction(case_name);
   SlowdownInjector injected(m.device ? 0 : slowdown);
   DeviceSlowdownInjector* delayed = m.device && slowdown > 0 ? &device_slowdown_injector(case_name, slowdown) : nullptr;
+  if (delayed && !delayed->calibrated()) {  // once per case and process: an untimed batch to take a share of
+    if (m.before_batch) m.before_batch();
+    delayed->measured(batch, time_once(*m.device, [&] { for (int i = 0; i < batch; ++i) m.call(); }), 0);
+  }
   while (state.KeepRunningBatch(batch)) {
     if (state.error_occurred()) continue;  // lets KeepRunningBatch end the loop
     if (m.before_batch) run_untimed(state, m, wall, host_batch_start);
