@@ -1,7 +1,9 @@
 #include "harness/injected_slowdown.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -11,22 +13,23 @@ namespace offloadbench {
 namespace {
 
 struct Setting {
+  std::string text;  // the variable's value it was parsed from
   std::vector<SlowdownRule> rules;
   std::string error;  // set when the variable is malformed
 };
 
 const Setting& setting() {
-  static const Setting parsed = [] {
-    Setting s;
-    const char* text = std::getenv(kInjectSlowdownVariable);
-    if (!text || !*text) return s;
-    try {
-      s.rules = parse_injected_slowdown(text);
-    } catch (const std::invalid_argument& e) {
-      s.error = e.what();
-    }
-    return s;
-  }();
+  static Setting parsed;
+  const char* value = std::getenv(kInjectSlowdownVariable);
+  const std::string text = value ? value : "";
+  if (text == parsed.text) return parsed;
+  parsed = Setting{text, {}, {}};
+  if (text.empty()) return parsed;
+  try {
+    parsed.rules = parse_injected_slowdown(text);
+  } catch (const std::invalid_argument& e) {
+    parsed.error = e.what();
+  }
   return parsed;
 }
 
@@ -63,6 +66,26 @@ double injected_slowdown_fraction(const std::string& case_name) { return slowdow
 
 void check_injected_slowdown_setting() {
   if (!setting().error.empty()) throw std::invalid_argument(setting().error);
+}
+
+double DeviceSlowdownInjector::delay_for(int calls) const {
+  if (!(last_per_call_ > 0) || calls <= 0) return 0;
+  return fraction_ * std::min(last_per_call_, 2 * shortest_per_call_) * calls;
+}
+
+void DeviceSlowdownInjector::measured(int calls, double device_seconds, double delay_seconds) {
+  if (calls <= 0) return;
+  const double own = (device_seconds - delay_seconds) / calls;
+  if (!(own > 0)) return;  // a delay longer than the whole batch: nothing to learn from it
+  last_per_call_ = own;
+  if (shortest_per_call_ == 0 || own < shortest_per_call_) shortest_per_call_ = own;
+}
+
+DeviceSlowdownInjector& device_slowdown_injector(const std::string& case_name, double fraction) {
+  static std::map<std::string, DeviceSlowdownInjector> injectors;  // one per slowed case, a few at most
+  auto [it, made] = injectors.try_emplace(case_name, fraction);
+  if (!made && it->second.fraction() != fraction) it->second = DeviceSlowdownInjector(fraction);
+  return it->second;
 }
 
 void spin_for_seconds(double seconds) {

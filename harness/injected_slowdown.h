@@ -1,6 +1,7 @@
 // A calibrated slowdown for the regression self-test (scripts/regression-selftest): with
-// OFFLOADBENCH_INJECT_SLOWDOWN="<substring>=<percent>[,…]", every timed call of a case whose name
-// contains <substring> busy-waits for <percent> of that call's own body time, inside the timed region.
+// OFFLOADBENCH_INJECT_SLOWDOWN="<substring>=<percent>[,…]", a case whose name contains <substring> gets
+// slower by <percent> of its own time, inside the timed region: a host-clocked case busy-waits after
+// every call; a device-timed case gets a delay kernel on its stream in every batch (DeviceSlowdownInjector).
 // The measured code path gets slower for real; no number is ever edited. Unset, it costs one branch.
 #pragma once
 #include <chrono>
@@ -17,7 +18,8 @@ namespace offloadbench {
 inline constexpr const char* kInjectSlowdownVariable = "OFFLOADBENCH_INJECT_SLOWDOWN";
 
 // The slowdown for `case_name` as a fraction (5% → 0.05): the first entry whose substring the name
-// contains, 0 when none does or the variable is unset. The variable is read once per process.
+// contains, 0 when none does or the variable is unset. The variable is parsed again only when its
+// value changes (a test may set it; a run never does).
 double injected_slowdown_fraction(const std::string& case_name);
 
 // Throws std::invalid_argument with a one-line message when the variable is set but malformed
@@ -77,6 +79,36 @@ class InjectedSlowdown {
   SlowdownInjector& injector_;
   std::uint64_t start_;
 };
+
+// The device side. A device batch is timed by events on its stream, and the copy gate holds that
+// stream while the host enqueues, so a host spin would fall outside the timed span: the delay is a
+// kernel that waits (__nanosleep) on the batch's stream after its calls and side streams, before the
+// end event (DeviceTimer::delay_batch, harness/cuda/injected_delay.cu). Its length must be a share of
+// the batch's own device time, known only once the batch is done, so it comes from the batches
+// before: their device time less the delay they were given, per call, capped at twice the shortest
+// as on the host (a batch that waited on a preempted host's enqueue is not work to scale).
+class DeviceSlowdownInjector {
+ public:
+  explicit DeviceSlowdownInjector(double fraction) : fraction_(fraction) {}
+  double fraction() const { return fraction_; }
+  // Seconds of delay for a batch of `calls` calls; 0 until a batch has been measured.
+  double delay_for(int calls) const;
+  bool calibrated() const { return last_per_call_ > 0; }
+  // A batch of `calls` calls took `device_seconds` by the device timer, `delay_seconds` of them asked
+  // of the delay kernel.
+  void measured(int calls, double device_seconds, double delay_seconds);
+
+ private:
+  double fraction_;
+  double last_per_call_ = 0;       // own device seconds per call of the last batch
+  double shortest_per_call_ = 0;   // of all batches so far (0: none yet)
+};
+
+// The device injector of `case_name` for the rest of the process, made on first use (and again if
+// its fraction changes). It outlives the case's set-up, so Google Benchmark's later calls and
+// interleaved repetitions of the case start calibrated; the layer calibrates it once, with one
+// untimed batch, before the case's first timed one (a cold case may report its first batch).
+DeviceSlowdownInjector& device_slowdown_injector(const std::string& case_name, double fraction);
 
 // Parses a value of the variable into (substring, fraction) entries; throws std::invalid_argument.
 struct SlowdownRule {

@@ -108,8 +108,15 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
   // Host batches are timed back to back, each from the previous one's end, so their sum is the
   // loop's whole wall time, as Google Benchmark's own real time measures it.
   double host_batch_start = wall.now_seconds();
-  // The regression self-test (scripts/regression-selftest) may ask for a calibrated slowdown of this case.
-  SlowdownInjector injected(injected_slowdown_fraction(case_name));
+  // The regression self-test (scripts/regression-selftest) may ask for a calibrated slowdown of this
+  // case: on the host clock a busy-wait after every call, on a device timer a delay kernel per batch.
+  const double slowdown = injected_slowdown_fraction(case_name);
+  SlowdownInjector injected(m.device ? 0 : slowdown);
+  DeviceSlowdownInjector* delayed = m.device && slowdown > 0 ? &device_slowdown_injector(case_name, slowdown) : nullptr;
+  if (delayed && !delayed->calibrated()) {  // once per case and process: an untimed batch to take a share of
+    if (m.before_batch) m.before_batch();
+    delayed->measured(batch, time_once(*m.device, [&] { for (int i = 0; i < batch; ++i) m.call(); }), 0);
+  }
   while (state.KeepRunningBatch(batch)) {
     if (state.error_occurred()) continue;  // lets KeepRunningBatch end the loop
     if (m.before_batch) run_untimed(state, m, wall, host_batch_start);
@@ -122,6 +129,8 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
     }
     double seconds = 0;
     if (m.device) {
+      const double delay = delayed ? delayed->delay_for(batch) : 0;
+      if (delay > 0) m.device->delay_batch(delay);
       m.device->end_batch();
       const double enqueued = wall.now_seconds();
       const DeviceBatch measured = m.device->wait(m.while_waiting);
@@ -131,6 +140,7 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
         continue;
       }
       seconds = measured.seconds;
+      if (delayed) delayed->measured(batch, seconds, delay);
       t.device_seconds += seconds;
       t.enqueue_seconds += enqueued - start;
       t.host_seconds += done - start;

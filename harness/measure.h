@@ -47,6 +47,9 @@ class DeviceTimer {
   virtual void prepare_batch() {}  // untimed and finished before the batch starts (an L2 flush)
   virtual void begin_batch() = 0;  // closes the gate (when gated) and records the start
   virtual void end_batch() = 0;    // records the end (after joining side streams), opens the gate
+  // The regression self-test's slowdown (harness/injected_slowdown.h): the next end_batch first
+  // enqueues `seconds` of waiting on the device, after the side streams are joined, so it is timed.
+  virtual void delay_batch(double seconds) = 0;
   // Waits for the batch; calls `while_waiting` (when set) until the batch is done.
   virtual DeviceBatch wait(const std::function<void()>& while_waiting) = 0;
 };

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "harness/benchmark_case.h"
 #include "harness/gpu_info.h"
+#include "harness/injected_slowdown.h"
 #include "harness/pcie.h"
 #include "harness/measure.h"
 #include "tests/test_support.h"
@@ -29,6 +31,7 @@ struct Ledger {
   int teardowns = 0, batches_at_teardown = -1;
   int before_batches = 0, before_batches_in_window = 0;
   double untimed_wall_s = 0;  // wall time the work before batches took (it must not be timed)
+  int delays = 0, delays_outside_window = 0;  // the self-test's injected delays asked of the timer
 };
 
 // Stands for a case's buffers: records when the layer lets go of them.
@@ -62,16 +65,22 @@ class FakeDeviceTimer : public DeviceTimer {
     calls_at_start_ = ledger_->calls;
   }
   void end_batch() override {}
+  void delay_batch(double seconds) override {  // the device "waits" that long in this batch
+    ++ledger_->delays;
+    if (!ledger_->in_window) ++ledger_->delays_outside_window;
+    delay_s_ = seconds;
+  }
   DeviceBatch wait(const std::function<void()>&) override {
     ledger_->in_window = false;
     ++ledger_->batches;
-    return {static_cast<double>(ledger_->calls - calls_at_start_) * ledger_->call_s,
+    return {static_cast<double>(ledger_->calls - calls_at_start_) * ledger_->call_s + std::exchange(delay_s_, 0.0),
             ledger_->batches == ledger_->timeout_on_batch};
   }
 
  private:
   std::shared_ptr<Ledger> ledger_;
   long calls_at_start_ = 0;
+  double delay_s_ = 0;
 };
 
 struct FakeCase {
@@ -303,6 +312,30 @@ TEST_F(MeasureTest, WorkBeforeEachBatchRunsOutsideTheTimedWindowOnEitherClock) {
       if (device) expect_close(row["device_time_s"], ledger->call_s);
       if (device) expect_close(row["host_enqueue_time_s"], ledger->wall_per_call_s);
     }
+  }
+}
+
+TEST_F(MeasureTest, AnInjectedSlowdownDelaysTheDeviceBatchesOfTheNamedCaseOnly) {
+  const testing::ScopedEnvironment inject(kInjectSlowdownVariable, "fake/slowed=20");
+  // 1 ms: Google Benchmark reports each call's first and only batch (as for a cold GPU case); 20 ms:
+  // several calls of several batches each.
+  for (double min_time : {0.001, 0.02}) {
+    clear_registered_cases();
+    const std::string slowed_name = min_time < 0.01 ? "fake/slowed/one_batch" : "fake/slowed/many_batches";
+    auto slowed = register_fake(slowed_name, batch_of(7));
+    auto control = register_fake("fake/control", batch_of(7));
+    const auto doc = testing::run_registered("fake/", 3, min_time);
+    for (const auto& row : testing::rows_where(doc, "op", "fake")) {
+      const bool is_slowed = row["run_name"].get<std::string>().find("slowed") != std::string::npos;
+      // The device time grows by the share asked of the case's own time; the rates follow it.
+      const double call_s = slowed->call_s * (is_slowed ? 1.2 : 1.0);
+      expect_close(row["device_time_s"], call_s);
+      expect_close(row["bytes_per_second"], 4096 / call_s);
+      expect_close(row["host_enqueue_time_s"], slowed->wall_per_call_s);  // the host does no extra work
+    }
+    EXPECT_EQ(slowed->delays, slowed->batches - 2) << "every timed batch; not the warm-up nor the calibration";
+    EXPECT_EQ(slowed->delays_outside_window, 0) << "the delay is inside the timed window";
+    EXPECT_EQ(control->delays, 0);
   }
 }
 

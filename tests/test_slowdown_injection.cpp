@@ -1,11 +1,14 @@
-// The self-test's slowdown injection: the variable's syntax, which case gets which slowdown, and that
-// a call is slowed by the fraction of its own time.
+// The self-test's slowdown injection: the variable's syntax, which case gets which slowdown, that a
+// call is slowed by the fraction of its own time, and the device side's calibration from the batches
+// before (its kernel runs only on a GPU: tests/test_gpu_injected_delay.cpp).
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
 
 #include "harness/injected_slowdown.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 
@@ -63,6 +66,58 @@ TEST(SlowdownInjection, APreemptedCallCountsAsTwiceTheShortestNotItsWait) {
   EXPECT_EQ(tenth.spin_after(100000), 200u);  // preempted: twice the shortest (1000), not the wait
   EXPECT_EQ(tenth.spin_after(800), 80u);      // a new shortest
   EXPECT_EQ(tenth.spin_after(5000), 160u);
+}
+
+TEST(SlowdownInjection, TheVariableIsParsedAgainWhenItChanges) {
+  const std::string triad = "compute/triad/fp32/gpu_kernel/1Mi";
+  {
+    const testing::ScopedEnvironment set(kInjectSlowdownVariable, "triad=5");
+    EXPECT_DOUBLE_EQ(injected_slowdown_fraction(triad), 0.05);
+  }
+  {
+    const testing::ScopedEnvironment malformed(kInjectSlowdownVariable, "triad=oops");
+    EXPECT_THROW(check_injected_slowdown_setting(), std::invalid_argument);
+    EXPECT_DOUBLE_EQ(injected_slowdown_fraction(triad), 0.0);
+  }
+  const testing::ScopedEnvironment unset(kInjectSlowdownVariable, std::nullopt);
+  EXPECT_NO_THROW(check_injected_slowdown_setting());
+  EXPECT_DOUBLE_EQ(injected_slowdown_fraction(triad), 0.0);
+}
+
+constexpr double kRounding = 1e-15;  // seconds: the device tests' arithmetic, exact but for rounding
+
+TEST(SlowdownInjection, ADeviceBatchIsDelayedByTheFractionOfTheBatchesBefore) {
+  DeviceSlowdownInjector fifth(0.2);
+  EXPECT_EQ(fifth.delay_for(4), 0.0) << "nothing measured yet: no delay";
+  fifth.measured(4, 4e-3, 0);                  // 1 ms per call, undelayed
+  EXPECT_NEAR(fifth.delay_for(4), 0.8e-3, kRounding);
+  EXPECT_NEAR(fifth.delay_for(8), 1.6e-3, kRounding);  // per call: a batch of another size scales
+  fifth.measured(4, 4.8e-3 + 0.4e-3, 0.8e-3);  // its own time is what the delay did not take: 1.1 ms per call
+  EXPECT_NEAR(fifth.delay_for(4), 0.2 * 4.4e-3, kRounding);
+  fifth.measured(4, 0.5e-3, 0.8e-3);           // less than its delay: nothing learnt
+  EXPECT_NEAR(fifth.delay_for(4), 0.2 * 4.4e-3, kRounding);
+  EXPECT_EQ(fifth.delay_for(0), 0.0);
+}
+
+TEST(SlowdownInjection, ASlowDeviceBatchCountsAsTwiceTheShortestNotItsWait) {
+  DeviceSlowdownInjector tenth(0.1);
+  tenth.measured(1, 1e-3, 0);
+  tenth.measured(1, 50e-3 + 0.1e-3, 0.1e-3);  // the host was preempted while the stream ran dry
+  EXPECT_NEAR(tenth.delay_for(1), 0.1 * 2e-3, kRounding);
+  tenth.measured(1, 0.8e-3 + 0.2e-3, 0.2e-3);  // a new shortest
+  EXPECT_NEAR(tenth.delay_for(1), 0.1 * 0.8e-3, kRounding);
+}
+
+TEST(SlowdownInjection, ACaseKeepsItsDeviceCalibrationForTheProcess) {
+  DeviceSlowdownInjector& first = device_slowdown_injector("test/kept/calibration", 0.1);
+  first.measured(2, 2e-3, 0);
+  DeviceSlowdownInjector& again = device_slowdown_injector("test/kept/calibration", 0.1);
+  EXPECT_EQ(&again, &first);
+  EXPECT_NEAR(again.delay_for(2), 0.2e-3, kRounding) << "a later call of the case starts calibrated";
+  EXPECT_EQ(device_slowdown_injector("test/kept/other", 0.1).delay_for(2), 0.0);
+  DeviceSlowdownInjector& changed = device_slowdown_injector("test/kept/calibration", 0.5);
+  EXPECT_DOUBLE_EQ(changed.fraction(), 0.5);
+  EXPECT_EQ(changed.delay_for(2), 0.0) << "another fraction starts over";
 }
 
 }  // namespace offloadbench

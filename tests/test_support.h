@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,5 +52,25 @@ inline std::vector<nlohmann::json> rows_where(const nlohmann::json& doc, const s
     if (row.contains(key) && row[key] == value) rows.push_back(row);
   return rows;
 }
+
+// Sets an environment variable (nullopt: unsets it) for the life of the object, then restores it.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(std::string name, const std::optional<std::string>& value) : name_(std::move(name)) {
+    if (const char* old = std::getenv(name_.c_str())) old_ = old;
+    set(value);
+  }
+  ~ScopedEnvironment() { set(old_); }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  void set(const std::optional<std::string>& value) {
+    if (value) ::setenv(name_.c_str(), value->c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  std::string name_;
+  std::optional<std::string> old_;
+};
 
 }  // namespace offloadbench::testing

@@ -1,16 +1,11 @@
 #include "harness/cuda/copy_gate.h"
 
+#include "harness/cuda/global_timer.cuh"
 #include "kernels/cuda/cuda_check.h"
 
 namespace offloadbench {
 
 namespace {
-__device__ unsigned long long global_timer_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // Spins until the host writes 1 to *flag, or gives up after timeout_ns (a bug, not a measurement).
 __global__ void copy_gate_kernel(volatile int* flag, int* timed_out, unsigned long long timeout_ns) {
   const unsigned long long start = global_timer_ns();

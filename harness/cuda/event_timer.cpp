@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "harness/cuda/injected_delay.h"
+
 namespace offloadbench {
 
 EventTimer::EventTimer(EventTimerOptions options)
@@ -33,9 +35,12 @@ void EventTimer::end_batch() {
     joined_[i].record(options_.side_streams[i]);
     CUDA_CHECK(cudaStreamWaitEvent(options_.stream, joined_[i].get(), 0));
   }
+  if (pending_delay_seconds_ > 0) enqueue_injected_delay(std::exchange(pending_delay_seconds_, 0.0), options_.stream);
   end_.record(options_.stream);
   if (gate_) gate_->open();
 }
+
+void EventTimer::delay_batch(double seconds) { pending_delay_seconds_ = seconds; }
 
 DeviceBatch EventTimer::wait(const std::function<void()>& while_waiting) {
   if (while_waiting) {

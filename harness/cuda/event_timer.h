@@ -34,6 +34,7 @@ class EventTimer : public DeviceTimer {
   void prepare_batch() override;
   void begin_batch() override;
   void end_batch() override;
+  void delay_batch(double seconds) override;  // an injected-delay kernel (harness/cuda/injected_delay.h)
   DeviceBatch wait(const std::function<void()>& while_waiting) override;
 
  private:
@@ -43,6 +44,7 @@ class EventTimer : public DeviceTimer {
   std::unique_ptr<CopyGate> gate_;
   DeviceBuffer flush_;
   int flushes_ = 0;
+  double pending_delay_seconds_ = 0;  // for the next end_batch
 };
 
 }  // namespace offloadbench
