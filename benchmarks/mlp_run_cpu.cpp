@@ -92,10 +92,10 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   m.call = [s, c] {
     const int i = s->next_batch;
     const float* x = s->data.x_at(i, c.shape.inputs);
-    if (c.variant == MlpVariant::inference) {
+    if (!c.trains()) {
       mlp_forward(s->model.activations(), s->model.params.data(), x, c.shape, c.batch);
     } else {
-      mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps, s->config);
+      mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps(), s->config);
     }
     benchmark::DoNotOptimize(s->model.logits.data());
     benchmark::ClobberMemory();
@@ -103,14 +103,14 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   };
   m.verify = [s, c]() -> std::string {
     const float* x0 = s->data.x.data();
-    if (c.variant == MlpVariant::inference) {
+    if (!c.trains()) {
       mlp_forward(s->model.activations(), s->model.params.data(), x0, c.shape, c.batch);
       return check_inference(s->model, x0);
     }
     s->loss.first = mlp_loss(s->model, x0, s->data.labels.data());
     for (int step = 0; step < kMlpCheckSteps; ++step) {
       const int i = step % s->data.batches;
-      mlp_train_step_fast(s->model, s->data.x_at(i, c.shape.inputs), s->data.labels_at(i), c.accum_steps, s->config);
+      mlp_train_step_fast(s->model, s->data.x_at(i, c.shape.inputs), s->data.labels_at(i), c.accum_steps(), s->config);
     }
     s->loss.last = mlp_loss(s->model, x0, s->data.labels.data());
     s->loss.checked = true;

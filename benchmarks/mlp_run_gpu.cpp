@@ -126,11 +126,11 @@ class GpuStepper {
     const float* x = x_[slot].as<float>();
     const int* labels = labels_[slot].as<int>();
     const cudaStream_t s = compute_.get();
-    if (c_.variant == MlpVariant::inference) return model_.forward(x, s);
+    if (!c_.trains()) return model_.forward(x, s);
     model_.begin_step(s);
-    for (int micro = 0; micro < c_.accum_steps; ++micro)
+    for (int micro = 0; micro < c_.accum_steps(); ++micro)
       model_.forward_backward(x + std::int64_t{micro} * c_.batch * c_.shape.inputs, labels + micro * c_.batch,
-                              c_.accum_steps, s);
+                              c_.accum_steps(), s);
     model_.optimizer_step(config_, s);
   }
 
@@ -158,7 +158,7 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   CUDA_CHECK(cudaMemcpy(x.data(), data.x.data(), x.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(labels.data(), data.labels.data(), labels.bytes(), cudaMemcpyHostToDevice));
   CudaStream stream;
-  if (c.variant == MlpVariant::inference) {
+  if (!c.trains()) {
     mlp_forward(cpu.activations(), cpu.params.data(), data.x.data(), c.shape, c.batch);
     gpu.forward(x.as<float>(), stream.get());
     const auto logits = gpu.logits();
@@ -232,7 +232,7 @@ MeasuredCase setup_checked(const MlpCase& c) {
   // Against the CPU first (a model of its own), then, for training, through the stepper.
   m.verify = [c, run]() -> std::string {
     if (auto problem = check_against_cpu(c, run->data, run->params); !problem.empty()) return problem;
-    return c.variant == MlpVariant::train ? check_training(c, *run) : "";
+    return c.trains() ? check_training(c, *run) : "";
   };
   m.call = [run] { run->stepper->step(); };
   m.calls_per_batch = kStepsPerBatch;
