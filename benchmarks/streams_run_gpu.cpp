@@ -321,12 +321,21 @@ Measurement kernel_case(const StreamsCase& c, StreamsWorkspace& workspace) {
   return m;
 }
 
+// One direction alone, `bytes` timed by `time`: a side rate <direction>_time_s, <direction>_bytes_per_second.
+SideRate one_direction(const char* direction, std::uint64_t bytes, std::function<double()> time) {
+  SideRate side;
+  side.rate_counter = fmt::format("{}_bytes_per_second", direction);
+  side.time_counter = fmt::format("{}_time_s", direction);
+  side.bytes = static_cast<double>(bytes);
+  side.time = std::move(time);
+  return side;
+}
+
 // H2D of `in` and D2H of `out` at once on two streams; each alone is measured for comparison.
 Measurement bidirectional_case(const StreamsCase& c, StreamsWorkspace& workspace) {
   struct BothRun {
     const Buffers* buffers;
     CudaStream up, down;
-    double h2d_s = 0, d2h_s = 0;
   };
   auto run = std::make_shared<BothRun>();
   run->buffers = &workspace.buffers(c);
@@ -356,16 +365,18 @@ Measurement bidirectional_case(const StreamsCase& c, StreamsWorkspace& workspace
     if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty()) return "host-to-device: " + bad;
     return "";
   };
-  const Buffers& b = *run->buffers;
-  run->h2d_s = median_of(3, [&] { return time_on(run->up.get(), [&] { copy_in(b, all, run->up.get()); }); });
-  run->d2h_s = median_of(3, [&] { return time_on(run->down.get(), [&] { copy_out(b, all, run->down.get()); }); });
-  m.report = [run, c](benchmark::State& state, const Totals& totals) {
+  m.side_rates = {one_direction("h2d", c.bytes, [run, all] {
+                     const auto up = run->up.get();
+                     return median_of(3, [&] { return time_on(up, [&] { copy_in(*run->buffers, all, up); }); });
+                   }),
+                   one_direction("d2h", c.bytes, [run, all] {
+                     const auto down = run->down.get();
+                     return median_of(3, [&] { return time_on(down, [&] { copy_out(*run->buffers, all, down); }); });
+                   })};
+  m.report = [c](benchmark::State& state, const Totals& totals) {
     const double per_pass = totals.device_seconds / static_cast<double>(totals.calls);
-    const double one_direction = std::max(c.bytes / run->h2d_s, c.bytes / run->d2h_s);
-    state.counters["h2d_time_s"] = run->h2d_s;
-    state.counters["d2h_time_s"] = run->d2h_s;
-    state.counters["h2d_bytes_per_second"] = c.bytes / run->h2d_s;
-    state.counters["d2h_bytes_per_second"] = c.bytes / run->d2h_s;
+    const double one_direction = std::max(totals.side_bytes_per_second("h2d_bytes_per_second"),
+                                          totals.side_bytes_per_second("d2h_bytes_per_second"));
     state.counters["speedup_over_one_direction"] = 2 * c.bytes / per_pass / one_direction;
   };
   return m;
