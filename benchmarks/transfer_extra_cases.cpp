@@ -104,78 +104,81 @@ std::vector<std::uint64_t> small_tensor_counts(bool quick) {
 
 namespace {
 
-template <typename Case>
-void add(const std::string& name, nlohmann::json fields, Clock clock, Case c, MeasuredCase (*setup)(const Case&)) {
-  fields["device"] = c.device;
-  register_case(measured_case(name, "transfer", std::move(fields), clock, [c, setup] { return setup(c); }));
-}
+// Registers one GPU's cases: sets each case's device, its name's GPU suffix and its device field.
+struct GpuCases {
+  const RunConfig& config;
+  int device;
+  template <typename Case>
+  void add(const std::string& name, nlohmann::json fields, Clock clock, Case c,
+           MeasuredCase (*setup)(const Case&)) const {
+    c.device = device;
+    fields["device"] = device;
+    register_case(measured_case(name + config.gpu_suffix(device), "transfer", std::move(fields), clock,
+                                [c, setup] { return setup(c); }));
+  }
+};
 
-void register_copies(const RunConfig& config, int device, const std::vector<std::uint64_t>& sizes) {
+void register_copies(const GpuCases& gpu, const std::vector<std::uint64_t>& sizes) {
   for (auto initiator : {CopyInitiator::copy_engine, CopyInitiator::sm})
     for (auto bytes : sizes) {
       DeviceLocalCopyCase c;
       c.initiator = initiator;
       c.bytes = bytes;
-      c.device = device;
-      add(fmt::format("transfer/device_local/{}/{}{}", to_string(initiator), format_size(bytes), config.gpu_suffix(device)),
-          {{"op", "device_local_copy"}, {"initiator", to_string(initiator)}, {"bytes", bytes},
-           {"bytes_counted", "read+write"}},
-          Clock::device_events, c, setup_device_local_copy);
+      gpu.add(fmt::format("transfer/device_local/{}/{}", to_string(initiator), format_size(bytes)),
+              {{"op", "device_local_copy"}, {"initiator", to_string(initiator)}, {"bytes", bytes},
+               {"bytes_counted", "read+write"}},
+              Clock::device_events, c, setup_device_local_copy);
     }
   for (auto direction : {CopyDirection::h2d, CopyDirection::d2h})
     for (auto bytes : sizes) {
       SmCopyCase c;
       c.direction = direction;
       c.bytes = bytes;
-      c.device = device;
-      add(fmt::format("transfer/sm_copy/{}/{}{}", to_string(direction), format_size(bytes), config.gpu_suffix(device)),
-          {{"op", "sm_copy"}, {"direction", to_string(direction)}, {"host_memory", "mapped_pinned"},
-           {"initiator", "sm"}, {"bytes", bytes}},
-          Clock::device_events, c, setup_sm_copy);
+      gpu.add(fmt::format("transfer/sm_copy/{}/{}", to_string(direction), format_size(bytes)),
+              {{"op", "sm_copy"}, {"direction", to_string(direction)}, {"host_memory", "mapped_pinned"},
+               {"initiator", "sm"}, {"bytes", bytes}},
+              Clock::device_events, c, setup_sm_copy);
     }
 }
 
-void register_latency(const RunConfig& config, int device) {
+void register_latency(const GpuCases& gpu) {
   for (const auto& probe : kLatencyProbes) {
     LatencyCase c;
     c.probe = probe.probe;
-    c.device = device;
-    add(fmt::format("transfer/latency/{}{}", probe.name, config.gpu_suffix(device)),
-        {{"op", "latency"}, {"probe", probe.name}, {"bytes", probe.chase ? 8 : 1}},
-        probe.chase ? Clock::device_events : Clock::host_wall, c, setup_latency);
+    gpu.add(fmt::format("transfer/latency/{}", probe.name),
+            {{"op", "latency"}, {"probe", probe.name}, {"bytes", probe.chase ? 8 : 1}},
+            probe.chase ? Clock::device_events : Clock::host_wall, c, setup_latency);
   }
 }
 
-void register_managed(const RunConfig& config, int device, const std::vector<std::uint64_t>& sizes) {
+void register_managed(const GpuCases& gpu, const std::vector<std::uint64_t>& sizes) {
   for (auto variant : {ManagedVariant::managed, ManagedVariant::managed_prefetch, ManagedVariant::pinned_copy,
                        ManagedVariant::pageable_copy})
     for (auto bytes : sizes) {
-      if (bytes < (1ull << 20) && !config.sizes) continue;  // migration works in pages: start at 1 MiB
+      if (bytes < (1ull << 20) && !gpu.config.sizes) continue;  // migration works in pages: start at 1 MiB
       ManagedCase c;
       c.variant = variant;
       c.bytes = bytes;
-      c.device = device;
-      add(fmt::format("transfer/managed/{}/{}{}", to_string(variant), format_size(bytes), config.gpu_suffix(device)),
-          {{"op", "managed"}, {"variant", to_string(variant)}, {"bytes", bytes}},
-          Clock::device_events, c, setup_managed);
+      gpu.add(fmt::format("transfer/managed/{}/{}", to_string(variant), format_size(bytes)),
+              {{"op", "managed"}, {"variant", to_string(variant)}, {"bytes", bytes}}, Clock::device_events, c,
+              setup_managed);
     }
 }
 
-void register_small_tensors(const RunConfig& config, int device) {
+void register_small_tensors(const GpuCases& gpu) {
   const auto& list = bert_tiny_layer_parameters();
   for (auto method : {SmallTensorsMethod::separate_pageable, SmallTensorsMethod::separate_pinned,
                       SmallTensorsMethod::packed_pinned, SmallTensorsMethod::batch_api})
-    for (auto n : small_tensor_counts(config.quick)) {
+    for (auto n : small_tensor_counts(gpu.config.quick)) {
       const auto layout = pack_layout(draw_tensor_sizes(list, n, kSmallTensorsSeed), kPackAlignment);
       SmallTensorsCase c;
       c.method = method;
       c.tensors = n;
-      c.device = device;
-      add(fmt::format("transfer/small_tensors/{}/n:{}{}", to_string(method), n, config.gpu_suffix(device)),
-          {{"op", "small_tensors"}, {"method", to_string(method)}, {"tensors", n}, {"parameter_list", list.name},
-           {"seed", kSmallTensorsSeed}, {"bytes", layout.payload_bytes}, {"packed_bytes", layout.total_bytes},
-           {"bytes_counted", "payload"}},
-          Clock::host_wall, c, setup_small_tensors);
+      gpu.add(fmt::format("transfer/small_tensors/{}/n:{}", to_string(method), n),
+              {{"op", "small_tensors"}, {"method", to_string(method)}, {"tensors", n}, {"parameter_list", list.name},
+               {"seed", kSmallTensorsSeed}, {"bytes", layout.payload_bytes}, {"packed_bytes", layout.total_bytes},
+               {"bytes_counted", "payload"}},
+              Clock::host_wall, c, setup_small_tensors);
     }
 }
 
@@ -184,10 +187,11 @@ void register_small_tensors(const RunConfig& config, int device) {
 void register_transfer_extra_cases(const RunConfig& config, const std::vector<std::uint64_t>& sizes) {
   const auto thinned = extra_sizes(config, sizes);
   for (int device : config.gpu_devices) {
-    register_copies(config, device, thinned);
-    register_latency(config, device);
-    register_managed(config, device, thinned);
-    register_small_tensors(config, device);
+    const GpuCases gpu{config, device};
+    register_copies(gpu, thinned);
+    register_latency(gpu);
+    register_managed(gpu, thinned);
+    register_small_tensors(gpu);
   }
 }
 
