@@ -12,7 +12,6 @@
 
 #include "benchmarks/mlp_cases.h"
 #include "harness/benchmark_case.h"
-#include "harness/results/sizes.h"
 #include "harness/system_info.h"
 
 namespace offloadbench {
@@ -67,10 +66,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   const std::uint64_t model_bytes =
       mlp_param_layout(c.shape).count * 16 + static_cast<std::uint64_t>(c.batch) * (c.shape.hidden * 12 + c.shape.classes * 8);
   const std::uint64_t bytes = mlp_dataset_bytes(c.shape, c.samples_per_step()) + model_bytes;
-  const auto available = host_memory_available_bytes();
-  if (available != 0 && bytes + (512ull << 20) > available)
-    return MeasuredCase::skip(
-        fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(available)));
+  if (auto problem = host_fit_problem(bytes); !problem.empty()) return MeasuredCase::skip(problem);
 
   // The case's state, kept across its calls; threads are set for the whole case and restored after.
   struct Stepper {

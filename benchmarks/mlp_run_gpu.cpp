@@ -14,13 +14,12 @@
 
 #include <fmt/format.h>
 
+#include "benchmarks/gpu_checks.h"
 #include "benchmarks/mlp_cases.h"
 #include "harness/benchmark_case.h"
 #include "kernels/cuda/cuda_graph.h"
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
-#include "harness/gpu_info.h"
-#include "harness/results/sizes.h"
 #include "harness/system_info.h"
 #include "kernels/mlp_gpu.h"
 
@@ -207,16 +206,15 @@ std::string check_training(const MlpCase& c, MlpGpuRun& run) {
   return run.loss.problem();
 }
 
-MeasuredCase setup_checked(const MlpCase& c) {
-  CUDA_CHECK(cudaSetDevice(c.device));
+}  // namespace
+
+MeasuredCase setup_mlp_gpu(const MlpCase& c) {
   const std::size_t slots = c.data_path == DataPath::pageable ? 1 : c.data_path == DataPath::pinned_overlap ? 2 : 8;
   const std::size_t device_bytes = 2 * MlpGpuModel::device_bytes(c.shape, c.batch, c.precision) +
                                    slots * static_cast<std::size_t>(c.samples_per_step() * (c.shape.inputs + 1) * 4);
-  if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.device, device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
   const std::uint64_t host_bytes = 3 * mlp_dataset_bytes(c.shape, c.samples_per_step());
-  if (const auto available = host_memory_available_bytes(); available && host_bytes + (512ull << 20) > available)
-    return MeasuredCase::skip(fmt::format("needs {} of host memory, {} available", format_size(host_bytes),
-                                          format_size(available)));
+  if (auto problem = host_fit_problem(host_bytes); !problem.empty()) return MeasuredCase::skip(problem);
 
   auto run = std::make_shared<MlpGpuRun>();
   run->c = c;
@@ -259,13 +257,6 @@ MeasuredCase setup_checked(const MlpCase& c) {
     }
   };
   return made;
-}
-
-}  // namespace
-
-MeasuredCase setup_mlp_gpu(const MlpCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
-  return setup_checked(c);
 }
 
 }  // namespace offloadbench

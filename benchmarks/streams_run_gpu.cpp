@@ -25,7 +25,6 @@
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
 #include "harness/gpu_info.h"
-#include "harness/results/sizes.h"
 #include "harness/system_info.h"
 #include "kernels/fma_workload.h"
 #include "kernels/tolerance.h"
@@ -43,10 +42,7 @@ struct Buffers {
 
 std::string allocation_problem(const StreamsCase& c) {
   if (auto problem = device_fit_problem(2 * c.bytes); !problem.empty()) return problem;
-  const auto available = host_memory_available_bytes();
-  if (available && 2 * c.bytes + (512ull << 20) > available)
-    return fmt::format("needs {} of host memory, {} available", format_size(2 * c.bytes), format_size(available));
-  return "";
+  return host_fit_problem(2 * c.bytes);
 }
 
 Buffers allocate_buffers(const StreamsCase& c) {

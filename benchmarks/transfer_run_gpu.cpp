@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "benchmarks/gpu_checks.h"
 #include "benchmarks/transfer_cases.h"
 #include "harness/benchmark_case.h"
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
 #include "harness/gpu_info.h"
-#include "harness/results/sizes.h"
 #include "harness/system_info.h"
 
 namespace offloadbench {
@@ -122,20 +122,11 @@ void report_link(benchmark::State& state, const GpuInfo& gpu) {
   }
 }
 
-std::string host_fit_problem(std::uint64_t bytes) {
-  const auto available = host_memory_available_bytes();
-  if (available && bytes + (512ull << 20) > available)
-    return fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(available));
-  return "";
-}
-
 }  // namespace
 
 MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
-  CUDA_CHECK(cudaSetDevice(c.device));
   const int directions = c.direction == CopyDirection::bidirectional ? 2 : 1;
-  if (auto problem = device_fit_problem(c.bytes * directions); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.device, c.bytes * directions); !problem.empty()) return MeasuredCase::skip(problem);
   if (auto problem = host_fit_problem(c.bytes * (directions + 1)); !problem.empty()) return MeasuredCase::skip(problem);
 
   auto r = std::make_shared<CopyResources>();
