@@ -92,6 +92,11 @@ double time_on(cudaStream_t stream, const std::function<void()>& enqueue) {
   return time_once(timer, enqueue);
 }
 
+// The median of three such timings: the stage times the bound and the speedups are made of.
+double median_seconds_on(cudaStream_t stream, const std::function<void()>& enqueue) {
+  return median_of(3, [&] { return time_on(stream, enqueue); });
+}
+
 // K streams: one pass forks from the lead stream, enqueues every chunk, and joins back to it.
 class Pipeline {
  public:
@@ -139,7 +144,7 @@ struct Parts {
 
 double kernel_seconds(const Buffers& b, int fma_iterations, cudaStream_t stream) {
   const Chunk all{0, b.elements};
-  return median_of(3, [&] { return time_on(stream, [&] { compute(b, all, fma_iterations, stream); }); });
+  return median_seconds_on(stream, [&] { compute(b, all, fma_iterations, stream); });
 }
 
 // Two probes give a linear model; one more point corrects it near the target.
@@ -155,11 +160,11 @@ int calibrate_fma_iterations(const Buffers& b, double target_s, cudaStream_t str
 Parts measure_parts(const StreamsCase& c, const Buffers& b, cudaStream_t stream) {
   const Chunk all{0, b.elements};
   Parts p;
-  p.stages.h2d_s = median_of(3, [&] { return time_on(stream, [&] { copy_in(b, all, stream); }); });
+  p.stages.h2d_s = median_seconds_on(stream, [&] { copy_in(b, all, stream); });
   p.fma_iterations = calibrate_fma_iterations(b, c.workload_ratio * p.stages.h2d_s, stream);
   p.stages.kernel_s = kernel_seconds(b, p.fma_iterations, stream);
-  p.stages.d2h_s = median_of(3, [&] { return time_on(stream, [&] { copy_out(b, all, stream); }); });
-  p.serial_s = median_of(3, [&] { return time_on(nullptr, [&] { enqueue_serial(b, p.fma_iterations); }); });
+  p.stages.d2h_s = median_seconds_on(stream, [&] { copy_out(b, all, stream); });
+  p.serial_s = median_seconds_on(nullptr, [&] { enqueue_serial(b, p.fma_iterations); });
   p.async_engine_count = gpu_inventory().gpus.at(c.device).async_engine_count;
   p.bound = overlap_bound_for(p.async_engine_count);
   p.bound_s = bound_seconds(p.stages, p.bound);
@@ -361,14 +366,12 @@ Measurement bidirectional_case(const StreamsCase& c, StreamsWorkspace& workspace
     if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty()) return "host-to-device: " + bad;
     return "";
   };
-  m.side_rates = {one_direction("h2d", c.bytes, [run, all] {
-                     const auto up = run->up.get();
-                     return median_of(3, [&] { return time_on(up, [&] { copy_in(*run->buffers, all, up); }); });
-                   }),
-                   one_direction("d2h", c.bytes, [run, all] {
-                     const auto down = run->down.get();
-                     return median_of(3, [&] { return time_on(down, [&] { copy_out(*run->buffers, all, down); }); });
-                   })};
+  const auto up = run->up.get(), down = run->down.get();
+  m.side_rates = {
+      one_direction("h2d", c.bytes,
+                    [run, all, up] { return median_seconds_on(up, [&] { copy_in(*run->buffers, all, up); }); }),
+      one_direction("d2h", c.bytes,
+                    [run, all, down] { return median_seconds_on(down, [&] { copy_out(*run->buffers, all, down); }); })};
   m.report = [c](benchmark::State& state, const Totals& totals) {
     const double per_pass = totals.device_seconds / static_cast<double>(totals.calls);
     const double one_direction = std::max(totals.side_bytes_per_second("h2d_bytes_per_second"),

@@ -3,7 +3,8 @@
 // Measurement: the timed body, the work one call does, a verify step and, for GPU work, a device
 // timer. The layer owns the rest: verify and warm-up outside any timed window, batches through
 // KeepRunningBatch (so `iterations` counts calls), the clock, the gate check after every batch,
-// rates = work per call × calls ÷ seconds, ceilings, and skip/invalid marks on the row.
+// rates = work per call × calls ÷ seconds, side rates (bytes ÷ seconds of a run timed beside the
+// calls, such as a synchronous copy), ceilings, and skip/invalid marks on the row.
 #pragma once
 #include <cstdint>
 #include <functional>
