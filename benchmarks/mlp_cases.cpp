@@ -38,14 +38,27 @@ const char* to_string(MlpSweep sweep) { return sweep == MlpSweep::batch ? "batch
 
 const char* to_string(LaunchMode mode) { return mode == LaunchMode::eager ? "eager" : "graph"; }
 
-const char* to_string(DataPath path) {
-  switch (path) {
-    case DataPath::resident: return "resident";
-    case DataPath::pageable: return "pageable";
-    case DataPath::pinned_overlap: return "pinned_overlap";
-  }
-  return "unknown";
+namespace {
+// Every data path: its name (the row's data_path) and the view its GPU rows are compared in.
+struct DataPathInfo {
+  DataPath path;
+  const char* name;
+  const char* view;
+};
+constexpr DataPathInfo kDataPaths[] = {
+    {DataPath::resident, "resident", "gpu_kernel"},
+    {DataPath::pageable, "pageable", "gpu_pageable"},
+    {DataPath::pinned_overlap, "pinned_overlap", "gpu_pinned_overlap"},
+};
+
+const DataPathInfo& data_path_info(DataPath path) {
+  for (const auto& info : kDataPaths)
+    if (info.path == path) return info;
+  throw std::logic_error("a data path without a row in kDataPaths");
 }
+}  // namespace
+
+const char* to_string(DataPath path) { return data_path_info(path).name; }
 
 double MlpCase::flops_per_step() const {
   return trains() ? accum_steps() * mlp_train_flops(shape, batch) : mlp_forward_flops(shape, batch);
@@ -156,15 +169,6 @@ void register_cpu_views(const MlpQuestion& q) {
   }
 }
 
-const char* view_of(DataPath path) {
-  switch (path) {
-    case DataPath::resident: return "gpu_kernel";
-    case DataPath::pageable: return "gpu_pageable";
-    case DataPath::pinned_overlap: return "gpu_pinned_overlap";
-  }
-  return "unknown";
-}
-
 struct GpuVariant {
   Precision precision;
   LaunchMode launch;
@@ -198,7 +202,7 @@ void register_gpu_views(const RunConfig& config, const MlpQuestion& q, const std
       c.data_path = g.path;
       const std::string series = fmt::format("{} {}", to_string(g.precision), to_string(g.launch));
       auto fields = common_fields(q, c);
-      fields.update({{"view", view_of(g.path)}, {"series", series}, {"precision", to_string(g.precision)},
+      fields.update({{"view", data_path_info(g.path).view}, {"series", series}, {"precision", to_string(g.precision)},
                      {"device", device}, {"launch_mode", to_string(g.launch)}, {"data_path", to_string(g.path)}});
       if (is_headline(q) && g.precision == Precision::fp32 && g.launch == LaunchMode::graph)
         fields["headline"] = fmt::format("mlp {} {} b64 gpu fp32 graph {}", to_string(q.shape), to_string(q.step),
