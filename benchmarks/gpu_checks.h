@@ -1,4 +1,4 @@
-// What issue 18's GPU runners ask of a GPU before they set a case up: is it there, does the case
+// What the GPU runners ask of a GPU before they set a case up: is it there, does the case
 // fit, can it do what the case needs. Timing and rates are the measurement layer's (harness/measure.h).
 #pragma once
 #include <cuda_runtime.h>

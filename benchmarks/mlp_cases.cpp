@@ -2,8 +2,10 @@
 // RGB image), and a hidden-width sweep 64…4096 at 784 inputs (full). Batches 1…4096 in powers of two
 // (quick: 1, 64, 1024 at 784-128-10). FLOPs: 2·M·N·K per GEMM, forward and backward (mlp_train_flops).
 // Every GPU row pairs with the CPU rows of its compare_group; view tells the data path apart.
-#include <cmath>
 #include "benchmarks/mlp_cases.h"
+
+#include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -14,23 +16,58 @@
 
 namespace offloadbench {
 
+// Every mlp step and what it is: the one place a step's properties are written.
+constexpr MlpStepInfo kMlpSteps[] = {
+    //                       name                trains optimizer          clip  accum quick_step_only
+    {MlpStep::inference,        "inference",        false, Optimizer::sgd,   0.0f, 1,    false},
+    {MlpStep::train_sgd,        "train_sgd",        true,  Optimizer::sgd,   0.0f, 1,    false},
+    {MlpStep::train_adamw,      "train_adamw",      true,  Optimizer::adamw, 0.0f, 1,    false},
+    {MlpStep::train_adamw_clip, "train_adamw_clip", true,  Optimizer::adamw, 1.0f, 1,    true},
+    {MlpStep::train_sgd_accum4, "train_sgd_accum4", true,  Optimizer::sgd,   0.0f, 4,    true},
+};
+
+const MlpStepInfo& mlp_step_info(MlpStep step) {
+  for (const auto& info : kMlpSteps)
+    if (info.step == step) return info;
+  throw std::logic_error("an mlp step without a row in kMlpSteps");
+}
+
+const char* to_string(MlpStep step) { return mlp_step_info(step).name; }
+
+const char* to_string(MlpSweep sweep) { return sweep == MlpSweep::batch ? "batch" : "hidden"; }
+
 const char* to_string(LaunchMode mode) { return mode == LaunchMode::eager ? "eager" : "graph"; }
 
-const char* to_string(DataPath path) {
-  switch (path) {
-    case DataPath::resident: return "resident";
-    case DataPath::pageable: return "pageable";
-    case DataPath::pinned_overlap: return "pinned_overlap";
-  }
-  return "unknown";
+namespace {
+// Every data path: its name (the row's data_path) and the view its GPU rows are compared in.
+struct DataPathInfo {
+  DataPath path;
+  const char* name;
+  const char* view;
+};
+constexpr DataPathInfo kDataPaths[] = {
+    {DataPath::resident, "resident", "gpu_kernel"},
+    {DataPath::pageable, "pageable", "gpu_pageable"},
+    {DataPath::pinned_overlap, "pinned_overlap", "gpu_pinned_overlap"},
+};
+
+const DataPathInfo& data_path_info(DataPath path) {
+  for (const auto& info : kDataPaths)
+    if (info.path == path) return info;
+  throw std::logic_error("a data path without a row in kDataPaths");
 }
+}  // namespace
+
+const char* to_string(DataPath path) { return data_path_info(path).name; }
 
 double MlpCase::flops_per_step() const {
-  return variant == MlpVariant::inference ? mlp_forward_flops(shape, batch)
-                                          : accum_steps * mlp_train_flops(shape, batch);
+  return trains() ? accum_steps() * mlp_train_flops(shape, batch) : mlp_forward_flops(shape, batch);
 }
 
-OptimizerConfig MlpCase::optimizer_config() const { return make_optimizer_config(optimizer, max_grad_norm); }
+OptimizerConfig MlpCase::optimizer_config() const {
+  const auto& info = mlp_step_info(step);
+  return make_optimizer_config(info.optimizer, info.max_grad_norm);
+}
 
 namespace {
 // Enough distinct batches that a step never reuses the one before it (2 to 8, at most 4096 rows unless
@@ -60,26 +97,28 @@ namespace {
 // One row of the table before it is split into views: the question a compare_group answers.
 struct MlpQuestion {
   MlpShape shape;
-  int batch;
-  std::string variant;  // inference, train_sgd, train_adamw, train_adamw_clip, train_sgd_accum4
-  std::string sweep;    // batch or hidden
+  int batch = 64;
+  MlpStep step = MlpStep::train_sgd;
+  MlpSweep sweep = MlpSweep::batch;
 };
 
 MlpCase case_for(const MlpQuestion& q) {
   MlpCase c;
   c.shape = q.shape;
   c.batch = q.batch;
-  c.variant = q.variant == "inference" ? MlpVariant::inference : MlpVariant::train;
-  c.optimizer = q.variant.find("adamw") != std::string::npos ? Optimizer::adamw : Optimizer::sgd;
-  c.max_grad_norm = q.variant.find("clip") != std::string::npos ? 1.0f : 0.0f;
-  c.accum_steps = q.variant.find("accum4") != std::string::npos ? 4 : 1;
+  c.step = q.step;
   return c;
 }
 
+// The summary shows one size per label: the target (SGD training step, batch 64).
+bool is_headline(const MlpQuestion& q) {
+  return q.sweep == MlpSweep::batch && q.batch == 64 && q.step == MlpStep::train_sgd;
+}
+
 std::string compare_group(const MlpQuestion& q) {
-  if (q.sweep == "hidden")
-    return fmt::format("mlp/{}-hidden-{}/b{}/{}", q.shape.inputs, q.shape.classes, q.batch, q.variant);
-  return fmt::format("mlp/{}/{}", to_string(q.shape), q.variant);
+  if (q.sweep == MlpSweep::hidden)
+    return fmt::format("mlp/{}-hidden-{}/b{}/{}", q.shape.inputs, q.shape.classes, q.batch, to_string(q.step));
+  return fmt::format("mlp/{}/{}", to_string(q.shape), to_string(q.step));
 }
 
 nlohmann::json common_fields(const MlpQuestion& q, const MlpCase& c) {
@@ -89,21 +128,22 @@ nlohmann::json common_fields(const MlpQuestion& q, const MlpCase& c) {
                       {"hidden", q.shape.hidden},
                       {"classes", q.shape.classes},
                       {"batch", q.batch},
-                      {"variant", c.variant == MlpVariant::inference ? "inference" : "train"},
-                      {"step_variant", q.variant},
-                      {"accum_steps", c.accum_steps},
+                      {"variant", c.trains() ? "train" : "inference"},
+                      {"step_variant", to_string(q.step)},
+                      {"accum_steps", c.accum_steps()},
                       {"samples_per_step", c.samples_per_step()},
                       {"flops_per_step", c.flops_per_step()},
                       {"compare_group", compare_group(q)},
-                      {"sweep", q.sweep}};
-  f["optimizer"] = c.variant == MlpVariant::train ? nlohmann::json(to_string(c.optimizer)) : nlohmann::json(nullptr);
-  f["max_grad_norm"] = c.max_grad_norm > 0 ? nlohmann::json(c.max_grad_norm) : nlohmann::json(nullptr);
+                      {"sweep", to_string(q.sweep)}};
+  const auto& info = mlp_step_info(q.step);
+  f["optimizer"] = info.trains ? nlohmann::json(to_string(info.optimizer)) : nlohmann::json(nullptr);
+  f["max_grad_norm"] = info.max_grad_norm > 0 ? nlohmann::json(info.max_grad_norm) : nlohmann::json(nullptr);
   return f;
 }
 
 std::string case_prefix(const MlpQuestion& q) {
-  const std::string sweep = q.sweep == "hidden" ? "hidden_sweep/" : "";
-  return fmt::format("mlp/{}{}/{}/b{}", sweep, to_string(q.shape), q.variant, q.batch);
+  const std::string sweep = q.sweep == MlpSweep::hidden ? "hidden_sweep/" : "";
+  return fmt::format("mlp/{}{}/{}/b{}", sweep, to_string(q.shape), to_string(q.step), q.batch);
 }
 
 void register_cpu_views(const MlpQuestion& q) {
@@ -120,23 +160,13 @@ void register_cpu_views(const MlpQuestion& q) {
     fields["threading"] = fmt::format("{} OpenBLAS pthreads, {} OpenMP (libgomp) for loops above 1Mi elements",
                                       threads, threads);
     // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
-    if (q.variant == "train_sgd") fields["cpu_update"] = "sgd_fused_into_weight_gemm";
-    // The summary shows one size per label: the target (SGD training step, batch 64).
-    if (q.sweep == "batch" && q.batch == 64 && q.variant == "train_sgd")
-      fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), q.variant, view);
+    if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
+      fields["cpu_update"] = "sgd_fused_into_weight_gemm";
+    if (is_headline(q)) fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), to_string(q.step), view);
     register_case(measured_case(fmt::format("{}/{}", case_prefix(q), view), "mlp", fields, Clock::host_wall,
                                 [c] { return setup_mlp_cpu(c); }));
     if (all_threads == 1) break;
   }
-}
-
-const char* view_of(DataPath path) {
-  switch (path) {
-    case DataPath::resident: return "gpu_kernel";
-    case DataPath::pageable: return "gpu_pageable";
-    case DataPath::pinned_overlap: return "gpu_pinned_overlap";
-  }
-  return "unknown";
 }
 
 struct GpuVariant {
@@ -172,11 +202,10 @@ void register_gpu_views(const RunConfig& config, const MlpQuestion& q, const std
       c.data_path = g.path;
       const std::string series = fmt::format("{} {}", to_string(g.precision), to_string(g.launch));
       auto fields = common_fields(q, c);
-      fields.update({{"view", view_of(g.path)}, {"series", series}, {"precision", to_string(g.precision)},
+      fields.update({{"view", data_path_info(g.path).view}, {"series", series}, {"precision", to_string(g.precision)},
                      {"device", device}, {"launch_mode", to_string(g.launch)}, {"data_path", to_string(g.path)}});
-      if (q.sweep == "batch" && q.batch == 64 && q.variant == "train_sgd" && g.precision == Precision::fp32 &&
-          g.launch == LaunchMode::graph)
-        fields["headline"] = fmt::format("mlp {} {} b64 gpu fp32 graph {}", to_string(q.shape), q.variant,
+      if (is_headline(q) && g.precision == Precision::fp32 && g.launch == LaunchMode::graph)
+        fields["headline"] = fmt::format("mlp {} {} b64 gpu fp32 graph {}", to_string(q.shape), to_string(q.step),
                                          to_string(g.path));
       const std::string gpu = config.gpu_devices.size() > 1 ? fmt::format("gpu:{}", device) : "gpu";
       register_case(measured_case(fmt::format("{}/{}/{}/{}/{}", case_prefix(q), gpu, to_string(g.precision), to_string(g.launch),
@@ -189,23 +218,42 @@ std::vector<MlpQuestion> mlp_questions(bool quick) {
   std::vector<MlpQuestion> questions;
   const MlpShape mnist{784, 128, 10}, image{12288, 64, 10};
   const std::vector<int> batches = quick ? std::vector<int>{1, 64, 1024} : std::vector<int>{};
-  auto batch_sweep = [&](const MlpShape& shape, std::vector<std::string> variants) {
+  auto batch_sweep = [&](const MlpShape& shape, MlpStep step) {
     std::vector<int> sizes = batches;
     if (sizes.empty())
       for (int b = 1; b <= 4096; b *= 2) sizes.push_back(b);
-    for (const auto& variant : variants)
-      for (int b : sizes) questions.push_back({shape, b, variant, "batch"});
+    for (int b : sizes) {
+      MlpQuestion q;
+      q.shape = shape;
+      q.batch = b;
+      q.step = step;
+      questions.push_back(q);
+    }
   };
-  batch_sweep(mnist, {"inference", "train_sgd", "train_adamw"});
-  // Clipping and accumulation: one batch in quick mode, the whole sweep in full.
-  for (const char* variant : {"train_adamw_clip", "train_sgd_accum4"}) {
-    if (quick) questions.push_back({mnist, 64, variant, "batch"});
-    else batch_sweep(mnist, {variant});
+  const MlpStep core_steps[] = {MlpStep::inference, MlpStep::train_sgd, MlpStep::train_adamw};
+  for (auto step : core_steps) batch_sweep(mnist, step);
+  // Steps that change the step alone (clipping, accumulation): one batch in quick mode, the whole sweep in full.
+  for (const auto& info : kMlpSteps) {
+    if (!info.quick_step_only) continue;
+    if (!quick) {
+      batch_sweep(mnist, info.step);
+      continue;
+    }
+    MlpQuestion q;
+    q.shape = mnist;
+    q.step = info.step;
+    questions.push_back(q);  // batch 64
   }
   if (!quick) {
-    batch_sweep(image, {"inference", "train_sgd", "train_adamw"});
-    for (std::int64_t hidden = 64; hidden <= 4096; hidden *= 2)
-      questions.push_back({MlpShape{784, hidden, 10}, 256, "train_sgd", "hidden"});
+    for (auto step : core_steps) batch_sweep(image, step);
+    for (std::int64_t hidden = 64; hidden <= 4096; hidden *= 2) {
+      MlpQuestion q;
+      q.shape = MlpShape{784, hidden, 10};
+      q.batch = 256;
+      q.step = MlpStep::train_sgd;
+      q.sweep = MlpSweep::hidden;
+      questions.push_back(q);
+    }
   }
   return questions;
 }
@@ -218,8 +266,8 @@ void register_mlp_suite(const RunConfig& config) {
   // data path or the precision.
   const std::vector<GpuVariant> step_only = {{Precision::fp32, LaunchMode::graph, DataPath::resident}};
   for (const auto& q : mlp_questions(config.quick)) {
-    const bool extra_variant = q.variant == "train_adamw_clip" || q.variant == "train_sgd_accum4";
-    register_gpu_views(config, q, config.quick && extra_variant ? step_only : variants);
+    const bool step_only_here = config.quick && mlp_step_info(q.step).quick_step_only;
+    register_gpu_views(config, q, step_only_here ? step_only : variants);
     register_cpu_views(q);
   }
 }

@@ -14,7 +14,24 @@
 
 namespace offloadbench {
 
-enum class MlpVariant { inference, train };
+// The step a case times. Every property of a step is its row of the table in mlp_cases.cpp; code
+// asks the table (mlp_step_info), never the step's name.
+enum class MlpStep { inference, train_sgd, train_adamw, train_adamw_clip, train_sgd_accum4 };
+struct MlpStepInfo {
+  MlpStep step;
+  const char* name;        // the row's step_variant, and part of the case name
+  bool trains;             // false: a forward pass only
+  Optimizer optimizer;     // training steps
+  float max_grad_norm;     // clip the global gradient norm to this; 0: no clipping
+  int accum_steps;         // micro-batches per optimizer step
+  bool quick_step_only;    // quick mode times it at one batch and one GPU view: it changes the step alone
+};
+const MlpStepInfo& mlp_step_info(MlpStep step);
+const char* to_string(MlpStep step);
+
+enum class MlpSweep { batch, hidden };  // what a compare_group varies
+const char* to_string(MlpSweep sweep);
+
 enum class LaunchMode { eager, graph };  // one launch per op, or the whole step as one CUDA Graph
 enum class DataPath {
   resident,        // the batches already live on the GPU
@@ -27,10 +44,7 @@ const char* to_string(DataPath path);
 struct MlpCase {
   MlpShape shape;
   int batch = 64;  // rows per micro-batch
-  MlpVariant variant = MlpVariant::train;
-  Optimizer optimizer = Optimizer::sgd;
-  float max_grad_norm = 0;  // 0: no clipping
-  int accum_steps = 1;      // micro-batches per optimizer step
+  MlpStep step = MlpStep::train_sgd;
   // GPU cases
   Precision precision = Precision::fp32;
   LaunchMode launch = LaunchMode::eager;
@@ -39,7 +53,9 @@ struct MlpCase {
   // CPU cases
   int cpu_threads = 1;
 
-  std::int64_t samples_per_step() const { return std::int64_t{batch} * accum_steps; }
+  bool trains() const { return mlp_step_info(step).trains; }
+  int accum_steps() const { return mlp_step_info(step).accum_steps; }
+  std::int64_t samples_per_step() const { return std::int64_t{batch} * accum_steps(); }
   double flops_per_step() const;
   OptimizerConfig optimizer_config() const;
 };

@@ -12,7 +12,6 @@
 
 #include "benchmarks/mlp_cases.h"
 #include "harness/benchmark_case.h"
-#include "harness/results/sizes.h"
 #include "harness/system_info.h"
 
 namespace offloadbench {
@@ -67,10 +66,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   const std::uint64_t model_bytes =
       mlp_param_layout(c.shape).count * 16 + static_cast<std::uint64_t>(c.batch) * (c.shape.hidden * 12 + c.shape.classes * 8);
   const std::uint64_t bytes = mlp_dataset_bytes(c.shape, c.samples_per_step()) + model_bytes;
-  const auto available = host_memory_available_bytes();
-  if (available != 0 && bytes + (512ull << 20) > available)
-    return MeasuredCase::skip(
-        fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(available)));
+  if (auto problem = host_fit_problem(bytes); !problem.empty()) return MeasuredCase::skip(problem);
 
   // The case's state, kept across its calls; threads are set for the whole case and restored after.
   struct Stepper {
@@ -92,10 +88,10 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   m.call = [s, c] {
     const int i = s->next_batch;
     const float* x = s->data.x_at(i, c.shape.inputs);
-    if (c.variant == MlpVariant::inference) {
+    if (!c.trains()) {
       mlp_forward(s->model.activations(), s->model.params.data(), x, c.shape, c.batch);
     } else {
-      mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps, s->config);
+      mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps(), s->config);
     }
     benchmark::DoNotOptimize(s->model.logits.data());
     benchmark::ClobberMemory();
@@ -103,14 +99,14 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   };
   m.verify = [s, c]() -> std::string {
     const float* x0 = s->data.x.data();
-    if (c.variant == MlpVariant::inference) {
+    if (!c.trains()) {
       mlp_forward(s->model.activations(), s->model.params.data(), x0, c.shape, c.batch);
       return check_inference(s->model, x0);
     }
     s->loss.first = mlp_loss(s->model, x0, s->data.labels.data());
     for (int step = 0; step < kMlpCheckSteps; ++step) {
       const int i = step % s->data.batches;
-      mlp_train_step_fast(s->model, s->data.x_at(i, c.shape.inputs), s->data.labels_at(i), c.accum_steps, s->config);
+      mlp_train_step_fast(s->model, s->data.x_at(i, c.shape.inputs), s->data.labels_at(i), c.accum_steps(), s->config);
     }
     s->loss.last = mlp_loss(s->model, x0, s->data.labels.data());
     s->loss.checked = true;

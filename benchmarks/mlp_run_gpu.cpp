@@ -14,13 +14,12 @@
 
 #include <fmt/format.h>
 
+#include "benchmarks/gpu_checks.h"
 #include "benchmarks/mlp_cases.h"
 #include "harness/benchmark_case.h"
 #include "kernels/cuda/cuda_graph.h"
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
-#include "harness/gpu_info.h"
-#include "harness/results/sizes.h"
 #include "harness/system_info.h"
 #include "kernels/mlp_gpu.h"
 
@@ -126,11 +125,11 @@ class GpuStepper {
     const float* x = x_[slot].as<float>();
     const int* labels = labels_[slot].as<int>();
     const cudaStream_t s = compute_.get();
-    if (c_.variant == MlpVariant::inference) return model_.forward(x, s);
+    if (!c_.trains()) return model_.forward(x, s);
     model_.begin_step(s);
-    for (int micro = 0; micro < c_.accum_steps; ++micro)
+    for (int micro = 0; micro < c_.accum_steps(); ++micro)
       model_.forward_backward(x + std::int64_t{micro} * c_.batch * c_.shape.inputs, labels + micro * c_.batch,
-                              c_.accum_steps, s);
+                              c_.accum_steps(), s);
     model_.optimizer_step(config_, s);
   }
 
@@ -158,7 +157,7 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   CUDA_CHECK(cudaMemcpy(x.data(), data.x.data(), x.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(labels.data(), data.labels.data(), labels.bytes(), cudaMemcpyHostToDevice));
   CudaStream stream;
-  if (c.variant == MlpVariant::inference) {
+  if (!c.trains()) {
     mlp_forward(cpu.activations(), cpu.params.data(), data.x.data(), c.shape, c.batch);
     gpu.forward(x.as<float>(), stream.get());
     const auto logits = gpu.logits();
@@ -207,16 +206,15 @@ std::string check_training(const MlpCase& c, MlpGpuRun& run) {
   return run.loss.problem();
 }
 
-MeasuredCase setup_checked(const MlpCase& c) {
-  CUDA_CHECK(cudaSetDevice(c.device));
+}  // namespace
+
+MeasuredCase setup_mlp_gpu(const MlpCase& c) {
   const std::size_t slots = c.data_path == DataPath::pageable ? 1 : c.data_path == DataPath::pinned_overlap ? 2 : 8;
   const std::size_t device_bytes = 2 * MlpGpuModel::device_bytes(c.shape, c.batch, c.precision) +
                                    slots * static_cast<std::size_t>(c.samples_per_step() * (c.shape.inputs + 1) * 4);
-  if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.device, device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
   const std::uint64_t host_bytes = 3 * mlp_dataset_bytes(c.shape, c.samples_per_step());
-  if (const auto available = host_memory_available_bytes(); available && host_bytes + (512ull << 20) > available)
-    return MeasuredCase::skip(fmt::format("needs {} of host memory, {} available", format_size(host_bytes),
-                                          format_size(available)));
+  if (auto problem = host_fit_problem(host_bytes); !problem.empty()) return MeasuredCase::skip(problem);
 
   auto run = std::make_shared<MlpGpuRun>();
   run->c = c;
@@ -232,7 +230,7 @@ MeasuredCase setup_checked(const MlpCase& c) {
   // Against the CPU first (a model of its own), then, for training, through the stepper.
   m.verify = [c, run]() -> std::string {
     if (auto problem = check_against_cpu(c, run->data, run->params); !problem.empty()) return problem;
-    return c.variant == MlpVariant::train ? check_training(c, *run) : "";
+    return c.trains() ? check_training(c, *run) : "";
   };
   m.call = [run] { run->stepper->step(); };
   m.calls_per_batch = kStepsPerBatch;
@@ -259,13 +257,6 @@ MeasuredCase setup_checked(const MlpCase& c) {
     }
   };
   return made;
-}
-
-}  // namespace
-
-MeasuredCase setup_mlp_gpu(const MlpCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
-  return setup_checked(c);
 }
 
 }  // namespace offloadbench

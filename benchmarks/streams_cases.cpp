@@ -29,6 +29,55 @@ const char* to_string(IssueOrder order) {
   return order == IssueOrder::depth_first ? "depth_first" : "breadth_first";
 }
 
+StreamsCase StreamsCase::on(int gpu, std::uint64_t bytes_per_direction) const {
+  StreamsCase c = *this;
+  c.device = gpu;
+  c.bytes = bytes_per_direction;
+  return c;
+}
+
+StreamsCase StreamsCase::at_ratio(double kernel_over_h2d) const {
+  StreamsCase c = *this;
+  c.workload_ratio = kernel_over_h2d;
+  return c;
+}
+
+StreamsCase StreamsCase::as(StreamsOp kind, HostMemoryKind memory) const {
+  StreamsCase c = *this;
+  c.op = kind;
+  c.host_memory = memory;
+  return c;
+}
+
+StreamsCase StreamsCase::pipelined(const PipelineShape& shape, HostMemoryKind memory) const {
+  StreamsCase c = as(StreamsOp::pipelined, memory);
+  c.streams = shape.streams;
+  c.chunks = shape.chunks;
+  c.order = shape.order;
+  return c;
+}
+
+StreamsCase StreamsCase::best_of(std::vector<PipelineShape> shapes) const {
+  StreamsCase c = as(StreamsOp::pipelined_best, HostMemoryKind::pinned);
+  c.search = std::move(shapes);
+  return c;
+}
+
+StreamsCase StreamsCase::bidirectional() const {
+  StreamsCase c = as(StreamsOp::bidirectional, HostMemoryKind::pinned);
+  c.workload_ratio = 0;  // no kernel
+  c.streams = 2;
+  return c;
+}
+
+StreamsCase StreamsCase::host_overlap(bool synchronous) const {
+  StreamsCase c = as(StreamsOp::host_overlap, synchronous ? HostMemoryKind::pageable : HostMemoryKind::pinned);
+  c.workload_ratio = 1.0;
+  c.streams = 1;
+  c.synchronous_api = synchronous;
+  return c;
+}
+
 std::string streams_case_problem(const StreamsCase& c) {
   if (c.bytes == 0 || c.bytes % sizeof(float) != 0)
     return fmt::format("{} bytes is not a whole number of floats", c.bytes);
@@ -76,7 +125,7 @@ std::vector<PipelineShape> full_grid() {
   return shapes;
 }
 
-// Pinned pipelines registered per (size, ratio).
+// Pinned pipelines registered per (size, ratio). Shapes are {K streams, C chunks, issue order}.
 std::vector<PipelineShape> pinned_shapes(const RunConfig& config, double ratio) {
   if (!config.quick) return full_grid();
   if (ratio != 1.0) return {{4, 16, IssueOrder::depth_first}};
@@ -164,53 +213,29 @@ void add(CaseTable& table, const StreamsCase& c, const std::string& suffix, cons
   table.push_back({c, streams_case_name(c, suffix), std::move(fields)});
 }
 
-StreamsCase with_op(StreamsCase c, StreamsOp op, HostMemoryKind memory) {
-  c.op = op;
-  c.host_memory = memory;
-  return c;
-}
-
-StreamsCase with_shape(StreamsCase c, const PipelineShape& shape, HostMemoryKind memory) {
-  c = with_op(c, StreamsOp::pipelined, memory);
-  c.streams = shape.streams;
-  c.chunks = shape.chunks;
-  c.order = shape.order;
-  return c;
-}
-
 // Quick mode keeps pageable and best-of cases to the balanced workload, where the targets are.
 void register_for(CaseTable& table, const RunConfig& config, int device, std::uint64_t bytes,
                   const std::string& suffix) {
   const auto pinned = HostMemoryKind::pinned, pageable = HostMemoryKind::pageable;
+  const StreamsCase sized = StreamsCase{}.on(device, bytes);
   for (double ratio : kRatios) {
     const bool balanced = ratio == 1.0, every = balanced || !config.quick;
-    const StreamsCase base{StreamsOp::serial, pinned, bytes, ratio, 1, 1, IssueOrder::depth_first, false, device, {},
-                           false};
-    add(table, base, suffix, balanced ? "streams serial, pinned, balanced" : "");
-    if (every)
-      add(table, with_op(base, StreamsOp::serial, pageable), suffix,
-          balanced ? "streams serial, pageable, balanced" : "");
-    add(table, with_op(base, StreamsOp::async, pinned), suffix);
-    for (const auto& shape : pinned_shapes(config, ratio)) add(table, with_shape(base, shape, pinned), suffix);
+    const auto headline = [balanced](const char* label) { return balanced ? label : ""; };
+    const StreamsCase at = sized.at_ratio(ratio);
+    add(table, at.as(StreamsOp::serial, pinned), suffix, headline("streams serial, pinned, balanced"));
+    if (every) add(table, at.as(StreamsOp::serial, pageable), suffix, headline("streams serial, pageable, balanced"));
+    add(table, at.as(StreamsOp::async, pinned), suffix);
+    for (const auto& shape : pinned_shapes(config, ratio)) add(table, at.pipelined(shape, pinned), suffix);
     if (!every) continue;
     for (const auto& shape : pageable_shapes(config))
-      add(table, with_shape(base, shape, pageable), suffix,
-          balanced && shape.order == IssueOrder::depth_first ? "streams pageable pipelined, balanced" : "");
-    auto best = with_op(base, StreamsOp::pipelined_best, pinned);
-    best.search = config.quick ? quick_search() : full_grid();
-    add(table, best, suffix, balanced ? "streams best pipelined, balanced" : "");
+      add(table, at.pipelined(shape, pageable), suffix,
+          shape.order == IssueOrder::depth_first ? headline("streams pageable pipelined, balanced") : "");
+    add(table, at.best_of(config.quick ? quick_search() : full_grid()), suffix,
+        headline("streams best pipelined, balanced"));
   }
-  const StreamsCase both{StreamsOp::bidirectional, pinned, bytes, 0, 2, 1, IssueOrder::depth_first, false, device, {},
-                         false};
-  add(table, both, suffix, "streams bidirectional, pinned");
+  add(table, sized.bidirectional(), suffix, "streams bidirectional, pinned");
   // What the host can do meanwhile: naive synchronous code from pageable memory vs async from pinned.
-  for (bool synchronous : {true, false}) {
-    auto host = with_op(both, StreamsOp::host_overlap, synchronous ? pageable : pinned);
-    host.workload_ratio = 1.0;
-    host.streams = 1;
-    host.synchronous_api = synchronous;
-    add(table, host, suffix);
-  }
+  for (bool synchronous : {true, false}) add(table, sized.host_overlap(synchronous), suffix);
 }
 
 }  // namespace
@@ -218,8 +243,7 @@ void register_for(CaseTable& table, const RunConfig& config, int device, std::ui
 void register_streams_suite(const RunConfig& config) {
   CaseTable table;
   for (int device : config.gpu_devices) {
-    const std::string suffix = config.gpu_devices.size() > 1 ? fmt::format("/gpu:{}", device) : "";
-    for (auto bytes : streams_sizes(config)) register_for(table, config, device, bytes, suffix);
+    for (auto bytes : streams_sizes(config)) register_for(table, config, device, bytes, config.gpu_suffix(device));
   }
   if (table.empty()) return;
   table.back().c.release_after = true;

@@ -30,9 +30,9 @@ enum class IssueOrder {
 const char* to_string(IssueOrder order);
 
 struct PipelineShape {
-  int streams;  // K
-  int chunks;   // C
-  IssueOrder order;
+  int streams = 1;  // K
+  int chunks = 1;   // C
+  IssueOrder order = IssueOrder::depth_first;
 };
 
 struct StreamsCase {
@@ -47,6 +47,17 @@ struct StreamsCase {
   int device = 0;
   std::vector<PipelineShape> search;  // pipelined_best: the shapes it tries
   bool release_after = false;         // the suite's last case: free the shared workspace when torn down
+
+  // Builders that name what they set (C++17 has no designated initialisers), each on a copy:
+  //   StreamsCase{}.on(device, bytes).at_ratio(1).pipelined({4, 16, IssueOrder::depth_first}, pinned)
+  StreamsCase on(int gpu, std::uint64_t bytes_per_direction) const;
+  StreamsCase at_ratio(double kernel_over_h2d) const;
+  StreamsCase as(StreamsOp kind, HostMemoryKind memory) const;                      // serial, async
+  StreamsCase pipelined(const PipelineShape& shape, HostMemoryKind memory) const;  // one K×C shape
+  StreamsCase best_of(std::vector<PipelineShape> shapes) const;                    // pinned
+  StreamsCase bidirectional() const;  // pinned, both directions at once on two streams, no kernel
+  // Balanced workload; cudaMemcpy from pageable memory (naive code) or cudaMemcpyAsync from pinned.
+  StreamsCase host_overlap(bool synchronous) const;
 };
 
 // Host and device buffers, and per workload ratio the calibration and the measured parts (stage

@@ -25,7 +25,6 @@
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
 #include "harness/gpu_info.h"
-#include "harness/results/sizes.h"
 #include "harness/system_info.h"
 #include "kernels/fma_workload.h"
 #include "kernels/tolerance.h"
@@ -43,10 +42,7 @@ struct Buffers {
 
 std::string allocation_problem(const StreamsCase& c) {
   if (auto problem = device_fit_problem(2 * c.bytes); !problem.empty()) return problem;
-  const auto available = host_memory_available_bytes();
-  if (available && 2 * c.bytes + (512ull << 20) > available)
-    return fmt::format("needs {} of host memory, {} available", format_size(2 * c.bytes), format_size(available));
-  return "";
+  return host_fit_problem(2 * c.bytes);
 }
 
 Buffers allocate_buffers(const StreamsCase& c) {
@@ -96,6 +92,11 @@ double time_on(cudaStream_t stream, const std::function<void()>& enqueue) {
   return time_once(timer, enqueue);
 }
 
+// The median of three such timings: the stage times the bound and the speedups are made of.
+double median_seconds_on(cudaStream_t stream, const std::function<void()>& enqueue) {
+  return median_of(3, [&] { return time_on(stream, enqueue); });
+}
+
 // K streams: one pass forks from the lead stream, enqueues every chunk, and joins back to it.
 class Pipeline {
  public:
@@ -143,7 +144,7 @@ struct Parts {
 
 double kernel_seconds(const Buffers& b, int fma_iterations, cudaStream_t stream) {
   const Chunk all{0, b.elements};
-  return median_of(3, [&] { return time_on(stream, [&] { compute(b, all, fma_iterations, stream); }); });
+  return median_seconds_on(stream, [&] { compute(b, all, fma_iterations, stream); });
 }
 
 // Two probes give a linear model; one more point corrects it near the target.
@@ -159,11 +160,11 @@ int calibrate_fma_iterations(const Buffers& b, double target_s, cudaStream_t str
 Parts measure_parts(const StreamsCase& c, const Buffers& b, cudaStream_t stream) {
   const Chunk all{0, b.elements};
   Parts p;
-  p.stages.h2d_s = median_of(3, [&] { return time_on(stream, [&] { copy_in(b, all, stream); }); });
+  p.stages.h2d_s = median_seconds_on(stream, [&] { copy_in(b, all, stream); });
   p.fma_iterations = calibrate_fma_iterations(b, c.workload_ratio * p.stages.h2d_s, stream);
   p.stages.kernel_s = kernel_seconds(b, p.fma_iterations, stream);
-  p.stages.d2h_s = median_of(3, [&] { return time_on(stream, [&] { copy_out(b, all, stream); }); });
-  p.serial_s = median_of(3, [&] { return time_on(nullptr, [&] { enqueue_serial(b, p.fma_iterations); }); });
+  p.stages.d2h_s = median_seconds_on(stream, [&] { copy_out(b, all, stream); });
+  p.serial_s = median_seconds_on(nullptr, [&] { enqueue_serial(b, p.fma_iterations); });
   p.async_engine_count = gpu_inventory().gpus.at(c.device).async_engine_count;
   p.bound = overlap_bound_for(p.async_engine_count);
   p.bound_s = bound_seconds(p.stages, p.bound);
@@ -321,12 +322,21 @@ Measurement kernel_case(const StreamsCase& c, StreamsWorkspace& workspace) {
   return m;
 }
 
+// One direction alone, `bytes` timed by `time`: a side rate <direction>_time_s, <direction>_bytes_per_second.
+SideRate one_direction(const char* direction, std::uint64_t bytes, std::function<double()> time) {
+  SideRate side;
+  side.rate_counter = fmt::format("{}_bytes_per_second", direction);
+  side.time_counter = fmt::format("{}_time_s", direction);
+  side.bytes = static_cast<double>(bytes);
+  side.time = std::move(time);
+  return side;
+}
+
 // H2D of `in` and D2H of `out` at once on two streams; each alone is measured for comparison.
 Measurement bidirectional_case(const StreamsCase& c, StreamsWorkspace& workspace) {
   struct BothRun {
     const Buffers* buffers;
     CudaStream up, down;
-    double h2d_s = 0, d2h_s = 0;
   };
   auto run = std::make_shared<BothRun>();
   run->buffers = &workspace.buffers(c);
@@ -356,16 +366,16 @@ Measurement bidirectional_case(const StreamsCase& c, StreamsWorkspace& workspace
     if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty()) return "host-to-device: " + bad;
     return "";
   };
-  const Buffers& b = *run->buffers;
-  run->h2d_s = median_of(3, [&] { return time_on(run->up.get(), [&] { copy_in(b, all, run->up.get()); }); });
-  run->d2h_s = median_of(3, [&] { return time_on(run->down.get(), [&] { copy_out(b, all, run->down.get()); }); });
-  m.report = [run, c](benchmark::State& state, const Totals& totals) {
+  const auto up = run->up.get(), down = run->down.get();
+  m.side_rates = {
+      one_direction("h2d", c.bytes,
+                    [run, all, up] { return median_seconds_on(up, [&] { copy_in(*run->buffers, all, up); }); }),
+      one_direction("d2h", c.bytes,
+                    [run, all, down] { return median_seconds_on(down, [&] { copy_out(*run->buffers, all, down); }); })};
+  m.report = [c](benchmark::State& state, const Totals& totals) {
     const double per_pass = totals.device_seconds / static_cast<double>(totals.calls);
-    const double one_direction = std::max(c.bytes / run->h2d_s, c.bytes / run->d2h_s);
-    state.counters["h2d_time_s"] = run->h2d_s;
-    state.counters["d2h_time_s"] = run->d2h_s;
-    state.counters["h2d_bytes_per_second"] = c.bytes / run->h2d_s;
-    state.counters["d2h_bytes_per_second"] = c.bytes / run->d2h_s;
+    const double one_direction = std::max(totals.side_bytes_per_second("h2d_bytes_per_second"),
+                                          totals.side_bytes_per_second("d2h_bytes_per_second"));
     state.counters["speedup_over_one_direction"] = 2 * c.bytes / per_pass / one_direction;
   };
   return m;

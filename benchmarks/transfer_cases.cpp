@@ -23,14 +23,21 @@ const char* to_string(CopyDirection direction) {
 
 namespace {
 
+// Every pin operation: its name in case names, and the calls one timed call makes (the row's pin_operation).
+struct PinOperationInfo {
+  PinOperation operation;
+  const char* name;
+  const char* api_calls;
+};
+constexpr PinOperationInfo kPinOperations[] = {
+    {PinOperation::host_alloc, "host_alloc", "cudaHostAlloc+cudaFreeHost"},
+    {PinOperation::host_register, "host_register", "cudaHostRegister+cudaHostUnregister"},
+};
+
 std::vector<std::uint64_t> transfer_sizes(const RunConfig& config) {
   if (config.sizes) return *config.sizes;
   if (config.quick) return {4ull << 10, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20};
   return powers_of_two(4ull << 10, 1ull << 30);
-}
-
-std::string device_suffix(const RunConfig& config, int device) {
-  return config.gpu_devices.size() > 1 ? fmt::format("/gpu:{}", device) : "";
 }
 
 void register_device_copies(const RunConfig& config, const std::vector<std::uint64_t>& sizes) {
@@ -41,7 +48,11 @@ void register_device_copies(const RunConfig& config, const std::vector<std::uint
     for (auto direction : directions)
       for (auto kind : kinds)
         for (auto bytes : sizes) {
-          const DeviceCopyCase c{direction, kind, bytes, device};
+          DeviceCopyCase c;
+          c.direction = direction;
+          c.host_memory = kind;
+          c.bytes = bytes;
+          c.device = device;
           nlohmann::json fields = {{"op", "device_copy"},
                                    {"direction", to_string(direction)},
                                    {"host_memory", to_string(kind)},
@@ -50,25 +61,23 @@ void register_device_copies(const RunConfig& config, const std::vector<std::uint
           if (kind == HostMemoryKind::pinned || kind == HostMemoryKind::pageable)
             fields["headline"] = fmt::format("{} {}", to_string(direction), to_string(kind));
           register_case(measured_case(fmt::format("transfer/{}/{}/{}{}", to_string(direction), to_string(kind),
-                                                  format_size(bytes), device_suffix(config, device)),
+                                                  format_size(bytes), config.gpu_suffix(device)),
                                       "transfer", fields, Clock::device_events, [c] { return setup_device_copy(c); }));
         }
 }
 
 void register_pin_costs(const RunConfig& config, const std::vector<std::uint64_t>& sizes) {
-  const std::pair<PinOperation, const char*> operations[] = {
-      {PinOperation::host_alloc, "cudaHostAlloc+cudaFreeHost"},
-      {PinOperation::host_register, "cudaHostRegister+cudaHostUnregister"}};
   for (int device : config.gpu_devices)
-    for (const auto& [operation, label] : operations)
+    for (const auto& pin : kPinOperations)
       for (auto bytes : sizes) {
-        const PinCostCase c{operation, bytes, device};
-        register_case(measured_case(fmt::format("transfer/pin_cost/{}/{}{}",
-                                                operation == PinOperation::host_alloc ? "host_alloc" : "host_register",
-                                                format_size(bytes), device_suffix(config, device)),
-                                    "transfer",
-                                    {{"op", "pin_cost"}, {"pin_operation", label}, {"bytes", bytes}, {"device", device}},
-                                    Clock::host_wall, [c] { return setup_pin_cost(c); }));
+        PinCostCase c;
+        c.operation = pin.operation;
+        c.bytes = bytes;
+        c.device = device;
+        register_case(measured_case(
+            fmt::format("transfer/pin_cost/{}/{}{}", pin.name, format_size(bytes), config.gpu_suffix(device)),
+            "transfer", {{"op", "pin_cost"}, {"pin_operation", pin.api_calls}, {"bytes", bytes}, {"device", device}},
+            Clock::host_wall, [c] { return setup_pin_cost(c); }));
       }
 }
 

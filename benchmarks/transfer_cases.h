@@ -13,18 +13,18 @@ enum class CopyDirection { h2d, d2h, bidirectional };
 const char* to_string(CopyDirection direction);
 
 struct DeviceCopyCase {
-  CopyDirection direction;
-  HostMemoryKind host_memory;
-  std::uint64_t bytes;  // per direction
-  int device;
+  CopyDirection direction = CopyDirection::h2d;
+  HostMemoryKind host_memory = HostMemoryKind::pinned;
+  std::uint64_t bytes = 0;  // per direction
+  int device = 0;
 };
 
-enum class PinOperation { host_alloc, host_register };
+enum class PinOperation { host_alloc, host_register };  // names and API calls: kPinOperations (transfer_cases.cpp)
 
 struct PinCostCase {
-  PinOperation operation;
-  std::uint64_t bytes;
-  int device;
+  PinOperation operation = PinOperation::host_alloc;
+  std::uint64_t bytes = 0;
+  int device = 0;
 };
 
 // Setups for the measurement layer (harness/measure.h), run once per case.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,15 +24,23 @@ const char* to_string(CopyInitiator initiator) {
   return initiator == CopyInitiator::copy_engine ? "copy_engine" : "sm";
 }
 
-const char* to_string(LatencyProbe probe) {
-  switch (probe) {
-    case LatencyProbe::chase_mapped_host: return "pointer_chase_mapped_host";
-    case LatencyProbe::chase_device: return "pointer_chase_device";
-    case LatencyProbe::round_trip_h2d_pinned: return "round_trip_h2d_pinned";
-    case LatencyProbe::round_trip_d2h_pinned: return "round_trip_d2h_pinned";
-  }
-  return "unknown";
+namespace {
+constexpr LatencyProbeInfo kLatencyProbes[] = {
+    //                                   name                         chase
+    {LatencyProbe::chase_mapped_host,     "pointer_chase_mapped_host", true},
+    {LatencyProbe::chase_device,          "pointer_chase_device",      true},
+    {LatencyProbe::round_trip_h2d_pinned, "round_trip_h2d_pinned",     false},
+    {LatencyProbe::round_trip_d2h_pinned, "round_trip_d2h_pinned",     false},
+};
+}  // namespace
+
+const LatencyProbeInfo& latency_probe_info(LatencyProbe probe) {
+  for (const auto& info : kLatencyProbes)
+    if (info.probe == probe) return info;
+  throw std::logic_error("a latency probe without a row in kLatencyProbes");
 }
+
+const char* to_string(LatencyProbe probe) { return latency_probe_info(probe).name; }
 
 const char* to_string(ManagedVariant variant) {
   switch (variant) {
@@ -41,6 +50,10 @@ const char* to_string(ManagedVariant variant) {
     case ManagedVariant::pageable_copy: return "pageable_copy";
   }
   return "unknown";
+}
+
+bool is_managed(ManagedVariant variant) {
+  return variant == ManagedVariant::managed || variant == ManagedVariant::managed_prefetch;
 }
 
 const char* to_string(SmallTensorsMethod method) {
@@ -91,63 +104,81 @@ std::vector<std::uint64_t> small_tensor_counts(bool quick) {
 
 namespace {
 
-std::string suffix(const RunConfig& config, int device) {
-  return config.gpu_devices.size() > 1 ? fmt::format("/gpu:{}", device) : "";
-}
-
-template <typename Case>
-void add(const std::string& name, nlohmann::json fields, Clock clock, Case c, MeasuredCase (*setup)(const Case&)) {
-  fields["device"] = c.device;
-  register_case(measured_case(name, "transfer", std::move(fields), clock, [c, setup] { return setup(c); }));
-}
-
-void register_copies(const RunConfig& config, int device, const std::vector<std::uint64_t>& sizes) {
-  for (auto initiator : {CopyInitiator::copy_engine, CopyInitiator::sm})
-    for (auto bytes : sizes)
-      add(fmt::format("transfer/device_local/{}/{}{}", to_string(initiator), format_size(bytes), suffix(config, device)),
-          {{"op", "device_local_copy"}, {"initiator", to_string(initiator)}, {"bytes", bytes},
-           {"bytes_counted", "read+write"}},
-          Clock::device_events, DeviceLocalCopyCase{initiator, bytes, device}, setup_device_local_copy);
-  for (auto direction : {CopyDirection::h2d, CopyDirection::d2h})
-    for (auto bytes : sizes)
-      add(fmt::format("transfer/sm_copy/{}/{}{}", to_string(direction), format_size(bytes), suffix(config, device)),
-          {{"op", "sm_copy"}, {"direction", to_string(direction)}, {"host_memory", "mapped_pinned"},
-           {"initiator", "sm"}, {"bytes", bytes}},
-          Clock::device_events, SmCopyCase{direction, bytes, device}, setup_sm_copy);
-}
-
-void register_latency(const RunConfig& config, int device) {
-  for (auto probe : {LatencyProbe::chase_mapped_host, LatencyProbe::chase_device,
-                     LatencyProbe::round_trip_h2d_pinned, LatencyProbe::round_trip_d2h_pinned}) {
-    const bool chase = probe == LatencyProbe::chase_mapped_host || probe == LatencyProbe::chase_device;
-    add(fmt::format("transfer/latency/{}{}", to_string(probe), suffix(config, device)),
-        {{"op", "latency"}, {"probe", to_string(probe)}, {"bytes", chase ? 8 : 1}},
-        chase ? Clock::device_events : Clock::host_wall, LatencyCase{probe, device}, setup_latency);
+// Registers one GPU's cases: sets each case's device, its name's GPU suffix and its device field.
+struct GpuCases {
+  const RunConfig& config;
+  int device;
+  template <typename Case>
+  void add(const std::string& name, nlohmann::json fields, Clock clock, Case c,
+           MeasuredCase (*setup)(const Case&)) const {
+    c.device = device;
+    fields["device"] = device;
+    register_case(measured_case(name + config.gpu_suffix(device), "transfer", std::move(fields), clock,
+                                [c, setup] { return setup(c); }));
   }
-}
+};
 
-void register_managed(const RunConfig& config, int device, const std::vector<std::uint64_t>& sizes) {
-  for (auto variant : {ManagedVariant::managed, ManagedVariant::managed_prefetch, ManagedVariant::pinned_copy,
-                       ManagedVariant::pageable_copy})
+void register_copies(const GpuCases& gpu, const std::vector<std::uint64_t>& sizes) {
+  for (auto initiator : {CopyInitiator::copy_engine, CopyInitiator::sm})
     for (auto bytes : sizes) {
-      if (bytes < (1ull << 20) && !config.sizes) continue;  // migration works in pages: start at 1 MiB
-      add(fmt::format("transfer/managed/{}/{}{}", to_string(variant), format_size(bytes), suffix(config, device)),
-          {{"op", "managed"}, {"variant", to_string(variant)}, {"bytes", bytes}},
-          Clock::device_events, ManagedCase{variant, bytes, device}, setup_managed);
+      DeviceLocalCopyCase c;
+      c.initiator = initiator;
+      c.bytes = bytes;
+      gpu.add(fmt::format("transfer/device_local/{}/{}", to_string(initiator), format_size(bytes)),
+              {{"op", "device_local_copy"}, {"initiator", to_string(initiator)}, {"bytes", bytes},
+               {"bytes_counted", "read+write"}},
+              Clock::device_events, c, setup_device_local_copy);
+    }
+  for (auto direction : {CopyDirection::h2d, CopyDirection::d2h})
+    for (auto bytes : sizes) {
+      SmCopyCase c;
+      c.direction = direction;
+      c.bytes = bytes;
+      gpu.add(fmt::format("transfer/sm_copy/{}/{}", to_string(direction), format_size(bytes)),
+              {{"op", "sm_copy"}, {"direction", to_string(direction)}, {"host_memory", "mapped_pinned"},
+               {"initiator", "sm"}, {"bytes", bytes}},
+              Clock::device_events, c, setup_sm_copy);
     }
 }
 
-void register_small_tensors(const RunConfig& config, int device) {
+void register_latency(const GpuCases& gpu) {
+  for (const auto& probe : kLatencyProbes) {
+    LatencyCase c;
+    c.probe = probe.probe;
+    gpu.add(fmt::format("transfer/latency/{}", probe.name),
+            {{"op", "latency"}, {"probe", probe.name}, {"bytes", probe.chase ? 8 : 1}},
+            probe.chase ? Clock::device_events : Clock::host_wall, c, setup_latency);
+  }
+}
+
+void register_managed(const GpuCases& gpu, const std::vector<std::uint64_t>& sizes) {
+  for (auto variant : {ManagedVariant::managed, ManagedVariant::managed_prefetch, ManagedVariant::pinned_copy,
+                       ManagedVariant::pageable_copy})
+    for (auto bytes : sizes) {
+      if (bytes < (1ull << 20) && !gpu.config.sizes) continue;  // migration works in pages: start at 1 MiB
+      ManagedCase c;
+      c.variant = variant;
+      c.bytes = bytes;
+      gpu.add(fmt::format("transfer/managed/{}/{}", to_string(variant), format_size(bytes)),
+              {{"op", "managed"}, {"variant", to_string(variant)}, {"bytes", bytes}}, Clock::device_events, c,
+              setup_managed);
+    }
+}
+
+void register_small_tensors(const GpuCases& gpu) {
   const auto& list = bert_tiny_layer_parameters();
   for (auto method : {SmallTensorsMethod::separate_pageable, SmallTensorsMethod::separate_pinned,
                       SmallTensorsMethod::packed_pinned, SmallTensorsMethod::batch_api})
-    for (auto n : small_tensor_counts(config.quick)) {
+    for (auto n : small_tensor_counts(gpu.config.quick)) {
       const auto layout = pack_layout(draw_tensor_sizes(list, n, kSmallTensorsSeed), kPackAlignment);
-      add(fmt::format("transfer/small_tensors/{}/n:{}{}", to_string(method), n, suffix(config, device)),
-          {{"op", "small_tensors"}, {"method", to_string(method)}, {"tensors", n}, {"parameter_list", list.name},
-           {"seed", kSmallTensorsSeed}, {"bytes", layout.payload_bytes}, {"packed_bytes", layout.total_bytes},
-           {"bytes_counted", "payload"}},
-          Clock::host_wall, SmallTensorsCase{method, n, device}, setup_small_tensors);
+      SmallTensorsCase c;
+      c.method = method;
+      c.tensors = n;
+      gpu.add(fmt::format("transfer/small_tensors/{}/n:{}", to_string(method), n),
+              {{"op", "small_tensors"}, {"method", to_string(method)}, {"tensors", n}, {"parameter_list", list.name},
+               {"seed", kSmallTensorsSeed}, {"bytes", layout.payload_bytes}, {"packed_bytes", layout.total_bytes},
+               {"bytes_counted", "payload"}},
+              Clock::host_wall, c, setup_small_tensors);
     }
 }
 
@@ -156,10 +187,11 @@ void register_small_tensors(const RunConfig& config, int device) {
 void register_transfer_extra_cases(const RunConfig& config, const std::vector<std::uint64_t>& sizes) {
   const auto thinned = extra_sizes(config, sizes);
   for (int device : config.gpu_devices) {
-    register_copies(config, device, thinned);
-    register_latency(config, device);
-    register_managed(config, device, thinned);
-    register_small_tensors(config, device);
+    const GpuCases gpu{config, device};
+    register_copies(gpu, thinned);
+    register_latency(gpu);
+    register_managed(gpu, thinned);
+    register_small_tensors(gpu);
   }
 }
 

@@ -21,9 +21,9 @@ const char* to_string(CopyInitiator initiator);
 // D2D on one GPU. Counted as read + write (2·bytes), so the rate compares with the DRAM peak;
 // copy_bytes_per_second (bytes / time) is the figure nvbandwidth's device_local_copy prints.
 struct DeviceLocalCopyCase {
-  CopyInitiator initiator;
-  std::uint64_t bytes;
-  int device;
+  CopyInitiator initiator = CopyInitiator::copy_engine;
+  std::uint64_t bytes = 0;
+  int device = 0;
 };
 
 // The DRAM peak, or 0 (no ceiling) when source and destination fit in L2 together: a repeated copy
@@ -32,9 +32,9 @@ double device_local_ceiling(std::uint64_t bytes, const GpuInfo& gpu);
 
 // A copy kernel reading mapped pinned host memory (h2d) or writing it (d2h); bytes per direction.
 struct SmCopyCase {
-  CopyDirection direction;  // h2d or d2h
-  std::uint64_t bytes;
-  int device;
+  CopyDirection direction = CopyDirection::h2d;  // h2d or d2h
+  std::uint64_t bytes = 0;
+  int device = 0;
 };
 
 enum class LatencyProbe {
@@ -43,11 +43,17 @@ enum class LatencyProbe {
   round_trip_h2d_pinned,  // 1-byte cudaMemcpyAsync + cudaStreamSynchronize, host wall clock
   round_trip_d2h_pinned,
 };
+struct LatencyProbeInfo {
+  LatencyProbe probe;
+  const char* name;
+  bool chase;  // a pointer chase timed by device events; else a round trip timed by the host clock
+};
+const LatencyProbeInfo& latency_probe_info(LatencyProbe probe);
 const char* to_string(LatencyProbe probe);
 
 struct LatencyCase {
-  LatencyProbe probe;
-  int device;
+  LatencyProbe probe = LatencyProbe::chase_device;
+  int device = 0;
 };
 
 // Host data consumed by a kernel (sum_words) on the device, four ways.
@@ -58,11 +64,12 @@ enum class ManagedVariant {
   pageable_copy,     // cudaMemcpyAsync from pageable memory, then the kernel
 };
 const char* to_string(ManagedVariant variant);
+bool is_managed(ManagedVariant variant);  // cudaMallocManaged memory, not a copy
 
 struct ManagedCase {
-  ManagedVariant variant;
-  std::uint64_t bytes;
-  int device;
+  ManagedVariant variant = ManagedVariant::managed;
+  std::uint64_t bytes = 0;
+  int device = 0;
 };
 
 // N tensors host -> device, sizes drawn from a parameter list (kernels/tensor_packing.h).
@@ -75,9 +82,9 @@ enum class SmallTensorsMethod {
 const char* to_string(SmallTensorsMethod method);
 
 struct SmallTensorsCase {
-  SmallTensorsMethod method;
-  std::uint64_t tensors;
-  int device;
+  SmallTensorsMethod method = SmallTensorsMethod::separate_pageable;
+  std::uint64_t tensors = 1;
+  int device = 0;
 };
 
 inline constexpr std::uint64_t kSmallTensorsSeed = 18;

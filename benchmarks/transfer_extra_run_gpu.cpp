@@ -226,9 +226,7 @@ MeasuredCase setup_round_trip(const LatencyCase& c) {
 }  // namespace
 
 MeasuredCase setup_latency(const LatencyCase& c) {
-  if (c.probe == LatencyProbe::chase_mapped_host || c.probe == LatencyProbe::chase_device)
-    return setup_pointer_chase(c);
-  return setup_round_trip(c);
+  return latency_probe_info(c.probe).chase ? setup_pointer_chase(c) : setup_round_trip(c);
 }
 
 }  // namespace offloadbench

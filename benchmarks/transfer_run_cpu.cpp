@@ -10,11 +10,8 @@
 #include <new>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "benchmarks/transfer_cases.h"
 #include "harness/benchmark_case.h"
-#include "harness/results/sizes.h"
 #include "harness/system_info.h"
 
 namespace offloadbench {
@@ -37,13 +34,6 @@ class FreshPages {
   void* data_;
   std::uint64_t bytes_;
 };
-
-std::string host_fit_problem(std::uint64_t bytes_needed) {
-  const auto available = host_memory_available_bytes();
-  if (available != 0 && bytes_needed + (512ull << 20) > available)
-    return fmt::format("needs {} of host memory, {} available", format_size(bytes_needed), format_size(available));
-  return "";
-}
 
 // Every byte of dst equals src: checked once, outside the timed region.
 bool same_bytes(const std::vector<char>& src, const char* dst) {

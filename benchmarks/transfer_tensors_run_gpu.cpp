@@ -32,8 +32,6 @@ class ManagedBuffer {
   void* data_ = nullptr;
 };
 
-bool is_managed(ManagedVariant v) { return v == ManagedVariant::managed || v == ManagedVariant::managed_prefetch; }
-
 // The bytes of one managed case, the buffers they live in, and the device sum they must reach.
 struct ManagedBytes {
   std::vector<unsigned char> pattern;

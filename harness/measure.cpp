@@ -81,7 +81,10 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
     Measurement& m = made->measured.measurement;
     if (made->measured.skip_reason.empty()) {
       if (m.verify) made->invalid_reason = m.verify();
-      if (made->invalid_reason.empty()) warm_up(m);
+      if (made->invalid_reason.empty()) {
+        warm_up(m);
+        for (auto& side : m.side_rates) side.seconds = side.time();
+      }
     }
   } catch (const std::exception& e) {
     made->measured = MeasuredCase::skip(e.what());
@@ -219,6 +222,19 @@ void report_rates(benchmark::State& state, const Work& work, const Totals& total
   }
 }
 
+double Totals::side_bytes_per_second(const std::string& rate_counter) const {
+  for (const auto& side : side_rates)
+    if (side.rate_counter == rate_counter) return side.bytes_per_second();
+  return 0;
+}
+
+void report_side_rates(benchmark::State& state, const std::vector<SideRate>& side_rates) {
+  for (const auto& side : side_rates) {
+    if (!side.time_counter.empty()) state.counters[side.time_counter] = side.seconds;
+    state.counters[side.rate_counter] = side.bytes_per_second();
+  }
+}
+
 void measure_case(benchmark::State& state, const std::string& case_name, const CaseSetup& setup,
                   bool manual_time) {
   SetUpCase& set_up = prepare(case_name, setup);
@@ -229,9 +245,11 @@ void measure_case(benchmark::State& state, const std::string& case_name, const C
     return invalidate_case(state, "timed by a device timer but registered with the host wall clock");
   if (m.verify) mark_validated(state);
 
-  const Totals totals = time_batches(state, case_name, m);
+  Totals totals = time_batches(state, case_name, m);
   if (state.error_occurred()) return;
   report_rates(state, m.work, totals, m.device != nullptr);
+  report_side_rates(state, m.side_rates);
+  totals.side_rates = m.side_rates;
   state.counters["calls_per_batch"] = std::max(1, m.calls_per_batch);
   set_bytes_ceiling(state, m.bytes_ceiling);
   set_flops_ceiling(state, m.flops_ceiling);

@@ -3,12 +3,14 @@
 // Measurement: the timed body, the work one call does, a verify step and, for GPU work, a device
 // timer. The layer owns the rest: verify and warm-up outside any timed window, batches through
 // KeepRunningBatch (so `iterations` counts calls), the clock, the gate check after every batch,
-// rates = work per call × calls ÷ seconds, ceilings, and skip/invalid marks on the row.
+// rates = work per call × calls ÷ seconds, side rates (bytes ÷ seconds of a run timed beside the
+// calls, such as a synchronous copy), ceilings, and skip/invalid marks on the row.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -54,6 +56,20 @@ class DeviceTimer {
   virtual DeviceBatch wait(const std::function<void()>& while_waiting) = 0;
 };
 
+// A rate measured beside the timed calls, once per case after its warm-up: a synchronous copy by
+// the host clock, one direction of a bidirectional pass alone by device events. The runner declares
+// what one run moves and how to time it; the layer times it and sets `time_counter` = seconds and
+// `rate_counter` = bytes ÷ seconds on every row of the case (after its own rates: a side figure
+// of the same name wins).
+struct SideRate {
+  std::string rate_counter;      // e.g. "host_bytes_per_second"
+  std::string time_counter;      // e.g. "host_time_s"; empty: only the rate is reported
+  double bytes = 0;              // what one timed run moves
+  std::function<double()> time;  // seconds of one run (the runner may take a median of several)
+  double seconds = 0;            // what `time` gave: set by the layer
+  double bytes_per_second() const { return seconds > 0 ? bytes / seconds : 0; }
+};
+
 // Totals over the timed batches of one Google Benchmark call.
 struct Totals {
   std::int64_t calls = 0;
@@ -62,6 +78,9 @@ struct Totals {
   double device_seconds = 0;   // device timer only
   double host_seconds = 0;     // wall clock, batch start to the end of the wait
   double enqueue_seconds = 0;  // wall clock, batch start to the last call's return (device timer only)
+  std::vector<SideRate> side_rates;  // the case's side rates, measured
+  // The measured side rate named `rate_counter` (0 when the case has none of that name).
+  double side_bytes_per_second(const std::string& rate_counter) const;
 };
 
 struct Measurement {
@@ -79,6 +98,7 @@ struct Measurement {
   std::function<void()> while_waiting;      // host work done while a device batch runs
   double bytes_ceiling = 0;                 // physical limits the rates must not exceed (0: none)
   double flops_ceiling = 0;
+  std::vector<SideRate> side_rates;         // measured once per case, after the warm-up
   // Counters that describe the case (calibration, losses, link state), set after every timed call.
   std::function<void(benchmark::State&, const Totals&)> report;
   WallClock* wall = nullptr;                // null: steady_wall_clock()
@@ -122,5 +142,7 @@ double median_of(int runs, const std::function<double()>& sample);
 // Sets the rates (work per call × calls ÷ seconds), the latency and the per-call times of `totals`
 // as counters.
 void report_rates(benchmark::State& state, const Work& work, const Totals& totals, bool has_device);
+// Sets each side rate's seconds and bytes ÷ seconds as counters.
+void report_side_rates(benchmark::State& state, const std::vector<SideRate>& side_rates);
 
 }  // namespace offloadbench

@@ -13,6 +13,11 @@ struct RunConfig {
   bool quick = true;               // --quick (default) or --full
   std::vector<int> gpu_devices;    // GPU indices to register GPU cases for; empty with --device cpu
   std::optional<std::vector<std::uint64_t>> sizes;  // --sizes: overrides byte-size sweeps
+
+  // What tells one GPU's case names from another's: "/gpu:1" when the run has several GPUs, else "".
+  std::string gpu_suffix(int device) const {
+    return gpu_devices.size() > 1 ? "/gpu:" + std::to_string(device) : "";
+  }
 };
 
 struct Suite {

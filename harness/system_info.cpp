@@ -9,6 +9,10 @@
 #include <fstream>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "harness/results/sizes.h"
+
 extern "C" {
 // OpenBLAS extensions; declared by its cblas.h on most builds, repeated here for the others.
 char* openblas_get_config(void);
@@ -49,6 +53,13 @@ std::string format_time(const char* pattern) {
 }  // namespace
 
 std::uint64_t host_memory_available_bytes() { return meminfo_bytes("MemAvailable"); }
+
+std::string host_fit_problem(std::uint64_t bytes_needed) {
+  const auto available = host_memory_available_bytes();
+  if (available != 0 && bytes_needed + (512ull << 20) > available)
+    return fmt::format("needs {} of host memory, {} available", format_size(bytes_needed), format_size(available));
+  return "";
+}
 
 HostInfo query_host_info() {
   HostInfo host;

@@ -24,6 +24,9 @@ nlohmann::json to_json(const HostInfo& host);
 
 // Bytes of host memory available now (MemAvailable); 0 when unknown.
 std::uint64_t host_memory_available_bytes();
+// "" when `bytes_needed` of host memory can be had now with 512 MiB to spare for the rest of the
+// process and the system (or when what is available is unknown), else why not.
+std::string host_fit_problem(std::uint64_t bytes_needed);
 
 // Current UTC time as ISO 8601 ("2026-11-22T16:30:05Z") and as a file-name stamp ("20261122T163005Z").
 std::string utc_now_iso8601();

@@ -162,5 +162,7 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
 // model.grads is scratch afterwards. CPU only: the GPU twin keeps the separate update kernels.
 float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
                           const OptimizerConfig& config);
+// Whether mlp_train_step_fast folds the update into the GEMMs for this step (else it is mlp_train_step).
+bool sgd_folds_into_weight_gemm(const OptimizerConfig& config, int accum_steps);
 
 }  // namespace offloadbench

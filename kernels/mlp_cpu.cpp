@@ -345,10 +345,13 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
   return loss;
 }
 
+bool sgd_folds_into_weight_gemm(const OptimizerConfig& config, int accum_steps) {
+  return config.kind == Optimizer::sgd && !needs_grad_norm(config) && accum_steps == 1;
+}
+
 float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
                           const OptimizerConfig& config) {
-  if (config.kind != Optimizer::sgd || needs_grad_norm(config) || accum_steps != 1)
-    return mlp_train_step(model, x, labels, accum_steps, config);
+  if (!sgd_folds_into_weight_gemm(config, accum_steps)) return mlp_train_step(model, x, labels, accum_steps, config);
   const MlpShape& s = model.shape;
   const auto l = mlp_param_layout(s);
   const int B = model.batch, D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden),

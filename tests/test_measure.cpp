@@ -339,6 +339,57 @@ TEST_F(MeasureTest, AnInjectedSlowdownDelaysTheDeviceBatchesOfTheNamedCaseOnly) 
   }
 }
 
+// Two side rates on a fake case: a synchronous copy of 1 MB that takes a (fake) quarter second of
+// wall time, reported in place of the calls' host_time_s, and one direction of 3 MB in 0.5 s.
+TEST_F(MeasureTest, SideRatesAreTheirBytesOverTheSecondsTheLayerMeasuredOncePerCase) {
+  for (bool device : {true, false}) {
+    clear_registered_cases();
+    FakeCase f = batch_of(7);
+    f.device = device;
+    auto ledger = std::make_shared<Ledger>();
+    auto timings = std::make_shared<int>(0);
+    auto seen_in_report = std::make_shared<double>(0);
+    const CaseSetup fake = fake_setup(ledger, f);
+    register_case(measured_case("fake/side", "fake", {{"op", "fake"}}, device ? Clock::device_events : Clock::host_wall,
+                                [=] {
+                                  MeasuredCase made = fake();
+                                  Measurement& m = made.measurement;
+                                  auto timed_run = [ledger, timings, wall = m.wall](double seconds) {
+                                    return [=] {
+                                      ++*timings;
+                                      return wall_seconds([&] { ledger->untimed_wall_s += seconds; }, *wall);
+                                    };
+                                  };
+                                  SideRate synchronous, one_way;
+                                  synchronous.rate_counter = "host_bytes_per_second";
+                                  synchronous.time_counter = "host_time_s";
+                                  synchronous.bytes = 1e6;
+                                  synchronous.time = timed_run(0.25);
+                                  one_way.rate_counter = "h2d_bytes_per_second";
+                                  one_way.bytes = 3e6;
+                                  one_way.time = timed_run(0.5);
+                                  m.side_rates = {synchronous, one_way};
+                                  m.report = [keep = m.report, seen_in_report](benchmark::State& state,
+                                                                               const Totals& totals) {
+                                    keep(state, totals);
+                                    *seen_in_report = totals.side_bytes_per_second("h2d_bytes_per_second");
+                                  };
+                                  return made;
+                                }));
+    const auto rows = testing::rows_where(testing::run_registered("fake/", 3, 0.002), "op", "fake");
+    ASSERT_EQ(rows.size(), 3u);
+    for (const auto& row : rows) {
+      expect_close(row["host_bytes_per_second"], 4e6);
+      expect_close(row["host_time_s"], 0.25);  // the side figure, not the calls' wall time per call
+      expect_close(row["h2d_bytes_per_second"], 6e6);
+      EXPECT_FALSE(row.contains("h2d_time_s")) << "no time counter was named";
+      if (device) expect_close(row["bytes_per_second"], f.bytes / ledger->call_s);  // the calls' rate untouched
+    }
+    EXPECT_EQ(*timings, 2) << "each side rate timed once per case, not per repetition";
+    expect_close(*seen_in_report, 6e6);
+  }
+}
+
 TEST(CallsPerBatch, AboutSixtyFourMebibytesWithinTheLimits) {
   EXPECT_EQ(calls_per_batch_moving(4096), 64);
   EXPECT_EQ(calls_per_batch_moving(4 << 20), 16);

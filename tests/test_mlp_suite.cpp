@@ -1,6 +1,7 @@
 // The mlp suite's table and CPU runner through the real reporter: rows carry the fields the results
 // schema promises (pairing fields included), training rows lower the loss, counts add up, and GPU rows
 // skip with the reason where no GPU can be used.
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -33,6 +34,38 @@ TEST(MlpSuite, QuickTableCoversEveryVariantAndViewOnce) {
   EXPECT_TRUE(views.count("gpu_kernel") && views.count("gpu_pageable") && views.count("gpu_pinned_overlap") &&
               views.count("cpu_1t"));
   EXPECT_TRUE(groups.count("mlp/784-128-10/train_sgd"));
+  clear_registered_cases();
+}
+
+// Every step's row fields come from its one row of the step table, and every step has a row.
+TEST(MlpSuite, StepFieldsComeFromTheStepTable) {
+  const MlpStep steps[] = {MlpStep::inference, MlpStep::train_sgd, MlpStep::train_adamw, MlpStep::train_adamw_clip,
+                           MlpStep::train_sgd_accum4};
+  clear_registered_cases();
+  RunConfig config;
+  config.gpu_devices = {0, 1};  // two GPUs: names carry /gpu:N and stay unique (register_case throws otherwise)
+  register_mlp_suite(config);
+  std::set<std::string> seen;
+  for (const auto& c : registered_cases()) {
+    const auto name = c.fields["step_variant"].get<std::string>();
+    const MlpStep* step = nullptr;
+    for (const auto& s : steps)
+      if (name == to_string(s)) step = &s;
+    ASSERT_NE(step, nullptr) << name;
+    const auto& info = mlp_step_info(*step);
+    seen.insert(name);
+    EXPECT_EQ(c.fields["variant"], info.trains ? "train" : "inference") << c.name;
+    EXPECT_EQ(c.fields["accum_steps"], info.accum_steps) << c.name;
+    EXPECT_EQ(c.fields["samples_per_step"], c.fields["batch"].get<int>() * info.accum_steps) << c.name;
+    if (info.trains) EXPECT_EQ(c.fields["optimizer"], to_string(info.optimizer)) << c.name;
+    else EXPECT_TRUE(c.fields["optimizer"].is_null()) << c.name;
+    if (info.max_grad_norm > 0) EXPECT_EQ(c.fields["max_grad_norm"], info.max_grad_norm) << c.name;
+    else EXPECT_TRUE(c.fields["max_grad_norm"].is_null()) << c.name;
+    // Only plain one-batch SGD folds its update into the CPU's GEMMs.
+    const bool folds = info.trains && info.optimizer == Optimizer::sgd && info.accum_steps == 1 && info.max_grad_norm == 0;
+    EXPECT_EQ(c.fields.contains("cpu_update"), folds && c.fields["device"] == "cpu") << c.name;
+  }
+  EXPECT_EQ(seen.size(), std::size(steps));
   clear_registered_cases();
 }
 

@@ -110,8 +110,8 @@ TEST(StreamsSuite, EveryRowSkipsWithTheReasonWhenNoGpu) {
 
 TEST(StreamsSuite, ShapesThatMakeNoSenseSkipWithTheirReason) {
   clear_registered_cases();
-  const StreamsCase base{StreamsOp::pipelined, HostMemoryKind::pinned, 1 << 20, 1.0, 4, 16,
-                         IssueOrder::depth_first, false, 0, {}, false};
+  const StreamsCase base = StreamsCase{}.on(0, 1 << 20).pipelined({4, 16, IssueOrder::depth_first},
+                                                                   HostMemoryKind::pinned);
   const std::pair<const char*, StreamsCase> bad[] = {
       {"more_streams_than_chunks", [&] { auto c = base; c.streams = 8; c.chunks = 4; return c; }()},
       {"no_chunks", [&] { auto c = base; c.chunks = 0; return c; }()},
@@ -136,12 +136,11 @@ TEST(StreamsSuite, ShapesThatMakeNoSenseSkipWithTheirReason) {
 }
 
 TEST(StreamsSuite, NamesCarryTheShape) {
-  StreamsCase c{StreamsOp::pipelined, HostMemoryKind::pageable, 256ull << 20, 0.25, 4, 16,
-                IssueOrder::breadth_first, false, 0, {}, false};
+  const StreamsCase sized = StreamsCase{}.on(0, 256ull << 20).at_ratio(0.25);
+  const StreamsCase c = sized.pipelined({4, 16, IssueOrder::breadth_first}, HostMemoryKind::pageable);
   EXPECT_EQ(streams_case_name(c, ""), "streams/pipelined/pageable/ratio:0.25/K:4/C:16/breadth_first/256MiB");
-  c.op = StreamsOp::host_overlap;
-  c.synchronous_api = true;
-  EXPECT_EQ(streams_case_name(c, "/gpu:1"), "streams/host_overlap/sync_api/ratio:0.25/256MiB/gpu:1");
+  EXPECT_EQ(streams_case_name(sized.host_overlap(true), "/gpu:1"), "streams/host_overlap/sync_api/ratio:1/256MiB/gpu:1");
+  EXPECT_EQ(streams_case_name(sized.bidirectional(), ""), "streams/bidirectional/pinned/256MiB");
 }
 
 }  // namespace offloadbench
