@@ -121,6 +121,7 @@ constexpr std::pair<ElementwiseOp, ElementType> kMeasuredElementwiseOps[] = {
     {ElementwiseOp::triad, ElementType::fp32},
     {ElementwiseOp::dot, ElementType::fp32},
     {ElementwiseOp::add_scalar, ElementType::fp32},
+    {ElementwiseOp::axpby, ElementType::fp32},
     {ElementwiseOp::add, ElementType::fp64},
     {ElementwiseOp::triad, ElementType::fp64},
 };

@@ -20,7 +20,7 @@ struct CUstream_st;  // cudaStream_t without the CUDA headers, so CPU-only code 
 
 namespace offloadbench {
 
-enum class ElementwiseOp { copy, scale, add, triad, dot, add_scalar };
+enum class ElementwiseOp { copy, scale, add, triad, dot, add_scalar, axpby };
 
 struct ElementwiseOpInfo {
   ElementwiseOp op;
@@ -67,9 +67,16 @@ struct AddScalarOp {  // y = x + 10
   template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T, T a, T) { return x + a; }
 };
 
+// z = a·x + b·y: the shape of an optimizer's update (p ← p − lr·g) and of a scaled residual; not in
+// BabelStream. Scalars exact in fp32, so the benchmarks' inputs give exact outputs.
+struct AxpbyOp {
+  static constexpr ElementwiseOpInfo info{ElementwiseOp::axpby, "axpby", 2, true, 3, 0.75, -1.25};
+  template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T y, T a, T b) { return a * x + b * y; }
+};
+
 template <typename... Ops> struct ElementwiseOpList {};
 // Every op, in the enum's order (checked below): the twins, the tables and the checks are made from it.
-using ElementwiseOps = ElementwiseOpList<CopyOp, ScaleOp, AddOp, TriadOp, DotOp, AddScalarOp>;
+using ElementwiseOps = ElementwiseOpList<CopyOp, ScaleOp, AddOp, TriadOp, DotOp, AddScalarOp, AxpbyOp>;
 
 template <typename Make, typename... Ops>
 constexpr auto per_op_of(ElementwiseOpList<Ops...>, Make make) {

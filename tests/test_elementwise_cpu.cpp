@@ -37,6 +37,7 @@ const ExpectedOp kExpectedOps[] = {
     {ElementwiseOp::triad, 3, [](double x, double y, double a, double) { return x + a * y; }},
     {ElementwiseOp::dot, 2, [](double x, double y, double, double) { return x * y; }},
     {ElementwiseOp::add_scalar, 2, [](double x, double, double a, double) { return x + a; }},
+    {ElementwiseOp::axpby, 3, [](double x, double y, double a, double b) { return a * x + b * y; }},
 };
 
 template <typename T>
