@@ -8,7 +8,6 @@
 #include "benchmarks/compute_cases.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,7 +16,6 @@
 #include "harness/benchmark_case.h"
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
-#include "kernels/tolerance.h"
 
 namespace offloadbench {
 
@@ -33,70 +31,6 @@ const char* to_string(ComputeView view) {
 }
 
 const char* to_string(ElementType type) { return type == ElementType::fp32 ? "fp32" : "fp64"; }
-
-const ElementwiseOpInfo& op_info(ElementwiseOp op) {
-  //                                          name          inputs writes moved scalar
-  static const ElementwiseOpInfo table[] = {{ElementwiseOp::copy, "copy", 1, true, 2, 0.0},
-                                            {ElementwiseOp::scale, "scale", 1, true, 2, 0.4},
-                                            {ElementwiseOp::add, "add", 2, true, 3, 0.0},
-                                            {ElementwiseOp::triad, "triad", 2, true, 3, 0.4},
-                                            {ElementwiseOp::dot, "dot", 2, false, 2, 0.0},
-                                            {ElementwiseOp::add_scalar, "add_scalar", 1, true, 2, 10.0}};
-  for (const auto& info : table)
-    if (info.op == op) return info;
-  throw std::logic_error("unknown elementwise op");
-}
-
-// Values with few mantissa bits (multiples of 1/128 below 2): exact in fp32, so the reference sees
-// exactly the inputs the kernel saw. The two periods differ so that x[i] and y[i] are not tied.
-double elementwise_input_x(std::size_t i) { return 1.0 + static_cast<double>(i % 97) / 128.0; }
-double elementwise_input_y(std::size_t i) { return 2.0 - static_cast<double>(i % 89) / 64.0; }
-
-template <typename T>
-void fill_elementwise_inputs(T* x, T* y, std::size_t n, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
-    x[i] = static_cast<T>(elementwise_input_x(i));
-    if (y) y[i] = static_cast<T>(elementwise_input_y(i));
-  }
-}
-
-template <typename T>
-std::string check_elementwise_output(ElementwiseOp op, const T* z, double dot_sum, std::size_t n) {
-  const double roundoff = sizeof(T) == 4 ? kRoundoffFp32 : kRoundoffFp64;
-  const double s = static_cast<double>(static_cast<T>(op_info(op).scalar));  // the scalar the kernel used
-  if (op == ElementwiseOp::dot) {
-    double ref = 0;
-    for (std::size_t i = 0; i < n; ++i) ref += elementwise_input_x(i) * elementwise_input_y(i);
-    const auto tol = reduction_tolerance(roundoff, n, 4.0);
-    if (within_tolerance(dot_sum, ref, tol)) return "";
-    return fmt::format("dot over {} elements: got {:.17g}, expected {:.17g}", n, dot_sum, ref);
-  }
-  const auto ref_at = [op, s](std::size_t i) {
-    const double x = elementwise_input_x(i), y = elementwise_input_y(i);
-    switch (op) {
-      case ElementwiseOp::copy: return x;
-      case ElementwiseOp::scale: return s * x;
-      case ElementwiseOp::add: return x + y;
-      case ElementwiseOp::triad: return x + s * y;
-      case ElementwiseOp::add_scalar: return x + s;
-      case ElementwiseOp::dot: break;
-    }
-    return 0.0;
-  };
-  const auto tol = elementwise_tolerance(roundoff);
-  // Count in parallel (a 2^28-element check is seconds on one core); describe serially only on failure.
-  std::int64_t failures = 0;
-#pragma omp parallel for reduction(+ : failures) schedule(static)
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
-    if (!within_tolerance(static_cast<double>(z[i]), ref_at(i), tol)) ++failures;
-  return failures == 0 ? "" : mismatches_against(z, n, ref_at, tol);
-}
-
-template void fill_elementwise_inputs<float>(float*, float*, std::size_t, int);
-template void fill_elementwise_inputs<double>(double*, double*, std::size_t, int);
-template std::string check_elementwise_output<float>(ElementwiseOp, const float*, double, std::size_t);
-template std::string check_elementwise_output<double>(ElementwiseOp, const double*, double, std::size_t);
 
 namespace {
 
@@ -178,19 +112,28 @@ nlohmann::json view_fields(const ViewSlot& slot, const std::string& compare_grou
   return f;
 }
 
+// The elementwise ops measured (each op's math, weight and scalars: kernels/elementwise.h): every op in
+// fp32, and add and triad in fp64 as well, for what the element type costs.
+constexpr std::pair<ElementwiseOp, ElementType> kMeasuredElementwiseOps[] = {
+    {ElementwiseOp::copy, ElementType::fp32},
+    {ElementwiseOp::scale, ElementType::fp32},
+    {ElementwiseOp::add, ElementType::fp32},
+    {ElementwiseOp::triad, ElementType::fp32},
+    {ElementwiseOp::dot, ElementType::fp32},
+    {ElementwiseOp::add_scalar, ElementType::fp32},
+    {ElementwiseOp::axpby, ElementType::fp32},
+    {ElementwiseOp::add, ElementType::fp64},
+    {ElementwiseOp::triad, ElementType::fp64},
+};
+
 void register_elementwise(const RunConfig& config) {
-  const std::pair<ElementwiseOp, ElementType> ops[] = {
-      {ElementwiseOp::copy, ElementType::fp32},  {ElementwiseOp::scale, ElementType::fp32},
-      {ElementwiseOp::add, ElementType::fp32},   {ElementwiseOp::triad, ElementType::fp32},
-      {ElementwiseOp::dot, ElementType::fp32},   {ElementwiseOp::add_scalar, ElementType::fp32},
-      {ElementwiseOp::add, ElementType::fp64},   {ElementwiseOp::triad, ElementType::fp64}};
   const auto sizes = elementwise_sizes(config);
   const auto host_reuse = make_elementwise_host_reuse();
   const auto gpu_reuse = make_elementwise_gpu_reuse();
   // Size outside op: the ops of one element type and size run back to back on the same arrays.
   for (const auto& slot : view_slots(config))
     for (auto n : sizes)
-      for (const auto& [op, type] : ops) {
+      for (const auto& [op, type] : kMeasuredElementwiseOps) {
         const auto& info = op_info(op);
         const std::uint64_t element_bytes = type == ElementType::fp32 ? 4 : 8;
         const ElementwiseCase c{op, type, n, slot.view, slot.device, slot.threads};

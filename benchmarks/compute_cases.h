@@ -1,7 +1,8 @@
 // The compute family: elementwise ops (BabelStream's set plus add-a-scalar) and matmul, each on the
 // GPU (data resident, or with its transfers from pinned or pageable memory counted) and on the CPU
-// (one thread, all threads). compute.cpp is the table of cases; compute_host.cpp runs the CPU views,
-// compute_gpu.cpp the GPU ones (compute_gpu_none.cpp skips them in a build without CUDA).
+// (one thread, all threads). compute_cases.cpp is the table of cases; compute_run_cpu.cpp runs the CPU
+// views, compute_run_gpu.cpp the GPU ones (compute_run_gpu_none.cpp skips them in a build without CUDA).
+// The elementwise ops themselves (math, byte weights, scalars, inputs, checks) live in kernels/elementwise.h.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "harness/measure.h"
 #include "harness/suite.h"
+#include "kernels/elementwise.h"
 #include "kernels/matmul.h"
 
 namespace offloadbench {
@@ -20,26 +22,6 @@ namespace offloadbench {
 enum class ComputeView { gpu_kernel, gpu_pinned, gpu_pageable, cpu_1t, cpu_all };
 const char* to_string(ComputeView view);
 inline bool is_gpu_view(ComputeView view) { return view != ComputeView::cpu_1t && view != ComputeView::cpu_all; }
-
-// In BabelStream's terms; in our buffers every op reads x (and y) and writes z (dot: one double).
-enum class ElementwiseOp {
-  copy,        // z = x           (c = a)
-  scale,       // z = s·x         (b = s·c)
-  add,         // z = x + y       (c = a + b)
-  triad,       // z = x + s·y     (a = b + s·c)
-  dot,         // sum = Σ x·y
-  add_scalar,  // z = x + 10      (y = x + 10)
-};
-
-struct ElementwiseOpInfo {
-  ElementwiseOp op;
-  const char* name;
-  int inputs;        // arrays read: 1 (x) or 2 (x, y)
-  bool writes_array; // false for dot, whose output is one number
-  int arrays_moved;  // BabelStream's weight: bytes = arrays_moved · n · sizeof(T)
-  double scalar;     // s (scale, triad) or the added constant (add_scalar); unused otherwise
-};
-const ElementwiseOpInfo& op_info(ElementwiseOp op);
 
 enum class ElementType { fp32, fp64 };
 const char* to_string(ElementType type);
@@ -95,29 +77,21 @@ class ReusedArrays {
 };
 
 // What each runner family reuses (defined by the runner files; opaque here).
-struct ElementwiseHostArrays;  // compute_host.cpp
-struct ElementwiseGpuArrays;   // compute_gpu.cpp
-struct MatmulGpuArrays;        // compute_gpu.cpp
+struct ElementwiseHostArrays;  // compute_run_cpu.cpp
+struct ElementwiseGpuArrays;   // compute_run_gpu.cpp
+struct MatmulGpuArrays;        // compute_run_gpu.cpp
 // One set per registration of the suite; made by the runner files, which know the types.
 std::shared_ptr<ReusedArrays<ElementwiseHostArrays>> make_elementwise_host_reuse();
 std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>> make_elementwise_gpu_reuse();
 std::shared_ptr<ReusedArrays<MatmulGpuArrays>> make_matmul_gpu_reuse();
 
-// Inputs every elementwise case starts from, exact in fp32, and the value each output must have.
-double elementwise_input_x(std::size_t i);
-double elementwise_input_y(std::size_t i);
-template <typename T> void fill_elementwise_inputs(T* x, T* y, std::size_t n, int threads);
-// "" when z (or the dot sum) is what `op` on the inputs gives, else what differs.
-template <typename T>
-std::string check_elementwise_output(ElementwiseOp op, const T* z, double dot_sum, std::size_t n);
-
 // Setups for the measurement layer (harness/measure.h), run once per case. The measurement points
 // into `reuse`'s arrays, which stay put until the next case's setup (the layer releases this case first).
-// CPU (compute_host.cpp).
+// CPU (compute_run_cpu.cpp).
 MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse);
 MeasuredCase setup_matmul_cpu(const MatmulCase& c);
 
-// GPU (compute_gpu.cpp, or compute_gpu_none.cpp without CUDA).
+// GPU (compute_run_gpu.cpp, or compute_run_gpu_none.cpp without CUDA).
 MeasuredCase setup_elementwise_gpu(const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse);
 MeasuredCase setup_matmul_gpu(const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse);
 

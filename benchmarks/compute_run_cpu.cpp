@@ -20,19 +20,6 @@ namespace offloadbench {
 
 namespace {
 
-template <typename T>
-void run_elementwise_op_cpu(ElementwiseOp op, T* z, double* sum, const T* x, const T* y, std::size_t n, int threads) {
-  const T s = static_cast<T>(op_info(op).scalar);
-  switch (op) {
-    case ElementwiseOp::copy: return cpu::copy(z, x, n, threads);
-    case ElementwiseOp::scale: return cpu::scale(z, x, s, n, threads);
-    case ElementwiseOp::add: return cpu::add(z, x, y, n, threads);
-    case ElementwiseOp::triad: return cpu::triad(z, x, y, s, n, threads);
-    case ElementwiseOp::dot: return cpu::dot(sum, x, y, n, threads);
-    case ElementwiseOp::add_scalar: return cpu::add_scalar(z, x, s, n, threads);
-  }
-}
-
 // Page-aligned storage that is not touched here: the first write (by the case's own threads) places
 // the pages. Large arrays ask for transparent huge pages, which makes that first touch much cheaper.
 class UntouchedArray {
@@ -88,10 +75,11 @@ MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<
   ElementwiseHostArrays& arrays = reuse.get(key, make_arrays);
   T *x = arrays.x.as<T>(), *y = arrays.y.as<T>(), *z = arrays.z.as<T>();
   auto sum = std::make_shared<double>(0);
+  const auto run = cpu::elementwise<T>(c.op);
   MeasuredCase made;
   Measurement& m = made.measurement;
-  m.call = [op = c.op, threads = c.threads, x, y, z, n, sum] {
-    run_elementwise_op_cpu(op, z, sum.get(), x, y, n, threads);
+  m.call = [run, args = elementwise_args(c.op, z, sum.get(), x, y, n), threads = c.threads, sum] {
+    run(args, threads);
     benchmark::DoNotOptimize(*sum);
     benchmark::ClobberMemory();
   };

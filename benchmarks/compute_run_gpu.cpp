@@ -72,20 +72,6 @@ void report_percent_of_peak(benchmark::State& state, const char* peak_key, doubl
   state.counters["percent_of_peak"] = 100.0 * work_per_call * totals.calls / totals.device_seconds / peak;
 }
 
-template <typename T>
-void run_elementwise_op_gpu(ElementwiseOp op, T* z, double* sum, const T* x, const T* y, std::size_t n,
-                            cudaStream_t stream) {
-  const T s = static_cast<T>(op_info(op).scalar);
-  switch (op) {
-    case ElementwiseOp::copy: return gpu::copy(z, x, n, stream);
-    case ElementwiseOp::scale: return gpu::scale(z, x, s, n, stream);
-    case ElementwiseOp::add: return gpu::add(z, x, y, n, stream);
-    case ElementwiseOp::triad: return gpu::triad(z, x, y, s, n, stream);
-    case ElementwiseOp::dot: return gpu::dot(sum, x, y, n, stream);
-    case ElementwiseOp::add_scalar: return gpu::add_scalar(z, x, s, n, stream);
-  }
-}
-
 }  // namespace
 
 // Inputs uploaded once per element type, size and view; z holds the output of the op that ran last.
@@ -134,10 +120,10 @@ MeasuredCase setup_elementwise_gpu_typed(const ElementwiseCase& c, ReusedArrays<
     if (inputs == 2)
       CUDA_CHECK(cudaMemcpyAsync(arrays->y.data(), arrays->host_y.data(), array_bytes, cudaMemcpyHostToDevice, stream));
   };
-  call.work = [arrays, op = c.op, n, stream] {
-    run_elementwise_op_gpu(op, arrays->z.as<T>(), arrays->z.as<double>(), arrays->x.as<T>(), arrays->y.as<T>(), n,
-                           stream);
-  };
+  call.work = [run = gpu::elementwise<T>(c.op),
+               args = elementwise_args(c.op, arrays->z.as<T>(), arrays->z.as<double>(), arrays->x.as<const T>(),
+                                       arrays->y.as<const T>(), n),
+               stream] { run(args, stream); };
   call.transfers_out = [arrays, output_bytes, stream] {
     CUDA_CHECK(cudaMemcpyAsync(arrays->host_z.data(), arrays->z.data(), output_bytes, cudaMemcpyDeviceToHost, stream));
   };

@@ -1,6 +1,7 @@
-// CUDA halves of kernels/elementwise.h: one grid-stride kernel per op, the twin of the CPU loop in
-// elementwise_cpu.cpp. One element per thread per step keeps every access coalesced; the grid is
-// capped so that a 2^28-element array still launches (each thread then takes a few steps).
+// CUDA halves of kernels/elementwise.h: one grid-stride kernel for every op (and one for reductions),
+// the twin of the CPU loop in elementwise_cpu.cpp. One element per thread per step keeps every access
+// coalesced; the grid is capped so that a 2^28-element array still launches (each thread then takes a
+// few steps).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,7 +15,7 @@ namespace {
 
 constexpr int kBlockSize = 256;
 constexpr std::size_t kMaxBlocks = 1u << 20;
-constexpr int kDotBlocks = 1024;  // partial sums per launch: enough blocks to fill any current GPU
+constexpr unsigned kReductionBlocks = 1024;  // partial sums per launch: enough blocks to fill any current GPU
 
 unsigned blocks_for(std::size_t n) {
   return static_cast<unsigned>(std::clamp<std::size_t>((n + kBlockSize - 1) / kBlockSize, 1, kMaxBlocks));
@@ -24,35 +25,21 @@ __device__ std::size_t first_index() { return static_cast<std::size_t>(blockIdx.
 __device__ std::size_t grid_stride() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
 
 // ---- CUDA kernels ----
+// TwoInputs is Op::info.inputs == 2, passed from the host (the info table is host data); y may be null
+// otherwise and is never read then.
 
-template <typename T>
-__global__ void copy_kernel(T* c, const T* a, std::size_t n) {
-  for (std::size_t i = first_index(); i < n; i += grid_stride()) c[i] = a[i];
+template <typename Op, bool TwoInputs, typename T>
+__global__ void map_kernel(T* z, const T* x, const T* y, T a, T b, std::size_t n) {
+  for (std::size_t i = first_index(); i < n; i += grid_stride()) z[i] = Op::apply(x[i], TwoInputs ? y[i] : T(0), a, b);
 }
 
-template <typename T>
-__global__ void scale_kernel(T* b, const T* c, T scalar, std::size_t n) {
-  for (std::size_t i = first_index(); i < n; i += grid_stride()) b[i] = scalar * c[i];
-}
-
-template <typename T>
-__global__ void add_kernel(T* c, const T* a, const T* b, std::size_t n) {
-  for (std::size_t i = first_index(); i < n; i += grid_stride()) c[i] = a[i] + b[i];
-}
-
-template <typename T>
-__global__ void triad_kernel(T* a, const T* b, const T* c, T scalar, std::size_t n) {
-  for (std::size_t i = first_index(); i < n; i += grid_stride()) a[i] = b[i] + scalar * c[i];
-}
-
-// Each thread sums its grid-stride elements in double, the block reduces in shared memory, and one
-// thread per block adds the block's sum to *sum (which the launcher zeroed).
-template <typename T>
-__global__ void dot_kernel(double* sum, const T* a, const T* b, std::size_t n) {
+// Each thread sums its grid-stride terms in double, the block reduces in shared memory, and one thread
+// per block adds the block's sum to *sum (which the launcher zeroed).
+template <typename Op, bool TwoInputs, typename T>
+__global__ void sum_kernel(double* sum, const T* x, const T* y, T a, T b, std::size_t n) {
   __shared__ double partial[kBlockSize];
   double mine = 0;
-  for (std::size_t i = first_index(); i < n; i += grid_stride())
-    mine += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  for (std::size_t i = first_index(); i < n; i += grid_stride()) mine += Op::apply(x[i], TwoInputs ? y[i] : T(0), a, b);
   partial[threadIdx.x] = mine;
   __syncthreads();
   for (int half = kBlockSize / 2; half > 0; half /= 2) {
@@ -62,62 +49,30 @@ __global__ void dot_kernel(double* sum, const T* a, const T* b, std::size_t n) {
   if (threadIdx.x == 0) atomicAdd(sum, partial[0]);
 }
 
-template <typename T>
-__global__ void add_scalar_kernel(T* y, const T* x, T scalar, std::size_t n) {
-  for (std::size_t i = first_index(); i < n; i += grid_stride()) y[i] = x[i] + scalar;
+// ---- kernel launcher ----
+
+template <typename Op, typename T>
+void launch(const ElementwiseArgs<T>& p, CUstream_st* stream) {
+  constexpr bool two_inputs = Op::info.inputs == 2;
+  if constexpr (Op::info.writes_array) {
+    map_kernel<Op, two_inputs><<<blocks_for(p.n), kBlockSize, 0, stream>>>(p.z, p.x, p.y, p.a, p.b, p.n);
+  } else {
+    CUDA_CHECK(cudaMemsetAsync(p.sum, 0, sizeof(double), stream));
+    const unsigned blocks = std::min(blocks_for(p.n), kReductionBlocks);
+    sum_kernel<Op, two_inputs><<<blocks, kBlockSize, 0, stream>>>(p.sum, p.x, p.y, p.a, p.b, p.n);
+  }
+  CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
 
-// ---- kernel launchers ----
-
 template <typename T>
-void copy(T* c, const T* a, std::size_t n, CUstream_st* stream) {
-  copy_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(c, a, n);
-  CUDA_CHECK(cudaGetLastError());
+ElementwiseFunction<T> elementwise(ElementwiseOp op) {
+  static constexpr auto table = per_elementwise_op([](auto o) -> ElementwiseFunction<T> { return &launch<decltype(o), T>; });
+  return table.at(static_cast<std::size_t>(op));
 }
 
-template <typename T>
-void scale(T* b, const T* c, T scalar, std::size_t n, CUstream_st* stream) {
-  scale_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(b, c, scalar, n);
-  CUDA_CHECK(cudaGetLastError());
-}
-
-template <typename T>
-void add(T* c, const T* a, const T* b, std::size_t n, CUstream_st* stream) {
-  add_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(c, a, b, n);
-  CUDA_CHECK(cudaGetLastError());
-}
-
-template <typename T>
-void triad(T* a, const T* b, const T* c, T scalar, std::size_t n, CUstream_st* stream) {
-  triad_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(a, b, c, scalar, n);
-  CUDA_CHECK(cudaGetLastError());
-}
-
-template <typename T>
-void dot(double* sum, const T* a, const T* b, std::size_t n, CUstream_st* stream) {
-  CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), stream));
-  const unsigned blocks = std::min<unsigned>(blocks_for(n), kDotBlocks);
-  dot_kernel<<<blocks, kBlockSize, 0, stream>>>(sum, a, b, n);
-  CUDA_CHECK(cudaGetLastError());
-}
-
-template <typename T>
-void add_scalar(T* y, const T* x, T scalar, std::size_t n, CUstream_st* stream) {
-  add_scalar_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(y, x, scalar, n);
-  CUDA_CHECK(cudaGetLastError());
-}
-
-#define OFFLOADBENCH_ELEMENTWISE_GPU(T)                                                 \
-  template void copy<T>(T*, const T*, std::size_t, CUstream_st*);                     \
-  template void scale<T>(T*, const T*, T, std::size_t, CUstream_st*);                 \
-  template void add<T>(T*, const T*, const T*, std::size_t, CUstream_st*);            \
-  template void triad<T>(T*, const T*, const T*, T, std::size_t, CUstream_st*);       \
-  template void dot<T>(double*, const T*, const T*, std::size_t, CUstream_st*);       \
-  template void add_scalar<T>(T*, const T*, T, std::size_t, CUstream_st*);
-OFFLOADBENCH_ELEMENTWISE_GPU(float)
-OFFLOADBENCH_ELEMENTWISE_GPU(double)
-#undef OFFLOADBENCH_ELEMENTWISE_GPU
+template ElementwiseFunction<float> elementwise<float>(ElementwiseOp);
+template ElementwiseFunction<double> elementwise<double>(ElementwiseOp);
 
 }  // namespace offloadbench::gpu

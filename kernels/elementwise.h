@@ -1,33 +1,147 @@
-// Elementwise ops, BabelStream's set plus add-a-scalar: each is a CPU twin (namespace cpu,
-// elementwise_cpu.cpp, OpenMP) and a CUDA launcher (namespace gpu, elementwise.cu) with the same
-// name, argument order (outputs, inputs, scalars, size) and semantics; the CPU twin takes its thread
-// count last, the launcher its stream. Every array has n elements; outputs are overwritten (=).
-// Instantiated for float and double. The GPU arrays are device pointers.
+// Elementwise ops (BabelStream's set, add-a-scalar and axpby), each defined once below as a small
+// struct: its name, inputs, BabelStream byte weight, scalars and per-element math, which runs on the
+// host and the device. The CPU twin (elementwise_cpu.cpp, OpenMP) and the CUDA kernel (elementwise.cu)
+// are generic over the op and instantiated for every op in ElementwiseOps, for float and double;
+// cpu::elementwise / gpu::elementwise pick one by op and type. The inputs the benchmarks start from
+// and the check of their outputs (elementwise_check.cpp) use the same math in double as the reference.
+// Adding an op: its enum value, its struct, its place in ElementwiseOps.
 #pragma once
+#include <array>
 #include <cstddef>
+#include <string>
+
+#ifdef __CUDACC__
+#define OFFLOADBENCH_HOST_DEVICE __host__ __device__
+#else
+#define OFFLOADBENCH_HOST_DEVICE
+#endif
 
 struct CUstream_st;  // cudaStream_t without the CUDA headers, so CPU-only code can include this
 
 namespace offloadbench {
 
+enum class ElementwiseOp { copy, scale, add, triad, dot, add_scalar, axpby };
+
+struct ElementwiseOpInfo {
+  ElementwiseOp op;
+  const char* name;
+  int inputs;         // arrays read: 1 (x) or 2 (x, y)
+  bool writes_array;  // false for a reduction (dot): its output is one double, Σ apply(x[i], y[i]) summed in double
+  int arrays_moved;   // BabelStream's weight: bytes = arrays_moved · n · sizeof(T)
+  double a, b;        // the op's scalars (0 where unused), rounded to T where it runs
+};
+
+// ---- the ops: z[i] = apply(x[i], y[i], a, b); one-input ops never read y ----
+// In BabelStream's terms in the comments; in our buffers every op reads x (and y) and writes z.
+
+struct CopyOp {  // c = a
+  static constexpr ElementwiseOpInfo info{ElementwiseOp::copy, "copy", 1, true, 2, 0, 0};
+  template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T, T, T) { return x; }
+};
+
+struct ScaleOp {  // b = s·c
+  static constexpr ElementwiseOpInfo info{ElementwiseOp::scale, "scale", 1, true, 2, 0.4, 0};
+  template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T, T a, T) { return a * x; }
+};
+
+struct AddOp {  // c = a + b
+  static constexpr ElementwiseOpInfo info{ElementwiseOp::add, "add", 2, true, 3, 0, 0};
+  template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T y, T, T) { return x + y; }
+};
+
+struct TriadOp {  // a = b + s·c
+  static constexpr ElementwiseOpInfo info{ElementwiseOp::triad, "triad", 2, true, 3, 0.4, 0};
+  template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T y, T a, T) { return x + a * y; }
+};
+
+// sum = Σ a·b, each term and the sum in double (a float accumulator cannot sum 2^28 terms).
+struct DotOp {
+  static constexpr ElementwiseOpInfo info{ElementwiseOp::dot, "dot", 2, false, 2, 0, 0};
+  template <typename T> OFFLOADBENCH_HOST_DEVICE static double apply(T x, T y, T, T) {
+    return static_cast<double>(x) * static_cast<double>(y);
+  }
+};
+
+struct AddScalarOp {  // y = x + 10
+  static constexpr ElementwiseOpInfo info{ElementwiseOp::add_scalar, "add_scalar", 1, true, 2, 10.0, 0};
+  template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T, T a, T) { return x + a; }
+};
+
+// z = a·x + b·y: the shape of an optimizer's update (p ← p − lr·g) and of a scaled residual; not in
+// BabelStream. Scalars exact in fp32, so the benchmarks' inputs give exact outputs.
+struct AxpbyOp {
+  static constexpr ElementwiseOpInfo info{ElementwiseOp::axpby, "axpby", 2, true, 3, 0.75, -1.25};
+  template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T y, T a, T b) { return a * x + b * y; }
+};
+
+template <typename... Ops> struct ElementwiseOpList {};
+// Every op, in the enum's order (checked below): the twins, the tables and the checks are made from it.
+using ElementwiseOps = ElementwiseOpList<CopyOp, ScaleOp, AddOp, TriadOp, DotOp, AddScalarOp, AxpbyOp>;
+
+template <typename Make, typename... Ops>
+constexpr auto per_op_of(ElementwiseOpList<Ops...>, Make make) {
+  return std::array{make(Ops{})...};
+}
+// make(Op{}) for every op, indexed by ElementwiseOp: how the cpu::, gpu:: and check tables are built.
+template <typename Make>
+constexpr auto per_elementwise_op(Make make) {
+  return per_op_of(ElementwiseOps{}, make);
+}
+
+inline constexpr auto kElementwiseOpInfos = per_elementwise_op([](auto op) { return decltype(op)::info; });
+
+constexpr bool in_enum_order(const decltype(kElementwiseOpInfos)& ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (static_cast<std::size_t>(ops[i].op) != i) return false;
+  return true;
+}
+static_assert(in_enum_order(kElementwiseOpInfos), "ElementwiseOps must list the ops in ElementwiseOp's order");
+
+// The op's row; throws std::out_of_range for a value outside the enum.
+inline const ElementwiseOpInfo& op_info(ElementwiseOp op) { return kElementwiseOpInfos.at(static_cast<std::size_t>(op)); }
+
+// One call's operands. Every array has n elements; z is overwritten (=), never accumulated into; y is
+// read by two-input ops only; a reduction writes *sum instead of z (on the GPU: one device double,
+// zeroed by the launcher). The GPU functions take device pointers.
+template <typename T>
+struct ElementwiseArgs {
+  T* z = nullptr;
+  double* sum = nullptr;
+  const T* x = nullptr;
+  const T* y = nullptr;
+  T a = 0, b = 0;
+  std::size_t n = 0;
+};
+
+// The operands of `op` with its own scalars (its info's a and b, rounded to T).
+template <typename T>
+ElementwiseArgs<T> elementwise_args(ElementwiseOp op, T* z, double* sum, const T* x, const T* y, std::size_t n) {
+  const auto& info = op_info(op);
+  return {z, sum, x, y, static_cast<T>(info.a), static_cast<T>(info.b), n};
+}
+
 namespace cpu {
-template <typename T> void copy(T* c, const T* a, std::size_t n, int threads);                          // c = a
-template <typename T> void scale(T* b, const T* c, T scalar, std::size_t n, int threads);               // b = s·c
-template <typename T> void add(T* c, const T* a, const T* b, std::size_t n, int threads);               // c = a + b
-template <typename T> void triad(T* a, const T* b, const T* c, T scalar, std::size_t n, int threads);   // a = b + s·c
-// sum = Σ a·b, accumulated in double (a float accumulator cannot sum 2^28 terms).
-template <typename T> void dot(double* sum, const T* a, const T* b, std::size_t n, int threads);
-template <typename T> void add_scalar(T* y, const T* x, T scalar, std::size_t n, int threads);          // y = x + s
+// Runs on `threads` OpenMP threads, one contiguous chunk each (one thread: no OpenMP runtime involved).
+template <typename T> using ElementwiseFunction = void (*)(const ElementwiseArgs<T>& args, int threads);
+template <typename T> ElementwiseFunction<T> elementwise(ElementwiseOp op);
 }  // namespace cpu
 
 namespace gpu {
-template <typename T> void copy(T* c, const T* a, std::size_t n, CUstream_st* stream);
-template <typename T> void scale(T* b, const T* c, T scalar, std::size_t n, CUstream_st* stream);
-template <typename T> void add(T* c, const T* a, const T* b, std::size_t n, CUstream_st* stream);
-template <typename T> void triad(T* a, const T* b, const T* c, T scalar, std::size_t n, CUstream_st* stream);
-// *sum (one device double) = Σ a·b, accumulated in double; the launcher zeroes it first.
-template <typename T> void dot(double* sum, const T* a, const T* b, std::size_t n, CUstream_st* stream);
-template <typename T> void add_scalar(T* y, const T* x, T scalar, std::size_t n, CUstream_st* stream);
+// Enqueues on `stream`; the twin of cpu::elementwise(op).
+template <typename T> using ElementwiseFunction = void (*)(const ElementwiseArgs<T>& args, CUstream_st* stream);
+template <typename T> ElementwiseFunction<T> elementwise(ElementwiseOp op);
 }  // namespace gpu
+
+// ---- the benchmarks' inputs and the check of their outputs (elementwise_check.cpp) ----
+
+// Inputs every elementwise case starts from, exact in fp32 (so the reference sees exactly the inputs
+// the kernel saw). Filled with `threads` threads and a static schedule: each thread first-touches the
+// chunk it later streams.
+double elementwise_input_x(std::size_t i);
+double elementwise_input_y(std::size_t i);
+template <typename T> void fill_elementwise_inputs(T* x, T* y, std::size_t n, int threads);
+// "" when z (or, for a reduction, sum) is what `op` gives on those inputs, else what differs.
+template <typename T>
+std::string check_elementwise_output(ElementwiseOp op, const T* z, double sum, std::size_t n);
 
 }  // namespace offloadbench

@@ -1,14 +1,14 @@
-// CPU twins of kernels/elementwise.cu. Each op is a simd loop over one contiguous range, compiled for
-// AVX-512, AVX2 and SSE2 and picked at load time (kernels/cpu_vector.h); with more than one thread each
-// OpenMP thread streams one contiguous chunk (the chunk it first-touched when the caller initialised
-// with the same threads and a static schedule). With one thread no OpenMP runtime is involved.
-#include "kernels/elementwise.h"
-
+// CPU twins of kernels/elementwise.cu, one loop for every op: a simd loop over one contiguous range,
+// compiled for AVX-512, AVX2 and SSE2 and picked at load time (kernels/cpu_vector.h); with more than
+// one thread each OpenMP thread streams one contiguous chunk (the chunk it first-touched when the
+// caller initialised with the same threads and a static schedule). With one thread no OpenMP runtime
+// is involved.
 #include <omp.h>
 
 #include <cstdint>
 
 #include "kernels/cpu_vector.h"
+#include "kernels/elementwise.h"
 
 namespace offloadbench::cpu {
 
@@ -17,47 +17,27 @@ namespace {
 // Sizes go up to 2^28 and beyond, so 64-bit indices.
 using Index = std::int64_t;
 
-template <typename T>
-OFFLOADBENCH_VECTOR_CLONES void copy_range(T* __restrict c, const T* __restrict a, Index n) {
+// z[i] = apply(x[i], y[i]) over [begin, end). Base pointers and a range, not offset pointers: y may be
+// null (one-input ops), and the conditional never reads it then.
+template <typename Op, typename T>
+OFFLOADBENCH_VECTOR_CLONES void map_range(T* __restrict z, const T* __restrict x, const T* __restrict y, T a, T b,
+                                          Index begin, Index end) {
 #pragma omp simd
-  for (Index i = 0; i < n; ++i) c[i] = a[i];
+  for (Index i = begin; i < end; ++i) z[i] = Op::apply(x[i], Op::info.inputs == 2 ? y[i] : T(0), a, b);
 }
 
-template <typename T>
-OFFLOADBENCH_VECTOR_CLONES void scale_range(T* __restrict b, const T* __restrict c, T scalar, Index n) {
-#pragma omp simd
-  for (Index i = 0; i < n; ++i) b[i] = scalar * c[i];
-}
-
-template <typename T>
-OFFLOADBENCH_VECTOR_CLONES void add_range(T* __restrict c, const T* __restrict a, const T* __restrict b, Index n) {
-#pragma omp simd
-  for (Index i = 0; i < n; ++i) c[i] = a[i] + b[i];
-}
-
-template <typename T>
-OFFLOADBENCH_VECTOR_CLONES void triad_range(T* __restrict a, const T* __restrict b, const T* __restrict c, T scalar,
-                                            Index n) {
-#pragma omp simd
-  for (Index i = 0; i < n; ++i) a[i] = b[i] + scalar * c[i];
-}
-
-template <typename T>
-OFFLOADBENCH_VECTOR_CLONES double dot_range(const T* __restrict a, const T* __restrict b, Index n) {
+// Σ apply(x[i], y[i]) over [begin, end), in double.
+template <typename Op, typename T>
+OFFLOADBENCH_VECTOR_CLONES double sum_range(const T* __restrict x, const T* __restrict y, T a, T b, Index begin,
+                                            Index end) {
   double sum = 0;
 #pragma omp simd reduction(+ : sum)
-  for (Index i = 0; i < n; ++i) sum += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  for (Index i = begin; i < end; ++i) sum += Op::apply(x[i], Op::info.inputs == 2 ? y[i] : T(0), a, b);
   return sum;
 }
 
-template <typename T>
-OFFLOADBENCH_VECTOR_CLONES void add_scalar_range(T* __restrict y, const T* __restrict x, T scalar, Index n) {
-#pragma omp simd
-  for (Index i = 0; i < n; ++i) y[i] = x[i] + scalar;
-}
-
 // Runs range(begin, end) over [0, n) on `threads` threads, one contiguous chunk each, and returns the sum
-// of what the calls return (the dot product's partial sums; 0 for the other ops).
+// of what the calls return (a reduction's partial sums; 0 for the other ops).
 template <typename Range>
 double on_threads(std::size_t n, int threads, Range range) {
   const auto count = static_cast<Index>(n);
@@ -71,47 +51,23 @@ double on_threads(std::size_t n, int threads, Range range) {
   return total;
 }
 
+template <typename Op, typename T>
+void run(const ElementwiseArgs<T>& p, int threads) {
+  if constexpr (Op::info.writes_array)
+    on_threads(p.n, threads, [&](Index b, Index e) { return map_range<Op>(p.z, p.x, p.y, p.a, p.b, b, e), 0.0; });
+  else
+    *p.sum = on_threads(p.n, threads, [&](Index b, Index e) { return sum_range<Op>(p.x, p.y, p.a, p.b, b, e); });
+}
+
 }  // namespace
 
 template <typename T>
-void copy(T* c, const T* a, std::size_t n, int threads) {
-  on_threads(n, threads, [&](Index b, Index e) { return copy_range(c + b, a + b, e - b), 0.0; });
+ElementwiseFunction<T> elementwise(ElementwiseOp op) {
+  static constexpr auto table = per_elementwise_op([](auto o) -> ElementwiseFunction<T> { return &run<decltype(o), T>; });
+  return table.at(static_cast<std::size_t>(op));
 }
 
-template <typename T>
-void scale(T* b, const T* c, T scalar, std::size_t n, int threads) {
-  on_threads(n, threads, [&](Index i, Index e) { return scale_range(b + i, c + i, scalar, e - i), 0.0; });
-}
-
-template <typename T>
-void add(T* c, const T* a, const T* b, std::size_t n, int threads) {
-  on_threads(n, threads, [&](Index i, Index e) { return add_range(c + i, a + i, b + i, e - i), 0.0; });
-}
-
-template <typename T>
-void triad(T* a, const T* b, const T* c, T scalar, std::size_t n, int threads) {
-  on_threads(n, threads, [&](Index i, Index e) { return triad_range(a + i, b + i, c + i, scalar, e - i), 0.0; });
-}
-
-template <typename T>
-void dot(double* sum, const T* a, const T* b, std::size_t n, int threads) {
-  *sum = on_threads(n, threads, [&](Index i, Index e) { return dot_range(a + i, b + i, e - i); });
-}
-
-template <typename T>
-void add_scalar(T* y, const T* x, T scalar, std::size_t n, int threads) {
-  on_threads(n, threads, [&](Index i, Index e) { return add_scalar_range(y + i, x + i, scalar, e - i), 0.0; });
-}
-
-#define OFFLOADBENCH_ELEMENTWISE_CPU(T)                                        \
-  template void copy<T>(T*, const T*, std::size_t, int);                     \
-  template void scale<T>(T*, const T*, T, std::size_t, int);                 \
-  template void add<T>(T*, const T*, const T*, std::size_t, int);            \
-  template void triad<T>(T*, const T*, const T*, T, std::size_t, int);       \
-  template void dot<T>(double*, const T*, const T*, std::size_t, int);       \
-  template void add_scalar<T>(T*, const T*, T, std::size_t, int);
-OFFLOADBENCH_ELEMENTWISE_CPU(float)
-OFFLOADBENCH_ELEMENTWISE_CPU(double)
-#undef OFFLOADBENCH_ELEMENTWISE_CPU
+template ElementwiseFunction<float> elementwise<float>(ElementwiseOp);
+template ElementwiseFunction<double> elementwise<double>(ElementwiseOp);
 
 }  // namespace offloadbench::cpu

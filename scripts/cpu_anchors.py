@@ -32,9 +32,10 @@ SHAPES = {"784-128-10": (784, 128, 10), "12288-64-10": (12288, 64, 10)}
 ISSUE_BATCHES = [1, 64, 1024, 4096]
 SQUARE_SIZES = [256, 512, 1024, 2048, 4096]
 ELEMENTWISE_SIZES = [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26]
-# BabelStream weights (arrays moved), as benchmarks/compute_cases.cpp counts them.
-ELEMENTWISE_ARRAYS = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "dot": 2, "add_scalar": 2}
+# BabelStream weights (arrays moved), as kernels/elementwise.h counts them.
+ELEMENTWISE_ARRAYS = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "dot": 2, "add_scalar": 2, "axpby": 3}
 SCALAR = 0.4
+AXPBY_A, AXPBY_B = 0.75, -1.25  # kernels/elementwise.h's AxpbyOp
 
 
 def count_label(n):
@@ -205,18 +206,22 @@ def sgemm_case(lib, np, torch, group, m, n, k, sweep, repetitions, min_time):
 
 # ---- elementwise (numpy and PyTorch), fp32 ----
 
-def elementwise_ops(lib, np, torch, x, y, z):
-    s = np.float32(SCALAR)
+def elementwise_ops(lib, np, torch, x, y, z, w):
+    """w: scratch for the ops numpy cannot write in one pass."""
+    s, a, b = np.float32(SCALAR), np.float32(AXPBY_A), np.float32(AXPBY_B)
     if lib == "numpy":
         return {"copy": lambda: np.copyto(z, x), "scale": lambda: np.multiply(x, s, out=z),
                 "add": lambda: np.add(x, y, out=z),
-                # numpy has no fused triad: two passes through z (still counted as BabelStream's 3 arrays).
+                # numpy has no fused triad or axpby: more passes (still counted as BabelStream's 3 arrays).
                 "triad": lambda: (np.multiply(y, s, out=z), np.add(x, z, out=z)),
-                "dot": lambda: np.dot(x, y), "add_scalar": lambda: np.add(x, s, out=z)}
+                "dot": lambda: np.dot(x, y), "add_scalar": lambda: np.add(x, s, out=z),
+                "axpby": lambda: (np.multiply(x, a, out=z), np.multiply(y, b, out=w), np.add(z, w, out=z))}
     tx, ty, tz = torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(z)
     return {"copy": lambda: tz.copy_(tx), "scale": lambda: torch.mul(tx, SCALAR, out=tz),
             "add": lambda: torch.add(tx, ty, out=tz), "triad": lambda: torch.add(tx, ty, alpha=SCALAR, out=tz),
-            "dot": lambda: torch.dot(tx, ty), "add_scalar": lambda: torch.add(tx, SCALAR, out=tz)}
+            "dot": lambda: torch.dot(tx, ty), "add_scalar": lambda: torch.add(tx, SCALAR, out=tz),
+            # eager PyTorch has no one-call axpby: scale x into z, then add b·y in place (two passes).
+            "axpby": lambda: torch.mul(tx, AXPBY_A, out=tz).add_(ty, alpha=AXPBY_B)}
 
 
 def elementwise_cases(lib, np, torch, sizes, repetitions, min_time, wanted):
@@ -227,9 +232,10 @@ def elementwise_cases(lib, np, torch, sizes, repetitions, min_time, wanted):
         x = np.full(n, 0.1, np.float32)
         y = np.full(n, 0.2, np.float32)
         z = np.zeros(n, np.float32)
+        w = np.zeros(n, np.float32)
         expected = {"copy": 0.1, "scale": SCALAR * 0.1, "add": 0.3, "triad": 0.1 + SCALAR * 0.2,
-                    "add_scalar": 0.1 + SCALAR}
-        for op, step in elementwise_ops(lib, np, torch, x, y, z).items():
+                    "add_scalar": 0.1 + SCALAR, "axpby": AXPBY_A * 0.1 + AXPBY_B * 0.2}
+        for op, step in elementwise_ops(lib, np, torch, x, y, z, w).items():
             if not wanted(f"compute/{op}/fp32", count_label(n)):
                 continue
             got = step()

@@ -4,11 +4,13 @@
 #include <set>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "benchmarks/compute_cases.h"
 #include "harness/gpu_info.h"
 #include "harness/system_info.h"
+#include "kernels/elementwise.h"
 #include "tests/test_support.h"
 
 namespace offloadbench {
@@ -22,10 +24,10 @@ TEST(ComputeSuite, CpuElementwiseRowsValidateAndCountBabelStreamBytes) {
   config.gpu_devices = {};
   config.sizes = std::vector<std::uint64_t>{7, 4096};
   register_compute_suite(config);
-  const auto doc = testing::run_registered("compute/(copy|scale|add|triad|dot|add_scalar)/");
+  const auto doc = testing::run_registered("compute/[a-z_]+/fp(32|64)/");
   const auto rows = testing::rows_where(doc, "device", "cpu");
   const std::size_t views = query_host_info().omp_threads > 1 ? 2 : 1;
-  ASSERT_EQ(rows.size(), 8u * 2 * views);  // 6 fp32 ops + 2 fp64 ops, 2 sizes
+  ASSERT_EQ(rows.size(), (kElementwiseOpInfos.size() + 2) * 2 * views);  // every op in fp32, add and triad in fp64; 2 sizes
   std::set<std::string> groups;
   for (const auto& row : rows) {
     SCOPED_TRACE(row["name"].get<std::string>());
@@ -44,7 +46,7 @@ TEST(ComputeSuite, CpuElementwiseRowsValidateAndCountBabelStreamBytes) {
     groups.insert(row["compare_group"].get<std::string>());
   }
   EXPECT_EQ(groups.count("compute/triad/fp64"), 1u);
-  EXPECT_EQ(groups.count("compute/add_scalar/fp32"), 1u);
+  for (const auto& info : kElementwiseOpInfos) EXPECT_EQ(groups.count(fmt::format("compute/{}/fp32", info.name)), 1u);
   EXPECT_EQ(testing::rows_where(doc, "headline", "triad fp32 cpu_1t").size(), 2u);
 }
 

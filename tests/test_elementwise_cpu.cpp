@@ -1,15 +1,20 @@
-// Every elementwise CPU twin against a straightforward loop, on odd sizes and both thread counts,
-// with the shared tolerance rule; and the suite's own output check catches a wrong element.
+// Every elementwise CPU twin against its formula written out here (apart from kernels/), on odd sizes
+// and both thread counts, with the shared tolerance rule; every op's BabelStream weight; and the
+// benchmarks' own output check accepts right outputs and names a wrong element. An op in
+// kernels/elementwise.h without a row below fails EveryOpHasARowHere.
 #include <omp.h>
 
-#include <random>
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "tests/random_values.h"
 
-#include "benchmarks/compute_cases.h"
 #include "kernels/elementwise.h"
 #include "kernels/tolerance.h"
 
@@ -17,6 +22,23 @@ namespace offloadbench {
 namespace {
 
 using testing::random_values;
+
+// One row per op: BabelStream's weight and the formula of one output element (for dot: one term).
+struct ExpectedOp {
+  ElementwiseOp op;
+  int arrays_moved;
+  double (*formula)(double x, double y, double a, double b);
+};
+
+const ExpectedOp kExpectedOps[] = {
+    {ElementwiseOp::copy, 2, [](double x, double, double, double) { return x; }},
+    {ElementwiseOp::scale, 2, [](double x, double, double a, double) { return a * x; }},
+    {ElementwiseOp::add, 3, [](double x, double y, double, double) { return x + y; }},
+    {ElementwiseOp::triad, 3, [](double x, double y, double a, double) { return x + a * y; }},
+    {ElementwiseOp::dot, 2, [](double x, double y, double, double) { return x * y; }},
+    {ElementwiseOp::add_scalar, 2, [](double x, double, double a, double) { return x + a; }},
+    {ElementwiseOp::axpby, 3, [](double x, double y, double a, double b) { return a * x + b * y; }},
+};
 
 template <typename T>
 class ElementwiseCpu : public ::testing::Test {
@@ -33,95 +55,92 @@ std::vector<int> thread_counts() {
   return all > 1 ? std::vector<int>{1, all} : std::vector<int>{1};
 }
 
-TYPED_TEST(ElementwiseCpu, EveryOpMatchesAPlainLoop) {
+TEST(ElementwiseTable, EveryOpHasARowHere) {
+  std::set<std::string> names;
+  for (const auto& info : kElementwiseOpInfos) {
+    EXPECT_TRUE(std::any_of(std::begin(kExpectedOps), std::end(kExpectedOps),
+                            [&](const ExpectedOp& row) { return row.op == info.op; }))
+        << info.name << " has no formula in kExpectedOps";
+    EXPECT_TRUE(names.insert(info.name).second) << info.name << " named twice";
+  }
+  EXPECT_EQ(std::size(kExpectedOps), kElementwiseOpInfos.size());
+  EXPECT_THROW(op_info(static_cast<ElementwiseOp>(kElementwiseOpInfos.size())), std::out_of_range);
+}
+
+TEST(ElementwiseTable, ByteWeightsAreBabelStreams) {
+  for (const auto& row : kExpectedOps) {
+    const auto& info = op_info(row.op);
+    EXPECT_EQ(info.op, row.op);
+    EXPECT_EQ(info.arrays_moved, row.arrays_moved) << info.name;
+    EXPECT_EQ(info.arrays_moved, info.inputs + (info.writes_array ? 1 : 0)) << info.name;
+  }
+}
+
+TYPED_TEST(ElementwiseCpu, EveryOpMatchesItsFormula) {
   using T = TypeParam;
-  const T s = static_cast<T>(0.4);
   const auto tol = elementwise_tolerance(this->roundoff());
-  for (std::size_t n : kOddSizes)
-    for (int threads : thread_counts()) {
-      SCOPED_TRACE(::testing::Message() << "n=" << n << " threads=" << threads);
-      const auto a = random_values<T>(n, 1), b = random_values<T>(n, 2);
-      std::vector<T> out(n, T(-7));
-      std::vector<double> ref(n);
-
-      cpu::copy(out.data(), a.data(), n, threads);
-      for (std::size_t i = 0; i < n; ++i) ref[i] = a[i];
-      EXPECT_EQ(mismatches(out.data(), ref.data(), n, tol), "") << "copy";
-
-      cpu::scale(out.data(), a.data(), s, n, threads);
-      for (std::size_t i = 0; i < n; ++i) ref[i] = double(s) * a[i];
-      EXPECT_EQ(mismatches(out.data(), ref.data(), n, tol), "") << "scale";
-
-      cpu::add(out.data(), a.data(), b.data(), n, threads);
-      for (std::size_t i = 0; i < n; ++i) ref[i] = double(a[i]) + b[i];
-      EXPECT_EQ(mismatches(out.data(), ref.data(), n, tol), "") << "add";
-
-      cpu::triad(out.data(), a.data(), b.data(), s, n, threads);
-      for (std::size_t i = 0; i < n; ++i) ref[i] = double(a[i]) + double(s) * b[i];
-      EXPECT_EQ(mismatches(out.data(), ref.data(), n, tol), "") << "triad";
-
-      cpu::add_scalar(out.data(), a.data(), T(10), n, threads);
-      for (std::size_t i = 0; i < n; ++i) ref[i] = double(a[i]) + 10.0;
-      EXPECT_EQ(mismatches(out.data(), ref.data(), n, tol), "") << "add_scalar";
-
-      double sum = -1, ref_sum = 0, magnitude = 0;
-      cpu::dot(&sum, a.data(), b.data(), n, threads);
-      for (std::size_t i = 0; i < n; ++i) ref_sum += double(a[i]) * b[i];
-      for (std::size_t i = 0; i < n; ++i) magnitude = std::max(magnitude, std::abs(double(a[i]) * b[i]));
-      EXPECT_TRUE(within_tolerance(sum, ref_sum, reduction_tolerance(this->roundoff(), n, magnitude)))
-          << "dot: got " << sum << ", expected " << ref_sum;
-    }
+  for (std::size_t n : kOddSizes) {
+    const auto x = random_values<T>(n, 1), y = random_values<T>(n, 2);
+    for (int threads : thread_counts())
+      for (const auto& row : kExpectedOps) {
+        const auto& info = op_info(row.op);
+        SCOPED_TRACE(::testing::Message() << info.name << " n=" << n << " threads=" << threads);
+        std::vector<T> z(n, T(-7));
+        double sum = -1;
+        const auto args = elementwise_args(row.op, z.data(), &sum, x.data(), info.inputs == 2 ? y.data() : nullptr, n);
+        cpu::elementwise<T>(row.op)(args, threads);
+        const double a = args.a, b = args.b;
+        if (info.writes_array) {
+          std::vector<double> ref(n);
+          for (std::size_t i = 0; i < n; ++i) ref[i] = row.formula(x[i], y[i], a, b);
+          EXPECT_EQ(mismatches(z.data(), ref.data(), n, tol), "");
+        } else {
+          double ref_sum = 0, magnitude = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            ref_sum += row.formula(x[i], y[i], a, b);
+            magnitude = std::max(magnitude, std::abs(row.formula(x[i], y[i], a, b)));
+          }
+          EXPECT_TRUE(within_tolerance(sum, ref_sum, reduction_tolerance(this->roundoff(), n, magnitude)))
+              << "got " << sum << ", expected " << ref_sum;
+          EXPECT_EQ(z, std::vector<T>(n, T(-7))) << "a reduction writes only its sum";
+        }
+      }
+  }
 }
 
 TYPED_TEST(ElementwiseCpu, OutputsAreOverwrittenNotAccumulated) {
   using T = TypeParam;
   const std::size_t n = 7;
-  const auto a = random_values<T>(n, 3), b = random_values<T>(n, 4);
-  std::vector<T> once(n), twice(n);
-  cpu::triad(once.data(), a.data(), b.data(), T(0.4), n, 1);
-  cpu::triad(twice.data(), a.data(), b.data(), T(0.4), n, 1);
-  cpu::triad(twice.data(), a.data(), b.data(), T(0.4), n, 1);
-  EXPECT_EQ(once, twice);
+  const auto x = random_values<T>(n, 3), y = random_values<T>(n, 4);
+  for (const auto& info : kElementwiseOpInfos) {
+    std::vector<T> once(n), twice(n);
+    double sum_once = 0, sum_twice = 0;
+    const auto run = cpu::elementwise<T>(info.op);
+    run(elementwise_args(info.op, once.data(), &sum_once, x.data(), y.data(), n), 1);
+    run(elementwise_args(info.op, twice.data(), &sum_twice, x.data(), y.data(), n), 1);
+    run(elementwise_args(info.op, twice.data(), &sum_twice, x.data(), y.data(), n), 1);
+    EXPECT_EQ(once, twice) << info.name;
+    EXPECT_EQ(sum_once, sum_twice) << info.name;
+  }
 }
 
-TEST(ElementwiseCheck, TheSuitesCheckAcceptsCorrectOutputAndNamesAWrongElement) {
+TEST(ElementwiseCheck, TheBenchmarksCheckAcceptsCorrectOutputAndNamesAWrongElement) {
   const std::size_t n = 1000003;
   std::vector<float> x(n), y(n), z(n);
   fill_elementwise_inputs(x.data(), y.data(), n, 2);
-  for (auto op : {ElementwiseOp::copy, ElementwiseOp::scale, ElementwiseOp::add, ElementwiseOp::triad,
-                  ElementwiseOp::add_scalar}) {
-    const float s = static_cast<float>(op_info(op).scalar);
-    switch (op) {
-      case ElementwiseOp::copy: cpu::copy(z.data(), x.data(), n, 2); break;
-      case ElementwiseOp::scale: cpu::scale(z.data(), x.data(), s, n, 2); break;
-      case ElementwiseOp::add: cpu::add(z.data(), x.data(), y.data(), n, 2); break;
-      case ElementwiseOp::triad: cpu::triad(z.data(), x.data(), y.data(), s, n, 2); break;
-      case ElementwiseOp::add_scalar: cpu::add_scalar(z.data(), x.data(), s, n, 2); break;
-      case ElementwiseOp::dot: break;
+  for (const auto& info : kElementwiseOpInfos) {
+    SCOPED_TRACE(info.name);
+    double sum = 0;
+    cpu::elementwise<float>(info.op)(elementwise_args(info.op, z.data(), &sum, x.data(), y.data(), n), 2);
+    EXPECT_EQ(check_elementwise_output(info.op, z.data(), sum, n), "");
+    if (!info.writes_array) {
+      EXPECT_NE(check_elementwise_output(info.op, z.data(), sum * (1 + 1e-4), n), "");
+      continue;
     }
-    EXPECT_EQ(check_elementwise_output(op, z.data(), 0.0, n), "") << op_info(op).name;
     z[n - 1] += 1e-3f;
-    const auto problem = check_elementwise_output(op, z.data(), 0.0, n);
+    const auto problem = check_elementwise_output(info.op, z.data(), sum, n);
     EXPECT_NE(problem.find("1 of 1000003 elements differ"), std::string::npos) << problem;
     EXPECT_NE(problem.find("[1000002]"), std::string::npos) << problem;
-  }
-  double sum = 0;
-  cpu::dot(&sum, x.data(), y.data(), n, 2);
-  EXPECT_EQ(check_elementwise_output(ElementwiseOp::dot, z.data(), sum, n), "");
-  EXPECT_NE(check_elementwise_output(ElementwiseOp::dot, z.data(), sum * (1 + 1e-4), n), "");
-}
-
-TEST(ElementwiseTable, ByteWeightsAreBabelStreams) {
-  EXPECT_EQ(op_info(ElementwiseOp::copy).arrays_moved, 2);
-  EXPECT_EQ(op_info(ElementwiseOp::scale).arrays_moved, 2);
-  EXPECT_EQ(op_info(ElementwiseOp::add).arrays_moved, 3);
-  EXPECT_EQ(op_info(ElementwiseOp::triad).arrays_moved, 3);
-  EXPECT_EQ(op_info(ElementwiseOp::dot).arrays_moved, 2);
-  EXPECT_EQ(op_info(ElementwiseOp::add_scalar).arrays_moved, 2);
-  for (auto op : {ElementwiseOp::copy, ElementwiseOp::scale, ElementwiseOp::add, ElementwiseOp::triad,
-                  ElementwiseOp::dot, ElementwiseOp::add_scalar}) {
-    const auto& info = op_info(op);
-    EXPECT_EQ(info.arrays_moved, info.inputs + (info.writes_array ? 1 : 0)) << info.name;
   }
 }
 

@@ -47,44 +47,31 @@ std::vector<T> to_host(const DeviceBuffer& d, std::size_t n) {
   return host;
 }
 
+// Every op of kernels/elementwise.h, GPU against the CPU twin on the same inputs and scalars.
 template <typename T>
 void check_elementwise_twins(std::size_t n) {
-  SCOPED_TRACE(::testing::Message() << "n=" << n << " sizeof(T)=" << sizeof(T));
-  const auto tol = elementwise_tolerance(sizeof(T) == 4 ? kRoundoffFp32 : kRoundoffFp64);
-  const auto a = random_values<T>(n, 1), b = random_values<T>(n, 2);
-  DeviceBuffer da = to_device(a), db = to_device(b);
-  DeviceBuffer dout(n * sizeof(T)), dsum(sizeof(double));
+  const double roundoff = sizeof(T) == 4 ? kRoundoffFp32 : kRoundoffFp64;
+  const auto x = random_values<T>(n, 1), y = random_values<T>(n, 2);
+  DeviceBuffer dx = to_device(x), dy = to_device(y);
+  DeviceBuffer dz(n * sizeof(T)), dsum(sizeof(double));
   CudaStream stream;
-  std::vector<T> want(n);
-  const T s = static_cast<T>(0.4);
-  const auto compare = [&](const char* op) {
+  for (const auto& info : kElementwiseOpInfos) {
+    SCOPED_TRACE(::testing::Message() << info.name << " n=" << n << " sizeof(T)=" << sizeof(T));
+    std::vector<T> want(n);
+    double want_sum = 0;
+    gpu::elementwise<T>(info.op)(
+        elementwise_args(info.op, dz.as<T>(), dsum.as<double>(), dx.as<const T>(), dy.as<const T>(), n), stream.get());
+    cpu::elementwise<T>(info.op)(elementwise_args(info.op, want.data(), &want_sum, x.data(), y.data(), n), 2);
     stream.synchronize();
-    const auto got = to_host<T>(dout, n);
-    EXPECT_EQ(mismatches(got.data(), want.data(), n, tol), "") << op;
-  };
-  gpu::copy(dout.as<T>(), da.as<T>(), n, stream.get());
-  cpu::copy(want.data(), a.data(), n, 2);
-  compare("copy");
-  gpu::scale(dout.as<T>(), da.as<T>(), s, n, stream.get());
-  cpu::scale(want.data(), a.data(), s, n, 2);
-  compare("scale");
-  gpu::add(dout.as<T>(), da.as<T>(), db.as<T>(), n, stream.get());
-  cpu::add(want.data(), a.data(), b.data(), n, 2);
-  compare("add");
-  gpu::triad(dout.as<T>(), da.as<T>(), db.as<T>(), s, n, stream.get());
-  cpu::triad(want.data(), a.data(), b.data(), s, n, 2);
-  compare("triad");
-  gpu::add_scalar(dout.as<T>(), da.as<T>(), T(10), n, stream.get());
-  cpu::add_scalar(want.data(), a.data(), T(10), n, 2);
-  compare("add_scalar");
-  double want_sum = 0;
-  gpu::dot(dsum.as<double>(), da.as<T>(), db.as<T>(), n, stream.get());
-  stream.synchronize();
-  cpu::dot(&want_sum, a.data(), b.data(), n, 2);
-  const double got_sum = to_host<double>(dsum, 1)[0];
-  EXPECT_TRUE(within_tolerance(got_sum, want_sum,
-                               reduction_tolerance(sizeof(T) == 4 ? kRoundoffFp32 : kRoundoffFp64, n, 1.0)))
-      << "dot: gpu " << got_sum << ", cpu " << want_sum;
+    if (info.writes_array) {
+      const auto got = to_host<T>(dz, n);
+      EXPECT_EQ(mismatches(got.data(), want.data(), n, elementwise_tolerance(roundoff)), "");
+    } else {
+      const double got_sum = to_host<double>(dsum, 1)[0];
+      EXPECT_TRUE(within_tolerance(got_sum, want_sum, reduction_tolerance(roundoff, n, 1.0)))
+          << "gpu " << got_sum << ", cpu " << want_sum;
+    }
+  }
 }
 
 TEST_F(GpuCompute, ElementwiseKernelsMatchTheirCpuTwins) {
