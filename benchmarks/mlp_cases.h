@@ -85,8 +85,8 @@ struct MlpDataset {
 MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch);
 std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_batch);
 
-// Setups for the measurement layer (harness/measure.h): mlp_cpu.cpp, and mlp_gpu.cpp
-// (mlp_gpu_none.cpp skips in a build without CUDA).
+// Setups for the measurement layer (harness/measure.h): mlp_run_cpu.cpp, and mlp_run_gpu.cpp
+// (mlp_run_gpu_none.cpp skips in a build without CUDA).
 MeasuredCase setup_mlp_cpu(const MlpCase& c);
 MeasuredCase setup_mlp_gpu(const MlpCase& c);
 

@@ -77,7 +77,7 @@ std::string streams_case_problem(const StreamsCase& c);
 // case sets up (and frees) its own.
 MeasuredCase setup_streams_case(const StreamsCase& c, std::shared_ptr<StreamsWorkspace> workspace = nullptr);
 
-// GPU setup (streams_gpu.cpp; streams_gpu_none.cpp skips it in a build without CUDA).
+// GPU setup (streams_run_gpu.cpp; streams_run_gpu_none.cpp skips it in a build without CUDA).
 MeasuredCase setup_streams_gpu(const StreamsCase& c, std::shared_ptr<StreamsWorkspace> workspace);
 
 // "streams/pipelined/pinned/ratio:1/K:4/C:16/depth_first/256MiB" + device suffix.

@@ -173,7 +173,7 @@ Parts measure_parts(const StreamsCase& c, const Buffers& b, cudaStream_t stream)
 
 }  // namespace
 
-// See streams.h. Two slots, pinned and pageable, for one (device, size) at a time.
+// See streams_cases.h. Two slots, pinned and pageable, for one (device, size) at a time.
 class StreamsWorkspace {
  public:
   // "" once buffers for c's device, size and memory kind are allocated, else why they cannot be.

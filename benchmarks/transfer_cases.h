@@ -28,11 +28,11 @@ struct PinCostCase {
 };
 
 // Setups for the measurement layer (harness/measure.h), run once per case.
-// GPU (transfer_gpu.cpp; transfer_gpu_none.cpp skips them in a build without CUDA).
+// GPU (transfer_run_gpu.cpp; transfer_run_gpu_none.cpp skips them in a build without CUDA).
 MeasuredCase setup_device_copy(const DeviceCopyCase& c);
 MeasuredCase setup_pin_cost(const PinCostCase& c);
 
-// Host (transfer_host.cpp): need no GPU.
+// Host (transfer_run_cpu.cpp): need no GPU.
 MeasuredCase setup_host_memcpy(std::uint64_t bytes, int threads);
 MeasuredCase setup_host_memcpy_first_touch(std::uint64_t bytes);
 MeasuredCase setup_first_touch(std::uint64_t bytes);

@@ -1,8 +1,8 @@
 // The transfer family's cases beyond copy-engine host<->device copies (issue 18): device-local
 // copies, SM-initiated (zero-copy) copies, latency, managed memory, and many small tensors moved
 // one by one, packed into one pinned staging buffer, or as one cudaMemcpyBatchAsync.
-// transfer_extra.cpp registers them; transfer_extra_gpu.cpp / transfer_tensors_gpu.cpp set them up
-// (transfer_extra_gpu_none.cpp skips them in a build without CUDA).
+// transfer_extra_cases.cpp registers them; transfer_extra_run_gpu.cpp / transfer_tensors_run_gpu.cpp set them up
+// (transfer_extra_run_gpu_none.cpp skips them in a build without CUDA).
 #pragma once
 #include <cstdint>
 
