@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -69,6 +70,15 @@ void warm_up(Measurement& m) {
                             : kMaxHostBatch;
 }
 
+// The batch size the layer chose for each case, kept for the process: with random interleaving a
+// case is set up again for every repetition, and a batch chosen anew from a new warm-up would round
+// KeepRunningBatch's iteration count differently — Google Benchmark requires one count for all the
+// repetitions of a case (it aborts in ComputeStats otherwise).
+std::map<std::string, int>& chosen_batches() {
+  static std::map<std::string, int> chosen;
+  return chosen;
+}
+
 // Setup, verify and warm-up of `name`, once; a throw in any of them skips the case with its text.
 SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
   auto& current = set_up_case();
@@ -82,7 +92,10 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
     if (made->measured.skip_reason.empty()) {
       if (m.verify) made->invalid_reason = m.verify();
       if (made->invalid_reason.empty()) {
+        const auto chosen = chosen_batches().find(name);
+        if (m.calls_per_batch <= 0 && chosen != chosen_batches().end()) m.calls_per_batch = chosen->second;
         warm_up(m);
+        chosen_batches()[name] = m.calls_per_batch;
         for (auto& side : m.side_rates) side.seconds = side.time();
       }
     }

@@ -1,8 +1,10 @@
 // The measurement layer (harness/measure.h) driven by a fake device timer and a fake wall clock
 // that report known times, through Google Benchmark and the results reporter as a run does: the
 // arithmetic the GPU runners rely on, proven on a machine without a GPU.
+#include <chrono>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -405,6 +407,41 @@ TEST(LinkCeiling, IsTheMaximumGenerationAndWidthNotTheIdleState) {
   EXPECT_LT(idle.theoretical_bytes_per_second(), idle.ceiling_bytes_per_second());
   PcieLink max_unknown{4, 0, 8, 0, "sysfs"};
   EXPECT_DOUBLE_EQ(max_unknown.ceiling_bytes_per_second(), pcie_link_bytes_per_second(4, 8));
+}
+
+// With random interleaving (what `ab` runs) a case is set up again for each repetition; here each
+// set-up's calls take a different time, so a batch chosen anew would differ and Google Benchmark,
+// which needs one iteration count across a case's repetitions, would abort. The layer keeps the
+// batch it chose first for the case, and every repetition reports it.
+TEST_F(MeasureTest, RepetitionsSetUpAgainKeepTheBatchTheLayerChoseFirst) {
+  auto setups = std::make_shared<int>(0);
+  const auto spinning_case = [setups](const std::string& name) {
+    return measured_case(name, "fake", {{"op", "fake"}}, Clock::host_wall, [setups, name] {
+      const auto spin = std::chrono::microseconds(++*setups % 2 ? 1 : 20);
+      MeasuredCase made;
+      made.measurement.call = [spin] {
+        const auto until = std::chrono::steady_clock::now() + spin;
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      };
+      made.measurement.work.bytes = 1;
+      return made;  // calls_per_batch left to the layer
+    });
+  };
+  register_case(spinning_case("fake/interleaved/a"));
+  register_case(spinning_case("fake/interleaved/b"));
+  const auto doc = testing::run_registered("fake/interleaved/", 4, 0.001, {"--benchmark_enable_random_interleaving=true"});
+  for (const char* name : {"fake/interleaved/a", "fake/interleaved/b"}) {
+    std::set<int> batches, iterations;
+    for (const auto& row : testing::rows_where(doc, "op", "fake"))
+      if (row["run_name"].get<std::string>().rfind(name, 0) == 0) {
+        batches.insert(row["calls_per_batch"].get<int>());
+        iterations.insert(row["iterations"].get<int>());
+      }
+    EXPECT_EQ(batches.size(), 1u) << name;
+    EXPECT_EQ(iterations.size(), 1u) << name;
+  }
+  EXPECT_GT(*setups, 2) << "the cases were set up again between repetitions";
 }
 
 TEST_F(MeasureTest, ALinkBelowItsMaximumUnderLoadIsFlagged) {

@@ -26,10 +26,11 @@ inline std::string temp_path(const std::string& stem) {
 
 // Runs the registered cases matching `filter` with a tiny time budget and `repetitions`.
 inline nlohmann::json run_registered(const std::string& filter = ".", int repetitions = 1,
-                                     double min_time = 0.001) {
+                                     double min_time = 0.001, std::vector<std::string> more_flags = {}) {
   std::vector<std::string> args = {"tests", "--benchmark_filter=" + filter,
                                    "--benchmark_repetitions=" + std::to_string(repetitions),
                                    "--benchmark_min_time=" + std::to_string(min_time)};
+  args.insert(args.end(), more_flags.begin(), more_flags.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
