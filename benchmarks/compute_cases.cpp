@@ -73,10 +73,6 @@ std::string count_label(std::uint64_t n) {
   return text;
 }
 
-std::string device_suffix(const RunConfig& config, int device) {
-  return config.gpu_devices.size() > 1 ? fmt::format("/gpu:{}", device) : "";
-}
-
 // The views to register: GPU ones per device, CPU ones with their thread counts.
 struct ViewSlot {
   ComputeView view;
@@ -128,8 +124,8 @@ constexpr std::pair<ElementwiseOp, ElementType> kMeasuredElementwiseOps[] = {
 
 void register_elementwise(const RunConfig& config) {
   const auto sizes = elementwise_sizes(config);
-  const auto host_reuse = make_elementwise_host_reuse();
-  const auto gpu_reuse = make_elementwise_gpu_reuse();
+  const auto host_reuse = std::make_shared<ReusedArrays<ElementwiseHostArrays>>();
+  const auto gpu_reuse = std::make_shared<ReusedArrays<ElementwiseGpuArrays>>();
   // Size outside op: the ops of one element type and size run back to back on the same arrays.
   for (const auto& slot : view_slots(config))
     for (auto n : sizes)
@@ -152,7 +148,7 @@ void register_elementwise(const RunConfig& config) {
         const bool gpu = is_gpu_view(slot.view);
         auto spec = measured_case(fmt::format("compute/{}/{}/{}/{}{}", info.name, to_string(type),
                                               to_string(slot.view), count_label(n),
-                                              gpu ? device_suffix(config, slot.device) : ""),
+                                              gpu ? config.gpu_suffix(slot.device) : ""),
                                   "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
                                   [c, gpu, host_reuse, gpu_reuse] {
                                     return gpu ? setup_elementwise_gpu(c, *gpu_reuse)
@@ -216,7 +212,7 @@ void register_matmul_shape(const RunConfig& config, const GemmShape& shape,
       const bool capped = config.quick && !gpu && flops > kQuickCpuMatmulMaxFlops;
       auto spec = measured_case(fmt::format("compute/sgemm/{}/{}/{}/{}{}", shape.group, s.slug,
                                             to_string(slot.view), size_label,
-                                            gpu ? device_suffix(config, slot.device) : ""),
+                                            gpu ? config.gpu_suffix(slot.device) : ""),
                                 "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
                                 [c, gpu, capped, reuse] {
                                   if (capped)
@@ -232,7 +228,7 @@ void register_matmul_shape(const RunConfig& config, const GemmShape& shape,
 }
 
 void register_matmul(const RunConfig& config) {
-  const auto reuse = make_matmul_gpu_reuse();
+  const auto reuse = std::make_shared<ReusedArrays<MatmulGpuArrays>>();
   for (int n : square_sizes(config)) register_matmul_shape(config, {"square", n, n, n, "n"}, reuse);
   for (int batch : mlp_batches(config)) {
     register_matmul_shape(config, {"mlp_784x128", batch, 128, 784, "batch"}, reuse);
@@ -241,13 +237,6 @@ void register_matmul(const RunConfig& config) {
 }
 
 }  // namespace
-
-std::string host_memory_problem(std::uint64_t bytes_needed) {
-  const auto available = host_memory_available_bytes();
-  if (available != 0 && bytes_needed + (512ull << 20) > available)
-    return fmt::format("needs {} of host memory, {} available", format_size(bytes_needed), format_size(available));
-  return "";
-}
 
 void register_compute_suite(const RunConfig& config) {
   register_elementwise(config);

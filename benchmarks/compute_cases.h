@@ -72,18 +72,16 @@ class ReusedArrays {
 
  private:
   std::string key_;
-  std::unique_ptr<Arrays> arrays_;
+  std::shared_ptr<Arrays> arrays_;  // shared_ptr: its deleter is bound where make() ran, so this header
+                                    // and the table can hold a ReusedArrays of a type they never see
   std::set<std::string> checked_;
 };
 
-// What each runner family reuses (defined by the runner files; opaque here).
+// What each runner family reuses (defined by the runner files; opaque here). The table makes one
+// ReusedArrays of each per registration of the suite.
 struct ElementwiseHostArrays;  // compute_run_cpu.cpp
 struct ElementwiseGpuArrays;   // compute_run_gpu.cpp
 struct MatmulGpuArrays;        // compute_run_gpu.cpp
-// One set per registration of the suite; made by the runner files, which know the types.
-std::shared_ptr<ReusedArrays<ElementwiseHostArrays>> make_elementwise_host_reuse();
-std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>> make_elementwise_gpu_reuse();
-std::shared_ptr<ReusedArrays<MatmulGpuArrays>> make_matmul_gpu_reuse();
 
 // Setups for the measurement layer (harness/measure.h), run once per case. The measurement points
 // into `reuse`'s arrays, which stay put until the next case's setup (the layer releases this case first).
@@ -95,8 +93,6 @@ MeasuredCase setup_matmul_cpu(const MatmulCase& c);
 MeasuredCase setup_elementwise_gpu(const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse);
 MeasuredCase setup_matmul_gpu(const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse);
 
-// "" when `bytes_needed` of host memory can be had (keeping a margin), else why not.
-std::string host_memory_problem(std::uint64_t bytes_needed);
 
 void register_compute_suite(const RunConfig& config);
 

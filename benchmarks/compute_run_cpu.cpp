@@ -13,6 +13,7 @@
 #include "benchmarks/compute_cases.h"
 #include "harness/benchmark_case.h"
 #include "harness/results/sizes.h"
+#include "harness/system_info.h"
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
 
@@ -51,10 +52,6 @@ struct ElementwiseHostArrays {
   UntouchedArray x, y, z;
 };
 
-std::shared_ptr<ReusedArrays<ElementwiseHostArrays>> make_elementwise_host_reuse() {
-  return std::make_shared<ReusedArrays<ElementwiseHostArrays>>();
-}
-
 namespace {
 
 template <typename T>
@@ -63,7 +60,7 @@ MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<
   const std::size_t n = c.elements;
   // parse_size caps --sizes at kMaxSize, so 3·n·sizeof(T) cannot wrap; a case built otherwise skips.
   if (n > kMaxSize) return MeasuredCase::skip(fmt::format("{} elements is more than any machine holds", n));
-  if (auto problem = host_memory_problem(3 * n * sizeof(T)); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(3 * n * sizeof(T)); !problem.empty()) return MeasuredCase::skip(problem);
   // Same type, size and threads: same arrays, first-touched and filled once by these threads.
   const auto key = fmt::format("{}/{}/threads:{}", to_string(c.type), n, c.threads);
   // A named maker: GCC 13's -Wdangling-reference flags a reference bound to a call with a temporary argument.
@@ -101,7 +98,7 @@ MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c, ReusedArrays<Elemen
 MeasuredCase setup_matmul_cpu(const MatmulCase& c) {
   const std::size_t a_count = static_cast<std::size_t>(c.m) * c.k, b_count = static_cast<std::size_t>(c.k) * c.n,
                     c_count = static_cast<std::size_t>(c.m) * c.n;
-  if (auto problem = host_memory_problem((a_count + b_count + c_count) * sizeof(float)); !problem.empty())
+  if (auto problem = host_fit_problem((a_count + b_count + c_count) * sizeof(float)); !problem.empty())
     return MeasuredCase::skip(problem);
   struct Matrices {
     explicit Matrices(int threads, std::size_t a_count, std::size_t b_count, std::size_t c_count)

@@ -85,10 +85,6 @@ struct ElementwiseGpuArrays {
   CudaStream stream;
 };
 
-std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>> make_elementwise_gpu_reuse() {
-  return std::make_shared<ReusedArrays<ElementwiseGpuArrays>>();
-}
-
 namespace {
 
 template <typename T>
@@ -100,7 +96,7 @@ MeasuredCase setup_elementwise_gpu_typed(const ElementwiseCase& c, ReusedArrays<
   const std::size_t device_bytes =
       2 * array_bytes + z_bytes + (c.view == ComputeView::gpu_kernel ? flush_bytes(c.device) : 0);
   if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
-  if (auto problem = host_memory_problem(2 * array_bytes + z_bytes); !problem.empty())
+  if (auto problem = host_fit_problem(2 * array_bytes + z_bytes); !problem.empty())
     return MeasuredCase::skip(problem);
 
   const auto key = fmt::format("{}/{}/{}/gpu:{}", to_string(c.type), n, to_string(c.view), c.device);
@@ -191,10 +187,6 @@ struct MatmulGpuArrays {
   std::unique_ptr<CublasHandle> cublas;  // made by the first cuBLAS case
 };
 
-std::shared_ptr<ReusedArrays<MatmulGpuArrays>> make_matmul_gpu_reuse() {
-  return std::make_shared<ReusedArrays<MatmulGpuArrays>>();
-}
-
 namespace {
 
 MeasuredCase setup_matmul_gpu_checked(const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse) {
@@ -205,7 +197,7 @@ MeasuredCase setup_matmul_gpu_checked(const MatmulCase& c, ReusedArrays<MatmulGp
   const std::size_t device_bytes =
       a_bytes + b_bytes + c_bytes + (c.view == ComputeView::gpu_kernel ? flush_bytes(c.device) : 0);
   if (auto problem = device_fit_problem(device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
-  if (auto problem = host_memory_problem(2 * (a_count + b_count) * sizeof(float) + c_bytes); !problem.empty())
+  if (auto problem = host_fit_problem(2 * (a_count + b_count) * sizeof(float) + c_bytes); !problem.empty())
     return MeasuredCase::skip(problem);
 
   // fp32 and tf32 multiply the same float arrays; bf16 and fp16 have their own.

@@ -7,14 +7,6 @@ namespace offloadbench {
 struct ElementwiseGpuArrays {};
 struct MatmulGpuArrays {};
 
-std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>> make_elementwise_gpu_reuse() {
-  return std::make_shared<ReusedArrays<ElementwiseGpuArrays>>();
-}
-
-std::shared_ptr<ReusedArrays<MatmulGpuArrays>> make_matmul_gpu_reuse() {
-  return std::make_shared<ReusedArrays<MatmulGpuArrays>>();
-}
-
 MeasuredCase setup_elementwise_gpu(const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>&) {
   return MeasuredCase::skip(gpu_unavailable_reason(c.device));
 }
