@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "benchmarks/property_table.h"
 #include "harness/benchmark_case.h"
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
@@ -26,11 +27,7 @@ constexpr MlpStepInfo kMlpSteps[] = {
     {MlpStep::train_sgd_accum4, "train_sgd_accum4", true,  Optimizer::sgd,   0.0f, 4,    true},
 };
 
-const MlpStepInfo& mlp_step_info(MlpStep step) {
-  for (const auto& info : kMlpSteps)
-    if (info.step == step) return info;
-  throw std::logic_error("an mlp step without a row in kMlpSteps");
-}
+const MlpStepInfo& mlp_step_info(MlpStep step) { return row_for(kMlpSteps, &MlpStepInfo::step, step, "kMlpSteps"); }
 
 const char* to_string(MlpStep step) { return mlp_step_info(step).name; }
 
@@ -52,9 +49,7 @@ constexpr DataPathInfo kDataPaths[] = {
 };
 
 const DataPathInfo& data_path_info(DataPath path) {
-  for (const auto& info : kDataPaths)
-    if (info.path == path) return info;
-  throw std::logic_error("a data path without a row in kDataPaths");
+  return row_for(kDataPaths, &DataPathInfo::path, path, "kDataPaths");
 }
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "benchmarks/transfer_extra_cases.h"
+#include "benchmarks/property_table.h"
 #include "harness/benchmark_case.h"
 #include "harness/results/sizes.h"
 #include "kernels/tensor_packing.h"
@@ -35,9 +36,7 @@ constexpr LatencyProbeInfo kLatencyProbes[] = {
 }  // namespace
 
 const LatencyProbeInfo& latency_probe_info(LatencyProbe probe) {
-  for (const auto& info : kLatencyProbes)
-    if (info.probe == probe) return info;
-  throw std::logic_error("a latency probe without a row in kLatencyProbes");
+  return row_for(kLatencyProbes, &LatencyProbeInfo::probe, probe, "kLatencyProbes");
 }
 
 const char* to_string(LatencyProbe probe) { return latency_probe_info(probe).name; }
