@@ -13,6 +13,7 @@
 #include "harness/benchmark_case.h"
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
+#include "kernels/cpu_gemm.h"
 #include "kernels/cpu_vector.h"
 
 namespace offloadbench {
@@ -150,10 +151,12 @@ void register_cpu_views(const MlpQuestion& q) {
     auto fields = common_fields(q, c);
     fields.update({{"view", view}, {"series", ""}, {"precision", "fp32"}, {"device", "cpu"},
                    {"cpu_threads", threads}, {"launch_mode", nullptr}, {"data_path", "host"}});
-    fields["library"] = fmt::format("{} for the GEMMs; own loops ({}) for the rest", query_host_info().blas_library,
-                                    vector_clone_level());
-    fields["threading"] = fmt::format("{} OpenBLAS pthreads, {} OpenMP (libgomp) for loops above 1Mi elements",
-                                      threads, threads);
+    fields["library"] = fmt::format("GEMMs: {}, each timed on the case's shapes at set-up and the faster kept "
+                                    "(the row's label names which); own loops ({}) for the rest",
+                                    cpu_gemm_library_list(), vector_clone_level());
+    fields["threading"] = fmt::format("{} threads: OpenBLAS pthreads; oneDNN and the loops above 1Mi elements "
+                                      "on OpenMP (libgomp)",
+                                      threads);
     // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
     if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
       fields["cpu_update"] = "sgd_fused_into_weight_gemm";

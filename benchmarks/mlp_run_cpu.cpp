@@ -1,12 +1,16 @@
-// The mlp suite's CPU runner: one fp32 step (inference or training) per iteration with OpenBLAS and
-// the reference's fused loops, at 1 thread or all. Checked before timing: inference logits against a
+// The mlp suite's CPU runner: one fp32 step (inference or training) per iteration with the reference's
+// GEMMs (OpenBLAS or oneDNN, planned per GEMM at set-up) and fused loops, at 1 thread or all. Checked before timing: inference logits against a
 // plain triple loop; training by kMlpCheckSteps steps that must lower the first batch's loss.
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -55,6 +59,22 @@ std::string check_inference(MlpCpuModel& model, const float* x) {
   return "";
 }
 
+// The plan (which library runs each GEMM) is chosen once per case and thread count in a process, so
+// that repetitions set up again (random interleaving) time the same code.
+MlpGemmPlan gemm_plan_for(const MlpCase& c, MlpCpuModel& model, const std::function<void()>& step) {
+  static std::map<std::string, MlpGemmPlan> chosen;  // set-ups run one at a time, on the benchmark thread
+  const std::string key = fmt::format("{}/{}/b{}/{}t", to_string(c.shape), to_string(c.step), c.batch, c.cpu_threads);
+  if (auto found = chosen.find(key); found != chosen.end()) return model.gemm_plan = found->second;
+  // OFFLOADBENCH_CPU_GEMM=openblas|onednn pins every GEMM to one library (to compare them); unset: planned.
+  const char* pinned = std::getenv("OFFLOADBENCH_CPU_GEMM");
+  for (auto library : cpu_gemm_libraries())
+    if (pinned && fmt::format("{}", to_string(library)) == pinned) {
+      model.gemm_plan.library.fill(library);
+      return chosen[key] = model.gemm_plan;
+    }
+  return chosen[key] = plan_mlp_gemms(model, step);
+}
+
 }  // namespace
 
 MeasuredCase setup_mlp_cpu(const MlpCase& c) {
@@ -97,6 +117,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     benchmark::ClobberMemory();
     s->next_batch = (i + 1) % s->data.batches;
   };
+  gemm_plan_for(c, s->model, m.call);
   m.verify = [s, c]() -> std::string {
     const float* x0 = s->data.x.data();
     if (!c.trains()) {
@@ -115,7 +136,10 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   m.work.flops = c.flops_per_step();
   m.work.items = static_cast<double>(c.samples_per_step());
   m.work.items_rate = "samples_per_second";
-  m.report = [s](benchmark::State& state, const Totals&) { s->loss.report(state); };
+  m.report = [s](benchmark::State& state, const Totals&) {
+    s->loss.report(state);
+    state.SetLabel("GEMMs: " + to_string(s->model.gemm_plan));
+  };
   return made;
 }
 

@@ -19,6 +19,23 @@ set_target_properties(OpenBLAS::cblas PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${OPENBLAS_CBLAS_INCLUDE_DIR}"
   INTERFACE_LINK_LIBRARIES "${OPENBLAS_LIBRARY}")
 
+# oneDNN (libdnnl-dev): a second CPU GEMM library the MLP chooses from per shape (kernels/cpu_gemm.h).
+# Optional so that a machine without it still builds; scripts/setup installs it, so CI always has it.
+find_path(ONEDNN_INCLUDE_DIR oneapi/dnnl/dnnl.h)
+find_library(ONEDNN_LIBRARY NAMES dnnl)
+add_library(offloadbench_onednn INTERFACE)
+if(ONEDNN_INCLUDE_DIR AND ONEDNN_LIBRARY)
+  set(OFFLOADBENCH_HAVE_ONEDNN ON)
+  target_include_directories(offloadbench_onednn INTERFACE "${ONEDNN_INCLUDE_DIR}/oneapi/dnnl")
+  target_link_libraries(offloadbench_onednn INTERFACE "${ONEDNN_LIBRARY}")
+  target_compile_definitions(offloadbench_onednn INTERFACE OFFLOADBENCH_HAVE_ONEDNN=1)
+  message(STATUS "oneDNN: ${ONEDNN_LIBRARY}")
+else()
+  set(OFFLOADBENCH_HAVE_ONEDNN OFF)
+  target_compile_definitions(offloadbench_onednn INTERFACE OFFLOADBENCH_HAVE_ONEDNN=0)
+  message(STATUS "oneDNN not found (libdnnl-dev): the CPU GEMMs use OpenBLAS only")
+endif()
+
 if(OFFLOADBENCH_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -5,8 +5,6 @@
 #include "kernels/cpu_vector.h"
 #include "kernels/mlp_update_rule.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -152,8 +150,41 @@ void make_synthetic_dataset(float* x, int* labels, std::int64_t n, const MlpShap
 
 // ---- layers ----
 
-void matmul_forward(float* out, const float* inp, const float* weight, int B, int IC, int OC) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC);
+const char* to_string(MlpGemm gemm) {
+  switch (gemm) {
+    case MlpGemm::x_w1: return "x·W1ᵀ";
+    case MlpGemm::act1_w2: return "act1·W2ᵀ";
+    case MlpGemm::dlogits_w2: return "dlogits·W2";
+    case MlpGemm::dlogits_act1: return "dlogitsᵀ·act1";
+    case MlpGemm::dact1_x: return "dact1ᵀ·x";
+  }
+  return "unknown";
+}
+
+std::string to_string(const MlpGemmPlan& plan) {
+  if (std::count(plan.library.begin(), plan.library.end(), plan.library[0]) == kMlpGemms)
+    return fmt::format("all {}", to_string(plan.library[0]));
+  std::string out;
+  for (int g = 0; g < kMlpGemms; ++g)
+    out += fmt::format("{}{} {}", g ? ", " : "", to_string(static_cast<MlpGemm>(g)), to_string(plan.library[g]));
+  return out;
+}
+
+namespace {
+// The step's GEMMs as (trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc); alpha 1, beta 0 or 1.
+CpuGemm forward_gemm(float* out, const float* inp, const float* weight, int B, int IC, int OC) {
+  return {false, true, B, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC};
+}
+CpuGemm weight_gemm(float* dweight, const float* dout, const float* inp, int B, int IC, int OC, float alpha) {
+  return {true, false, OC, IC, B, alpha, dout, OC, inp, IC, 1.0f, dweight, IC};
+}
+CpuGemm input_gemm(float* dinp, const float* dout, const float* weight, int B, int IC, int OC) {
+  return {false, false, B, IC, OC, 1.0f, dout, OC, weight, IC, 0.0f, dinp, IC};
+}
+}  // namespace
+
+void matmul_forward(float* out, const float* inp, const float* weight, int B, int IC, int OC, CpuGemmLibrary library) {
+  sgemm(library, forward_gemm(out, inp, weight, B, IC, OC));
 }
 
 // The elementwise layers below are branch-free simd loops: a ReLU's sign is a coin flip, and a branch per
@@ -216,14 +247,16 @@ void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* l
   scalars->loss += static_cast<float>(loss) * row_weight;
 }
 
-void matmul_backward_weight(float* dweight, const float* dout, const float* inp, int B, int IC, int OC) {
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, B, 1.0f, dout, OC, inp, IC, 1.0f, dweight, IC);
+void matmul_backward_weight(float* dweight, const float* dout, const float* inp, int B, int IC, int OC,
+                            CpuGemmLibrary library) {
+  sgemm(library, weight_gemm(dweight, dout, inp, B, IC, OC, 1.0f));
 }
 
 void bias_backward(float* dbias, const float* dout, int B, int N) { bias_backward_rows(dbias, dout, B, N); }
 
-void matmul_backward_input(float* dinp, const float* dout, const float* weight, int B, int IC, int OC) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, IC, OC, 1.0f, dout, OC, weight, IC, 0.0f, dinp, IC);
+void matmul_backward_input(float* dinp, const float* dout, const float* weight, int B, int IC, int OC,
+                           CpuGemmLibrary library) {
+  sgemm(library, input_gemm(dinp, dout, weight, B, IC, OC));
 }
 
 void relu_backward(float* dact, const float* dpre, const float* act, std::int64_t n) {
@@ -275,26 +308,28 @@ void mlp_begin_step(float* grads, TrainScalars* scalars, std::int64_t n_params) 
   scalars->grad_norm_sq = 0;
 }
 
-void mlp_forward(const MlpActivations& a, const float* params, const float* x, const MlpShape& s, int B) {
+void mlp_forward(const MlpActivations& a, const float* params, const float* x, const MlpShape& s, int B,
+                 const MlpGemmPlan& plan) {
   const auto l = mlp_param_layout(s);
   const int D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden), C = static_cast<int>(s.classes);
-  matmul_forward(a.pre1, x, params + l.w1, B, D, H);
+  matmul_forward(a.pre1, x, params + l.w1, B, D, H, plan[MlpGemm::x_w1]);
   bias_relu_forward(a.act1, a.pre1, params + l.b1, B, H);
-  matmul_forward(a.logits, a.act1, params + l.w2, B, H, C);
+  matmul_forward(a.logits, a.act1, params + l.w2, B, H, C, plan[MlpGemm::act1_w2]);
   bias_add_forward(a.logits, params + l.b2, B, C);
 }
 
 void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivations& a, const float* params,
-                          const float* x, const int* labels, int accum_steps, const MlpShape& s, int B) {
+                          const float* x, const int* labels, int accum_steps, const MlpShape& s, int B,
+                          const MlpGemmPlan& plan) {
   const auto l = mlp_param_layout(s);
   const int D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden), C = static_cast<int>(s.classes);
-  mlp_forward(a, params, x, s, B);
+  mlp_forward(a, params, x, s, B, plan);
   softmax_cross_entropy(scalars, a.dlogits, a.logits, labels, accum_steps, B, C);
-  matmul_backward_weight(grads + l.w2, a.dlogits, a.act1, B, H, C);
+  matmul_backward_weight(grads + l.w2, a.dlogits, a.act1, B, H, C, plan[MlpGemm::dlogits_act1]);
   bias_backward(grads + l.b2, a.dlogits, B, C);
-  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C);
+  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C, plan[MlpGemm::dlogits_w2]);
   relu_backward(a.dact1, a.dact1, a.act1, std::int64_t{B} * H);
-  matmul_backward_weight(grads + l.w1, a.dact1, x, B, D, H);
+  matmul_backward_weight(grads + l.w1, a.dact1, x, B, D, H, plan[MlpGemm::dact1_x]);
   bias_backward(grads + l.b1, a.dact1, B, H);
 }
 
@@ -324,7 +359,7 @@ MlpCpuModel::MlpCpuModel(const MlpShape& s, int B, std::uint64_t seed) : shape(s
 
 float mlp_loss(MlpCpuModel& model, const float* x, const int* labels) {
   TrainScalars scalars;
-  mlp_forward(model.activations(), model.params.data(), x, model.shape, model.batch);
+  mlp_forward(model.activations(), model.params.data(), x, model.shape, model.batch, model.gemm_plan);
   softmax_cross_entropy(&scalars, model.dlogits.data(), model.logits.data(), labels, 1, model.batch,
                         static_cast<int>(model.shape.classes));
   return scalars.loss;
@@ -338,7 +373,7 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
   for (int micro = 0; micro < accum_steps; ++micro)
     mlp_forward_backward(model.grads.data(), &model.scalars, model.activations(), model.params.data(),
                          x + micro * rows * model.shape.inputs, labels + micro * rows, accum_steps, model.shape,
-                         model.batch);
+                         model.batch, model.gemm_plan);
   const float loss = model.scalars.loss;
   mlp_optimizer_step(model.params.data(), model.m.data(), model.v.data(), model.grads.data(), &model.scalars,
                      config, n);
@@ -361,17 +396,17 @@ float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels,
   TrainScalars* scalars = &model.scalars;
   scalars->loss = 0;
   scalars->grad_norm_sq = 0;  // not computed: nothing reads it without clipping or loss scaling
-  mlp_forward(a, params, x, s, B);
+  const MlpGemmPlan& plan = model.gemm_plan;
+  mlp_forward(a, params, x, s, B, plan);
   softmax_cross_entropy(scalars, a.dlogits, a.logits, labels, 1, B, C);
   prepare_update(scalars, config);
   const float alpha = -config.lr * scalars->grad_multiplier;
   // dact1 needs W2 before its update.
-  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C);
+  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C, plan[MlpGemm::dlogits_w2]);
   relu_backward(a.dact1, a.dact1, a.act1, std::int64_t{B} * H);
   // W ← W + alpha·doutᵀ·inp; biases through their (zeroed) gradient slots as scratch.
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, C, H, B, alpha, a.dlogits, C, a.act1, H, 1.0f,
-              params + l.w2, H);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, D, B, alpha, a.dact1, H, x, D, 1.0f, params + l.w1, D);
+  sgemm(plan[MlpGemm::dlogits_act1], weight_gemm(params + l.w2, a.dlogits, a.act1, B, H, C, alpha));
+  sgemm(plan[MlpGemm::dact1_x], weight_gemm(params + l.w1, a.dact1, x, B, D, H, alpha));
   float* db2 = model.grads.data() + l.b2;
   float* db1 = model.grads.data() + l.b1;
   std::fill(db2, db2 + C, 0.0f);
@@ -381,6 +416,30 @@ float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels,
   for (int n = 0; n < C; ++n) params[l.b2 + n] += alpha * db2[n];
   for (int n = 0; n < H; ++n) params[l.b1 + n] += alpha * db1[n];
   return scalars->loss;
+}
+
+MlpGemmPlan plan_mlp_gemms(MlpCpuModel& model, const std::function<void()>& step, int trials) {
+  const auto params = model.params, m = model.m, v = model.v;
+  const TrainScalars scalars = model.scalars;
+  const auto run_with = [&model, &step](const MlpGemmPlan& plan) {
+    return [&model, &step, plan] {
+      model.gemm_plan = plan;
+      step();
+    };
+  };
+  MlpGemmPlan best;  // all OpenBLAS
+  for (CpuGemmLibrary library : cpu_gemm_libraries()) {
+    if (library == CpuGemmLibrary::openblas) continue;
+    MlpGemmPlan candidate;
+    candidate.library.fill(library);
+    if (runs_faster(run_with(candidate), run_with(best), trials)) best = candidate;
+  }
+  model.params = params;
+  model.m = m;
+  model.v = v;
+  model.scalars = scalars;
+  model.gemm_plan = best;
+  return best;
 }
 
 }  // namespace offloadbench

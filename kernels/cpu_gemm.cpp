@@ -1,0 +1,95 @@
+#include "kernels/cpu_gemm.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#if OFFLOADBENCH_HAVE_ONEDNN
+#include <dnnl.h>
+#endif
+
+extern "C" char* openblas_get_config(void);
+
+namespace offloadbench {
+
+const char* to_string(CpuGemmLibrary library) {
+  return library == CpuGemmLibrary::openblas ? "OpenBLAS" : "oneDNN";
+}
+
+const std::vector<CpuGemmLibrary>& cpu_gemm_libraries() {
+  static const std::vector<CpuGemmLibrary> libraries{
+      CpuGemmLibrary::openblas,
+#if OFFLOADBENCH_HAVE_ONEDNN
+      CpuGemmLibrary::onednn,
+#endif
+  };
+  return libraries;
+}
+
+bool cpu_gemm_available(CpuGemmLibrary library) {
+  for (auto l : cpu_gemm_libraries())
+    if (l == library) return true;
+  return false;
+}
+
+std::string cpu_gemm_description(CpuGemmLibrary library) {
+  if (library == CpuGemmLibrary::openblas) return fmt::format("{} (pthreads)", openblas_get_config());
+#if OFFLOADBENCH_HAVE_ONEDNN
+  const dnnl_version_t* v = dnnl_version();
+  const char* runtime = v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB" : "other";
+  return fmt::format("oneDNN {}.{}.{} ({})", v->major, v->minor, v->patch, runtime);
+#else
+  return "oneDNN (not in this build)";
+#endif
+}
+
+std::string cpu_gemm_library_list() {
+  std::string out;
+  for (auto library : cpu_gemm_libraries()) out += (out.empty() ? "" : " or ") + cpu_gemm_description(library);
+  return out;
+}
+
+void sgemm(CpuGemmLibrary library, const CpuGemm& g) {
+  if (library == CpuGemmLibrary::openblas) {
+    cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans, g.M,
+                g.N, g.K, g.alpha, g.A, g.lda, g.B, g.ldb, g.beta, g.C, g.ldc);
+    return;
+  }
+#if OFFLOADBENCH_HAVE_ONEDNN
+  const dnnl_status_t status = dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.M, g.N, g.K, g.alpha, g.A,
+                                          g.lda, g.B, g.ldb, g.beta, g.C, g.ldc);
+  if (status != dnnl_success)
+    throw std::runtime_error(fmt::format("oneDNN dnnl_sgemm({}x{}x{}) failed with status {}", g.M, g.N, g.K,
+                                         static_cast<int>(status)));
+#else
+  throw std::invalid_argument("this build has no oneDNN (install libdnnl-dev and configure again)");
+#endif
+}
+
+bool runs_faster(const std::function<void()>& challenger, const std::function<void()>& incumbent, int trials,
+                 double margin) {
+  using Clock = std::chrono::steady_clock;
+  auto time_calls = [](const std::function<void()>& work, int calls) {
+    const auto start = Clock::now();
+    for (int c = 0; c < calls; ++c) work();
+    return std::chrono::duration<double>(Clock::now() - start).count() / calls;
+  };
+  const double once = std::max(time_calls(challenger, 1), time_calls(incumbent, 1));  // also the warm-up
+  const int calls = static_cast<int>(std::clamp(2e-3 / std::max(once, 1e-9), 1.0, 1000.0));
+  std::vector<double> a, b;
+  for (int t = 0; t < std::max(trials, 1); ++t) {
+    a.push_back(time_calls(challenger, calls));
+    b.push_back(time_calls(incumbent, calls));
+  }
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  return median(a) < (1.0 - margin) * median(b);
+}
+
+}  // namespace offloadbench

@@ -1,0 +1,50 @@
+// Row-major fp32 GEMM on the CPU through the libraries the suite can choose from: OpenBLAS always,
+// oneDNN's dnnl_sgemm when the build found it. No one library wins every shape on every CPU
+// (measured on an AMD EPYC, 2 threads: OpenBLAS is 1.3–1.5× faster at 64×64×12288, oneDNN 3–15× faster
+// on the MLP's skinny 4096×10×128 and 4096×128×10, where OpenBLAS's threading loses to its own single
+// thread), so the MLP times its step with each at set-up and keeps the faster (plan_mlp_gemms).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace offloadbench {
+
+enum class CpuGemmLibrary { openblas, onednn };
+const char* to_string(CpuGemmLibrary library);  // "OpenBLAS", "oneDNN"
+// OpenBLAS, then oneDNN when this build has it.
+const std::vector<CpuGemmLibrary>& cpu_gemm_libraries();
+bool cpu_gemm_available(CpuGemmLibrary library);
+// "OpenBLAS 0.3.21 … (pthreads)" / "oneDNN 2.6.3 (OpenMP)": what the results file names.
+std::string cpu_gemm_description(CpuGemmLibrary library);
+// The available ones' descriptions joined with " or ".
+std::string cpu_gemm_library_list();
+
+// C (M,N) = alpha·op(A)·op(B) + beta·C, row-major; op transposes when trans_* is set.
+struct CpuGemm {
+  bool trans_a = false, trans_b = false;
+  int M = 0, N = 0, K = 0;
+  float alpha = 1;
+  const float* A = nullptr;
+  int lda = 0;
+  const float* B = nullptr;
+  int ldb = 0;
+  float beta = 0;
+  float* C = nullptr;
+  int ldc = 0;
+};
+
+// Runs it with `library` on the calling thread's thread count: OpenBLAS's is set with
+// openblas_set_num_threads, oneDNN's (OpenMP) with omp_set_num_threads. Throws std::runtime_error
+// naming the library when it refuses (oneDNN returns a status), std::invalid_argument for a library
+// this build lacks.
+void sgemm(CpuGemmLibrary library, const CpuGemm& gemm);
+
+// Times two ways of doing the same work on a shared machine: one warm-up call each, then `trials` trials
+// each, alternating so that a slow spell hits both, each trial long enough (≥ 2 ms, at most 1000 calls)
+// that the clock's resolution does not decide. True when `challenger` has the lower median, by more
+// than `margin` (0.02: 2% faster), so a tie keeps the incumbent.
+bool runs_faster(const std::function<void()>& challenger, const std::function<void()>& incumbent, int trials,
+                 double margin = 0.02);
+
+}  // namespace offloadbench

@@ -1,0 +1,92 @@
+// Every CPU GEMM library the build has, against a loop in double, in the four transpose combinations
+// the MLP uses and with alpha, beta and leading dimensions wider than the matrices; the timing helper
+// the planner decides with; and the MLP's step on each library against the same step on OpenBLAS.
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/cpu_gemm.h"
+#include "kernels/mlp.h"
+#include "tests/all_close.h"
+
+namespace offloadbench {
+namespace {
+
+std::vector<float> ramp(std::size_t n, double phase) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(std::sin(0.37 * i + phase));
+  return v;
+}
+
+TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
+  const int M = 37, N = 23, K = 19, pad = 3;  // leading dimensions pad wider than the rows
+  for (auto library : cpu_gemm_libraries())
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+        const auto a = ramp(static_cast<std::size_t>(lda) * (ta ? K : M), 0.1);
+        const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
+        auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
+        const float alpha = -0.75f, beta = 0.5f;
+        std::vector<float> want = c;
+        for (int i = 0; i < M; ++i)
+          for (int j = 0; j < N; ++j) {
+            double sum = 0;
+            for (int p = 0; p < K; ++p)
+              sum += double(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+            want[i * ldc + j] = static_cast<float>(alpha * sum + beta * double(c[i * ldc + j]));
+          }
+        sgemm(library, {ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc});
+        EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 1e-5, 1e-5))
+            << to_string(library) << " trans_a " << ta << " trans_b " << tb;
+      }
+}
+
+TEST(CpuGemm, OpenBlasIsAlwaysAvailableAndNamed) {
+  ASSERT_FALSE(cpu_gemm_libraries().empty());
+  EXPECT_EQ(cpu_gemm_libraries().front(), CpuGemmLibrary::openblas);
+  EXPECT_NE(cpu_gemm_library_list().find("OpenBLAS"), std::string::npos);
+  for (auto library : cpu_gemm_libraries()) EXPECT_TRUE(cpu_gemm_available(library));
+}
+
+TEST(CpuGemm, RunsFasterTellsAMillisecondApartAndKeepsTheIncumbentOnATie) {
+  const auto nothing = [] {};
+  const auto sleeps = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+  EXPECT_TRUE(runs_faster(nothing, sleeps, 3));
+  EXPECT_FALSE(runs_faster(sleeps, nothing, 3));
+  EXPECT_FALSE(runs_faster(sleeps, sleeps, 3, 0.5));  // within the margin: the incumbent stays
+}
+
+// The same three SGD steps with every GEMM on each library give the weights OpenBLAS gives, up to
+// summation order; the planner leaves the model as it found it and picks one library for the step.
+TEST(CpuGemm, MlpStepsAgreeOnEveryLibraryAndPlanningLeavesTheModelAlone) {
+  const MlpShape shape{96, 40, 10};
+  const int rows = 32;
+  std::vector<float> x(static_cast<std::size_t>(rows * shape.inputs));
+  std::vector<int> labels(rows);
+  make_synthetic_dataset(x.data(), labels.data(), rows, shape, 4);
+  const auto sgd = make_optimizer_config(Optimizer::sgd);
+  MlpCpuModel reference(shape, rows, 8);
+  for (int s = 0; s < 3; ++s) mlp_train_step_fast(reference, x.data(), labels.data(), 1, sgd);
+  for (auto library : cpu_gemm_libraries()) {
+    MlpCpuModel model(shape, rows, 8);
+    model.gemm_plan.library.fill(library);
+    for (int s = 0; s < 3; ++s) mlp_train_step_fast(model, x.data(), labels.data(), 1, sgd);
+    EXPECT_TRUE(testing::all_close(model.params.data(), reference.params.data(),
+                                   static_cast<std::int64_t>(model.params.size()), 1e-6, 1e-5))
+        << to_string(library);
+  }
+  MlpCpuModel planned(shape, rows, 8);
+  const auto before = planned.params;
+  const auto plan = plan_mlp_gemms(planned, [&] { mlp_train_step_fast(planned, x.data(), labels.data(), 1, sgd); }, 3);
+  EXPECT_EQ(planned.params, before);
+  EXPECT_EQ(planned.scalars.step, 0);
+  for (auto library : plan.library) EXPECT_EQ(library, plan.library[0]) << to_string(plan);
+  EXPECT_EQ(to_string(plan), std::string("all ") + to_string(plan.library[0]));
+}
+
+}  // namespace
+}  // namespace offloadbench
