@@ -103,7 +103,8 @@ nlohmann::json view_fields(const ViewSlot& slot, const std::string& compare_grou
   } else {
     f["device"] = "cpu";
     f["cpu_threads"] = slot.threads;
-    f["threading"] = fmt::format("{} threads: OpenMP (libgomp) for elementwise, OpenBLAS pthreads for sgemm", slot.threads);
+    f["threading"] = fmt::format("{} threads: OpenMP (libgomp) for elementwise and oneDNN sgemm, OpenBLAS pthreads for "
+                                 "OpenBLAS sgemm", slot.threads);
   }
   return f;
 }
@@ -174,7 +175,14 @@ constexpr GemmSeries kGpuSeries[] = {
     {GemmEngine::cublas, GemmPrecision::bf16, "cuBLAS bf16", "cublas_bf16", "cuBLAS"},
     {GemmEngine::cublas, GemmPrecision::fp16, "cuBLAS fp16", "cublas_fp16", "cuBLAS"},
 };
-constexpr GemmSeries kCpuSeries = {GemmEngine::openblas, GemmPrecision::fp32, "", "openblas", "OpenBLAS"};
+// OpenBLAS keeps the empty series it always had (the CPU baseline older files name so); oneDNN is a
+// second CPU series where the build has it.
+std::vector<GemmSeries> cpu_series() {
+  std::vector<GemmSeries> s{{GemmEngine::openblas, GemmPrecision::fp32, "", "openblas", "OpenBLAS"}};
+  if (cpu_gemm_available(CpuGemmLibrary::onednn))
+    s.push_back({GemmEngine::onednn, GemmPrecision::fp32, "oneDNN", "onednn", "oneDNN"});
+  return s;
+}
 
 struct GemmShape {
   const char* group;  // compare_group suffix
@@ -188,7 +196,7 @@ void register_matmul_shape(const RunConfig& config, const GemmShape& shape,
   for (const auto& slot : view_slots(config)) {
     const bool gpu = is_gpu_view(slot.view);
     std::vector<GemmSeries> series_list(std::begin(kGpuSeries), std::end(kGpuSeries));
-    if (!gpu) series_list = {kCpuSeries};
+    if (!gpu) series_list = cpu_series();
     for (const auto& s : series_list) {
       const MatmulCase c{s.engine, s.precision, shape.m, shape.n, shape.k, slot.view, slot.device, slot.threads};
       const double flops = 2.0 * shape.m * shape.n * shape.k;

@@ -35,7 +35,7 @@ struct ElementwiseCase {
   int threads;  // CPU views
 };
 
-enum class GemmEngine { tiled, cublas, openblas };
+enum class GemmEngine { tiled, cublas, openblas, onednn };
 
 struct MatmulCase {
   GemmEngine engine;

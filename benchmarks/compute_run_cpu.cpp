@@ -112,7 +112,8 @@ MeasuredCase setup_matmul_cpu(const MatmulCase& c) {
   MeasuredCase made;
   Measurement& m = made.measurement;
   m.call = [mats, c] {
-    cpu::matmul(mats->out.data(), mats->a.data(), mats->b.data(), c.m, c.n, c.k, c.threads);
+    cpu::matmul(mats->out.data(), mats->a.data(), mats->b.data(), c.m, c.n, c.k, c.threads,
+                c.engine == GemmEngine::onednn ? CpuGemmLibrary::onednn : CpuGemmLibrary::openblas);
     benchmark::DoNotOptimize(mats->out.data());
     benchmark::ClobberMemory();
   };

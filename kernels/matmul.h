@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/cpu_gemm.h"
+
 struct CUstream_st;    // cudaStream_t
 struct cublasContext;  // cublasHandle_t
 
@@ -44,8 +46,10 @@ class BlasThreads {
 };
 
 namespace cpu {
-// OpenBLAS cblas_sgemm with `threads` threads (restored afterwards).
-void matmul(float* c, const float* a, const float* b, int m, int n, int k, int threads);
+// cblas_sgemm (OpenBLAS) or dnnl_sgemm (oneDNN) with `threads` threads (the library's count, restored
+// afterwards: OpenBLAS's pthreads or OpenMP's team).
+void matmul(float* c, const float* a, const float* b, int m, int n, int k, int threads,
+            CpuGemmLibrary library = CpuGemmLibrary::openblas);
 }  // namespace cpu
 
 namespace gpu {

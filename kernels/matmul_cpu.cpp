@@ -2,6 +2,7 @@
 #include "kernels/matmul.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -78,9 +79,21 @@ BlasThreads::~BlasThreads() {
 
 namespace cpu {
 
-void matmul(float* c, const float* a, const float* b, int m, int n, int k, int threads) {
-  BlasThreads guard(threads);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+void matmul(float* c, const float* a, const float* b, int m, int n, int k, int threads, CpuGemmLibrary library) {
+  if (library == CpuGemmLibrary::openblas) {
+    BlasThreads guard(threads);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+    return;
+  }
+  const int previous = omp_get_max_threads();
+  if (threads != previous) omp_set_num_threads(threads);
+  try {
+    sgemm(library, {false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n});
+  } catch (...) {
+    omp_set_num_threads(previous);
+    throw;
+  }
+  if (threads != previous) omp_set_num_threads(previous);
 }
 
 }  // namespace cpu

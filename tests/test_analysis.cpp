@@ -173,6 +173,29 @@ TEST(Analyze, PairsGpuAndCpuRowsAndFindsTheCrossover) {
   EXPECT_TRUE(mentioned);
 }
 
+// Two CPU series at one size (OpenBLAS and oneDNN, or an anchor): the GPU's speedup is over the faster,
+// whichever order the series sort in; a CPU series named like the GPU's still pairs with it.
+TEST(Analyze, SpeedupIsOverTheFastestCpuSeriesUnlessOneMatchesTheGpuSeries) {
+  auto with_series = [](nlohmann::json f, const std::string& series) {
+    f["series"] = series;
+    return f;
+  };
+  for (const bool faster_sorts_first : {true, false}) {
+    const std::string fast = faster_sorts_first ? "a_fast" : "z_fast", slow = faster_sorts_first ? "z_slow" : "a_slow";
+    const auto a = analyze(document({row("cpu/fast", 2.0, with_series(pair_fields("cpu_all", 64), fast)),
+                                     row("cpu/slow", 8.0, with_series(pair_fields("cpu_all", 64), slow)),
+                                     row("gpu/x", 1.0, with_series(pair_fields("gpu_pinned", 64), "cuBLAS"))}));
+    ASSERT_EQ(a["speedups"].size(), 1u);
+    EXPECT_EQ(a["speedups"][0]["cpu_name"], "cpu/fast");
+    EXPECT_DOUBLE_EQ(a["speedups"][0]["speedup"].get<double>(), 2.0);
+  }
+  const auto a = analyze(document({row("cpu/fast", 2.0, with_series(pair_fields("cpu_all", 64), "other")),
+                                   row("cpu/same", 8.0, with_series(pair_fields("cpu_all", 64), "cuBLAS")),
+                                   row("gpu/x", 1.0, with_series(pair_fields("gpu_pinned", 64), "cuBLAS"))}));
+  ASSERT_EQ(a["speedups"].size(), 1u);
+  EXPECT_EQ(a["speedups"][0]["cpu_name"], "cpu/same");
+}
+
 TEST(Analyze, SkippedAndInvalidRowsAreLeftOut) {
   std::vector<nlohmann::json> rows = {
       row("cpu/1", 1.0, pair_fields("cpu_all", 1)), row("gpu/1", 0.5, pair_fields("gpu_pinned", 1)),
