@@ -1,6 +1,6 @@
 // Row-major fp32 GEMM on the CPU through the libraries the suite can choose from: OpenBLAS always,
 // oneDNN's dnnl_sgemm when the build found it. No one library wins every shape on every CPU
-// (measured on an AMD EPYC, 2 threads: OpenBLAS is 1.3–1.5× faster at 64×64×12288, oneDNN 3–15× faster
+// (measured on an AMD EPYC, 2 threads: OpenBLAS is 1.3–1.5× faster at 64×64×12288, oneDNN 2–15× faster
 // on the MLP's skinny 4096×10×128 and 4096×128×10, where OpenBLAS's threading loses to its own single
 // thread), so the MLP times its step with each at set-up and keeps the faster (plan_mlp_gemms).
 #pragma once
