@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <random>
 
 #include <fmt/format.h>
@@ -100,6 +101,7 @@ struct Measurements {
   std::map<std::string, std::map<int, double>> base, candidate;  // name → round → median (seconds)
   std::map<std::string, std::size_t> throttled;
   bool clocks_unlocked = false;
+  std::map<std::string, std::set<std::string>> gemm_plans;  // CPU mlp rows: the labels their processes gave
   nlohmann::json rounds = nlohmann::json::array();  // {round, first, benchmarks}
 };
 
@@ -115,6 +117,11 @@ void record_process(Measurements& m, const std::string& path, bool is_base, int 
     }
     (is_base ? m.base : m.candidate)[s.name][round] = median(s.values);
   }
+  // The CPU mlp rows name the GEMM library each process planned ("GEMMs: all oneDNN"): a plan that
+  // differs between processes is a source of spread the user can remove (OFFLOADBENCH_CPU_GEMM).
+  for (const auto& row : doc.value("benchmarks", nlohmann::json::array()))
+    if (row.value("run_type", "") == "iteration" && row.value("label", "").rfind("GEMMs:", 0) == 0)
+      m.gemm_plans[row.value("run_name", row.value("name", ""))].insert(row.value("label", ""));
 }
 
 std::vector<AbSeries> paired_series(const Measurements& m) {
@@ -210,6 +217,13 @@ std::vector<std::string> notes_for(const nlohmann::json& context, const Measurem
   if (m.clocks_unlocked)
     notes.push_back("GPU clocks were not locked (nvidia-smi --lock-gpu-clocks): expect more spread and more "
                     "INCONCLUSIVE on GPU rows.");
+  std::size_t flipped = 0;
+  for (const auto& [name, plans] : m.gemm_plans) flipped += plans.size() > 1;
+  if (flipped)
+    notes.push_back(fmt::format("{} CPU mlp benchmark(s) ran on different GEMM libraries in different processes (each "
+                                "process plans its own): that widens their intervals. Set OFFLOADBENCH_CPU_GEMM=OpenBLAS "
+                                "(or oneDNN) to pin the library for both sides.",
+                                flipped));
   return notes;
 }
 
