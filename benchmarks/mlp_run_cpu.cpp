@@ -59,19 +59,16 @@ std::string check_inference(MlpCpuModel& model, const float* x) {
   return "";
 }
 
-// The plan (which library runs each GEMM) is chosen once per case and thread count in a process, so
+// The library that runs the step's GEMMs is chosen once per case and thread count in a process, so
 // that repetitions set up again (random interleaving) time the same code.
-MlpGemmPlan gemm_plan_for(const MlpCase& c, MlpCpuModel& model, const std::function<void()>& step) {
-  static std::map<std::string, MlpGemmPlan> chosen;  // set-ups run one at a time, on the benchmark thread
+CpuGemmLibrary gemm_library_for(const MlpCase& c, MlpCpuModel& model, const std::function<void()>& step) {
+  static std::map<std::string, CpuGemmLibrary> chosen;  // set-ups run one at a time, on the benchmark thread
   const std::string key = fmt::format("{}/{}/b{}/{}t", to_string(c.shape), to_string(c.step), c.batch, c.cpu_threads);
-  if (auto found = chosen.find(key); found != chosen.end()) return model.gemm_plan = found->second;
-  // OFFLOADBENCH_CPU_GEMM=openblas|onednn pins every GEMM to one library (to compare them); unset: planned.
+  if (auto found = chosen.find(key); found != chosen.end()) return model.gemm_library = found->second;
+  // OFFLOADBENCH_CPU_GEMM=OpenBLAS|oneDNN pins every GEMM to one library (to compare them); unset: planned.
   const char* pinned = std::getenv("OFFLOADBENCH_CPU_GEMM");
   for (auto library : cpu_gemm_libraries())
-    if (pinned && fmt::format("{}", to_string(library)) == pinned) {
-      model.gemm_plan.library.fill(library);
-      return chosen[key] = model.gemm_plan;
-    }
+    if (pinned && std::string(to_string(library)) == pinned) return chosen[key] = model.gemm_library = library;
   return chosen[key] = plan_mlp_gemms(model, step);
 }
 
@@ -117,7 +114,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     benchmark::ClobberMemory();
     s->next_batch = (i + 1) % s->data.batches;
   };
-  gemm_plan_for(c, s->model, m.call);
+  gemm_library_for(c, s->model, m.call);
   m.verify = [s, c]() -> std::string {
     const float* x0 = s->data.x.data();
     if (!c.trains()) {
@@ -138,7 +135,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   m.work.items_rate = "samples_per_second";
   m.report = [s](benchmark::State& state, const Totals&) {
     s->loss.report(state);
-    state.SetLabel("GEMMs: " + to_string(s->model.gemm_plan));
+    state.SetLabel(fmt::format("GEMMs: all {}", to_string(s->model.gemm_library)));
   };
   return made;
 }

@@ -4,7 +4,6 @@
 // kernels/mlp_gpu.h declares the CUDA twins: same names, same argument order, the stream last.
 // Gradients accumulate (+=) on both sides; mlp_begin_step zeroes them.
 #pragma once
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -89,22 +88,6 @@ void mlp_init_params(float* params, const MlpShape& shape, std::uint64_t seed);
 // teacher applied to x. x is (n, D), labels (n).
 void make_synthetic_dataset(float* x, int* labels, std::int64_t n, const MlpShape& shape, std::uint64_t seed);
 
-// ---- which library runs each of a CPU step's five GEMMs ----
-enum class MlpGemm {
-  x_w1,          // pre1 (B,H) = x·W1ᵀ
-  act1_w2,       // logits (B,C) = act1·W2ᵀ
-  dlogits_w2,    // dact1 (B,H) = dlogits·W2
-  dlogits_act1,  // dW2 (C,H) += dlogitsᵀ·act1
-  dact1_x,       // dW1 (H,D) += dact1ᵀ·x
-};
-inline constexpr int kMlpGemms = 5;
-const char* to_string(MlpGemm gemm);  // "x·W1ᵀ", …
-struct MlpGemmPlan {
-  std::array<CpuGemmLibrary, kMlpGemms> library{};  // all OpenBLAS unless planned
-  CpuGemmLibrary operator[](MlpGemm g) const { return library[static_cast<int>(g)]; }
-};
-std::string to_string(const MlpGemmPlan& plan);  // "all oneDNN", or "x·W1ᵀ oneDNN, act1·W2ᵀ OpenBLAS, …"
-
 // ---- layers (CPU) ----
 // The GEMM layers take the library last (OpenBLAS by default).
 // out (B,OC) = inp (B,IC) · weight (OC,IC)ᵀ
@@ -157,7 +140,7 @@ struct MlpCpuModel {
   std::vector<float> params, grads, m, v;  // layout: mlp_param_layout
   std::vector<float> pre1, act1, logits, dlogits, dact1;
   TrainScalars scalars;
-  MlpGemmPlan gemm_plan;  // which library runs each GEMM of its steps (plan_mlp_gemms)
+  CpuGemmLibrary gemm_library = CpuGemmLibrary::openblas;  // runs every GEMM of its steps (plan_mlp_gemms)
   MlpActivations activations() { return {pre1.data(), act1.data(), logits.data(), dlogits.data(), dact1.data()}; }
 };
 
@@ -165,11 +148,11 @@ struct MlpCpuModel {
 void mlp_begin_step(float* grads, TrainScalars* scalars, std::int64_t n_params);
 // logits = W2·relu(W1·x + b1) + b2 for x (B,D).
 void mlp_forward(const MlpActivations& a, const float* params, const float* x, const MlpShape& shape, int B,
-                 const MlpGemmPlan& plan = {});
+                 CpuGemmLibrary gemms = CpuGemmLibrary::openblas);
 // Forward + backward of one micro-batch: grads += ∂(loss/accum_steps)/∂params, scalars->loss += loss/accum.
 void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivations& a, const float* params,
                           const float* x, const int* labels, int accum_steps, const MlpShape& shape, int B,
-                          const MlpGemmPlan& plan = {});
+                          CpuGemmLibrary gemms = CpuGemmLibrary::openblas);
 // Norm (when needs_grad_norm), clip/unscale decision, then the SGD or AdamW update (m, v unused for SGD).
 void mlp_optimizer_step(float* params, float* m, float* v, const float* grads, TrainScalars* scalars,
                         const OptimizerConfig& config, std::int64_t n_params);
@@ -189,14 +172,15 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
 // model.grads is scratch afterwards. CPU only: the GPU twin keeps the separate update kernels.
 float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
                           const OptimizerConfig& config);
-// Chooses model.gemm_plan by timing whole steps, as FFTW's planner times whole transforms: every GEMM
-// of the step on one library, each available library in turn against OpenBLAS (runs_faster, `trials`
-// trials of `step`, which must use model.gemm_plan); the faster is kept. One library per step, not the
+// Chooses model.gemm_library by timing whole steps, as FFTW's planner times whole transforms: every
+// GEMM of the step on one library, each available library in turn against OpenBLAS (runs_faster,
+// `trials` trials of `step`, which must use model.gemm_library); the faster is kept. One library per step, not the
 // fastest per GEMM: with two threads, mixing OpenBLAS's pthreads and oneDNN's OpenMP team in one step
 // left each library's idle workers spinning on the cores the other needed — measured on a 2-vCPU EPYC,
 // a mixed plan made 784-128-10 AdamW b1024 3.4× slower than either library alone — and a GEMM timed
-// alone mispredicts it in a step. The model's weights, optimizer state and scalars are restored.
-MlpGemmPlan plan_mlp_gemms(MlpCpuModel& model, const std::function<void()>& step, int trials = 7);
+// alone mispredicts it in a step. The model's weights, optimizer state and scalars are restored; returns
+// the library and sets it.
+CpuGemmLibrary plan_mlp_gemms(MlpCpuModel& model, const std::function<void()>& step, int trials = 7);
 
 // Whether mlp_train_step_fast folds the update into the GEMMs for this step (else it is mlp_train_step).
 bool sgd_folds_into_weight_gemm(const OptimizerConfig& config, int accum_steps);

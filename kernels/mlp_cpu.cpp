@@ -150,26 +150,6 @@ void make_synthetic_dataset(float* x, int* labels, std::int64_t n, const MlpShap
 
 // ---- layers ----
 
-const char* to_string(MlpGemm gemm) {
-  switch (gemm) {
-    case MlpGemm::x_w1: return "x·W1ᵀ";
-    case MlpGemm::act1_w2: return "act1·W2ᵀ";
-    case MlpGemm::dlogits_w2: return "dlogits·W2";
-    case MlpGemm::dlogits_act1: return "dlogitsᵀ·act1";
-    case MlpGemm::dact1_x: return "dact1ᵀ·x";
-  }
-  return "unknown";
-}
-
-std::string to_string(const MlpGemmPlan& plan) {
-  if (std::count(plan.library.begin(), plan.library.end(), plan.library[0]) == kMlpGemms)
-    return fmt::format("all {}", to_string(plan.library[0]));
-  std::string out;
-  for (int g = 0; g < kMlpGemms; ++g)
-    out += fmt::format("{}{} {}", g ? ", " : "", to_string(static_cast<MlpGemm>(g)), to_string(plan.library[g]));
-  return out;
-}
-
 namespace {
 // The step's GEMMs as (trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc); alpha 1, beta 0 or 1.
 CpuGemm forward_gemm(float* out, const float* inp, const float* weight, int B, int IC, int OC) {
@@ -309,27 +289,27 @@ void mlp_begin_step(float* grads, TrainScalars* scalars, std::int64_t n_params) 
 }
 
 void mlp_forward(const MlpActivations& a, const float* params, const float* x, const MlpShape& s, int B,
-                 const MlpGemmPlan& plan) {
+                 CpuGemmLibrary gemms) {
   const auto l = mlp_param_layout(s);
   const int D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden), C = static_cast<int>(s.classes);
-  matmul_forward(a.pre1, x, params + l.w1, B, D, H, plan[MlpGemm::x_w1]);
+  matmul_forward(a.pre1, x, params + l.w1, B, D, H, gemms);
   bias_relu_forward(a.act1, a.pre1, params + l.b1, B, H);
-  matmul_forward(a.logits, a.act1, params + l.w2, B, H, C, plan[MlpGemm::act1_w2]);
+  matmul_forward(a.logits, a.act1, params + l.w2, B, H, C, gemms);
   bias_add_forward(a.logits, params + l.b2, B, C);
 }
 
 void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivations& a, const float* params,
                           const float* x, const int* labels, int accum_steps, const MlpShape& s, int B,
-                          const MlpGemmPlan& plan) {
+                          CpuGemmLibrary gemms) {
   const auto l = mlp_param_layout(s);
   const int D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden), C = static_cast<int>(s.classes);
-  mlp_forward(a, params, x, s, B, plan);
+  mlp_forward(a, params, x, s, B, gemms);
   softmax_cross_entropy(scalars, a.dlogits, a.logits, labels, accum_steps, B, C);
-  matmul_backward_weight(grads + l.w2, a.dlogits, a.act1, B, H, C, plan[MlpGemm::dlogits_act1]);
+  matmul_backward_weight(grads + l.w2, a.dlogits, a.act1, B, H, C, gemms);
   bias_backward(grads + l.b2, a.dlogits, B, C);
-  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C, plan[MlpGemm::dlogits_w2]);
+  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C, gemms);
   relu_backward(a.dact1, a.dact1, a.act1, std::int64_t{B} * H);
-  matmul_backward_weight(grads + l.w1, a.dact1, x, B, D, H, plan[MlpGemm::dact1_x]);
+  matmul_backward_weight(grads + l.w1, a.dact1, x, B, D, H, gemms);
   bias_backward(grads + l.b1, a.dact1, B, H);
 }
 
@@ -359,7 +339,7 @@ MlpCpuModel::MlpCpuModel(const MlpShape& s, int B, std::uint64_t seed) : shape(s
 
 float mlp_loss(MlpCpuModel& model, const float* x, const int* labels) {
   TrainScalars scalars;
-  mlp_forward(model.activations(), model.params.data(), x, model.shape, model.batch, model.gemm_plan);
+  mlp_forward(model.activations(), model.params.data(), x, model.shape, model.batch, model.gemm_library);
   softmax_cross_entropy(&scalars, model.dlogits.data(), model.logits.data(), labels, 1, model.batch,
                         static_cast<int>(model.shape.classes));
   return scalars.loss;
@@ -373,7 +353,7 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
   for (int micro = 0; micro < accum_steps; ++micro)
     mlp_forward_backward(model.grads.data(), &model.scalars, model.activations(), model.params.data(),
                          x + micro * rows * model.shape.inputs, labels + micro * rows, accum_steps, model.shape,
-                         model.batch, model.gemm_plan);
+                         model.batch, model.gemm_library);
   const float loss = model.scalars.loss;
   mlp_optimizer_step(model.params.data(), model.m.data(), model.v.data(), model.grads.data(), &model.scalars,
                      config, n);
@@ -396,17 +376,17 @@ float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels,
   TrainScalars* scalars = &model.scalars;
   scalars->loss = 0;
   scalars->grad_norm_sq = 0;  // not computed: nothing reads it without clipping or loss scaling
-  const MlpGemmPlan& plan = model.gemm_plan;
-  mlp_forward(a, params, x, s, B, plan);
+  const CpuGemmLibrary gemms = model.gemm_library;
+  mlp_forward(a, params, x, s, B, gemms);
   softmax_cross_entropy(scalars, a.dlogits, a.logits, labels, 1, B, C);
   prepare_update(scalars, config);
   const float alpha = -config.lr * scalars->grad_multiplier;
   // dact1 needs W2 before its update.
-  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C, plan[MlpGemm::dlogits_w2]);
+  matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C, gemms);
   relu_backward(a.dact1, a.dact1, a.act1, std::int64_t{B} * H);
   // W ← W + alpha·doutᵀ·inp; biases through their (zeroed) gradient slots as scratch.
-  sgemm(plan[MlpGemm::dlogits_act1], weight_gemm(params + l.w2, a.dlogits, a.act1, B, H, C, alpha));
-  sgemm(plan[MlpGemm::dact1_x], weight_gemm(params + l.w1, a.dact1, x, B, D, H, alpha));
+  sgemm(gemms, weight_gemm(params + l.w2, a.dlogits, a.act1, B, H, C, alpha));
+  sgemm(gemms, weight_gemm(params + l.w1, a.dact1, x, B, D, H, alpha));
   float* db2 = model.grads.data() + l.b2;
   float* db1 = model.grads.data() + l.b1;
   std::fill(db2, db2 + C, 0.0f);
@@ -418,27 +398,23 @@ float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels,
   return scalars->loss;
 }
 
-MlpGemmPlan plan_mlp_gemms(MlpCpuModel& model, const std::function<void()>& step, int trials) {
+CpuGemmLibrary plan_mlp_gemms(MlpCpuModel& model, const std::function<void()>& step, int trials) {
   const auto params = model.params, m = model.m, v = model.v;
   const TrainScalars scalars = model.scalars;
-  const auto run_with = [&model, &step](const MlpGemmPlan& plan) {
-    return [&model, &step, plan] {
-      model.gemm_plan = plan;
+  const auto run_with = [&model, &step](CpuGemmLibrary library) {
+    return [&model, &step, library] {
+      model.gemm_library = library;
       step();
     };
   };
-  MlpGemmPlan best;  // all OpenBLAS
-  for (CpuGemmLibrary library : cpu_gemm_libraries()) {
-    if (library == CpuGemmLibrary::openblas) continue;
-    MlpGemmPlan candidate;
-    candidate.library.fill(library);
-    if (runs_faster(run_with(candidate), run_with(best), trials)) best = candidate;
-  }
+  CpuGemmLibrary best = CpuGemmLibrary::openblas;
+  for (CpuGemmLibrary library : cpu_gemm_libraries())
+    if (library != best && runs_faster(run_with(library), run_with(best), trials)) best = library;
   model.params = params;
   model.m = m;
   model.v = v;
   model.scalars = scalars;
-  model.gemm_plan = best;
+  model.gemm_library = best;
   return best;
 }
 
