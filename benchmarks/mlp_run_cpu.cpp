@@ -1,5 +1,5 @@
 // The mlp suite's CPU runner: one fp32 step (inference or training) per iteration with the reference's
-// GEMMs (OpenBLAS or oneDNN, planned per GEMM at set-up) and fused loops, at 1 thread or all. Checked before timing: inference logits against a
+// GEMMs (OpenBLAS or oneDNN, one library per step, planned at set-up) and fused loops, at 1 thread or all. Checked before timing: inference logits against a
 // plain triple loop; training by kMlpCheckSteps steps that must lower the first batch's loss.
 #include <cblas.h>
 #include <omp.h>
@@ -106,7 +106,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     const int i = s->next_batch;
     const float* x = s->data.x_at(i, c.shape.inputs);
     if (!c.trains()) {
-      mlp_forward(s->model.activations(), s->model.params.data(), x, c.shape, c.batch);
+      mlp_infer(s->model, x);
     } else {
       mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps(), s->config);
     }
@@ -118,7 +118,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   m.verify = [s, c]() -> std::string {
     const float* x0 = s->data.x.data();
     if (!c.trains()) {
-      mlp_forward(s->model.activations(), s->model.params.data(), x0, c.shape, c.batch);
+      mlp_infer(s->model, x0);
       return check_inference(s->model, x0);
     }
     s->loss.first = mlp_loss(s->model, x0, s->data.labels.data());

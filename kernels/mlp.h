@@ -157,6 +157,9 @@ void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivati
 void mlp_optimizer_step(float* params, float* m, float* v, const float* grads, TrainScalars* scalars,
                         const OptimizerConfig& config, std::int64_t n_params);
 
+// Inference: model.logits for the first model.batch rows of x, on model.gemm_library (the weights are untouched).
+void mlp_infer(MlpCpuModel& model, const float* x);
+
 // Mean loss of the first model.batch rows of x, forward only (the weights and gradients are untouched).
 float mlp_loss(MlpCpuModel& model, const float* x, const int* labels);
 

@@ -337,9 +337,13 @@ MlpCpuModel::MlpCpuModel(const MlpShape& s, int B, std::uint64_t seed) : shape(s
   mlp_init_params(params.data(), s, seed);
 }
 
+void mlp_infer(MlpCpuModel& model, const float* x) {
+  mlp_forward(model.activations(), model.params.data(), x, model.shape, model.batch, model.gemm_library);
+}
+
 float mlp_loss(MlpCpuModel& model, const float* x, const int* labels) {
   TrainScalars scalars;
-  mlp_forward(model.activations(), model.params.data(), x, model.shape, model.batch, model.gemm_library);
+  mlp_infer(model, x);
   softmax_cross_entropy(&scalars, model.dlogits.data(), model.logits.data(), labels, 1, model.batch,
                         static_cast<int>(model.shape.classes));
   return scalars.loss;

@@ -88,5 +88,25 @@ TEST(CpuGemm, MlpStepsAgreeOnEveryLibraryAndPlanningLeavesTheModelAlone) {
   EXPECT_EQ(planned.gemm_library, chosen);
 }
 
+// Inference runs on the model's library (the benchmark's step is mlp_infer, so a plan or a pin reaches
+// it) and gives OpenBLAS's logits on every library.
+TEST(CpuGemm, InferenceAgreesOnEveryLibrary) {
+  const MlpShape shape{96, 40, 10};
+  const int rows = 32;
+  std::vector<float> x(static_cast<std::size_t>(rows * shape.inputs));
+  std::vector<int> labels(rows);
+  make_synthetic_dataset(x.data(), labels.data(), rows, shape, 4);
+  MlpCpuModel reference(shape, rows, 8);
+  mlp_infer(reference, x.data());
+  for (auto library : cpu_gemm_libraries()) {
+    MlpCpuModel model(shape, rows, 8);
+    model.gemm_library = library;
+    mlp_infer(model, x.data());
+    EXPECT_TRUE(testing::all_close(model.logits.data(), reference.logits.data(),
+                                   static_cast<std::int64_t>(model.logits.size()), 1e-5, 1e-5))
+        << to_string(library);
+  }
+}
+
 }  // namespace
 }  // namespace offloadbench
