@@ -14,6 +14,7 @@
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
 #include "kernels/cpu_gemm.h"
+#include "kernels/mlp_packed.h"
 #include "kernels/cpu_vector.h"
 
 namespace offloadbench {
@@ -152,8 +153,12 @@ void register_cpu_views(const MlpQuestion& q) {
     fields.update({{"view", view}, {"series", ""}, {"precision", "fp32"}, {"device", "cpu"},
                    {"cpu_threads", threads}, {"launch_mode", nullptr}, {"data_path", "host"}});
     fields["library"] = fmt::format("GEMMs: {}, each timed on the case's shapes at set-up and the faster kept "
-                                    "(the row's label names which); own loops ({}) for the rest",
-                                    cpu_gemm_library_list(), vector_clone_level());
+                                    "(the row's label names which){}; own loops ({}) for the rest",
+                                    cpu_gemm_library_list(),
+                                    !c.trains() && MlpPackedInference::available()
+                                        ? ", or oneDNN's matmul with the weights packed once and bias and ReLU fused"
+                                        : "",
+                                    vector_clone_level());
     fields["threading"] = fmt::format("{} threads: OpenBLAS pthreads; oneDNN and the loops above 1Mi elements "
                                       "on OpenMP (libgomp)",
                                       threads);

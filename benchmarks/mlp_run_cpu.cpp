@@ -1,5 +1,6 @@
 // The mlp suite's CPU runner: one fp32 step (inference or training) per iteration with the reference's
-// GEMMs (OpenBLAS or oneDNN, one library per step, planned at set-up) and fused loops, at 1 thread or all. Checked before timing: inference logits against a
+// GEMMs (OpenBLAS or oneDNN, one library per step, planned at set-up; for inference also oneDNN's
+// matmul with the weights packed once) and fused loops, at 1 thread or all. Checked before timing: inference logits against a
 // plain triple loop; training by kMlpCheckSteps steps that must lower the first batch's loss.
 #include <cblas.h>
 #include <omp.h>
@@ -9,12 +10,14 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "benchmarks/mlp_cases.h"
+#include "kernels/mlp_packed.h"
 #include "harness/benchmark_case.h"
 #include "harness/system_info.h"
 
@@ -59,17 +62,48 @@ std::string check_inference(MlpCpuModel& model, const float* x) {
   return "";
 }
 
-// The library that runs the step's GEMMs is chosen once per case and thread count in a process, so
-// that repetitions set up again (random interleaving) time the same code.
-CpuGemmLibrary gemm_library_for(const MlpCase& c, MlpCpuModel& model, const std::function<void()>& step) {
-  static std::map<std::string, CpuGemmLibrary> chosen;  // set-ups run one at a time, on the benchmark thread
+// How a case's step runs: every GEMM on one library, or (inference only) oneDNN's matmul with the
+// weights packed once and the bias and ReLU fused (MlpPackedInference).
+struct CpuPlan {
+  CpuGemmLibrary library = CpuGemmLibrary::openblas;
+  bool packed = false;
+  std::string label() const {
+    return packed ? "GEMMs: oneDNN matmul, weights packed once" : fmt::format("GEMMs: all {}", to_string(library));
+  }
+};
+
+// Chosen once per case and thread count in a process, so that repetitions set up again (random
+// interleaving) time the same code. OFFLOADBENCH_CPU_GEMM=OpenBLAS|oneDNN pins the library (no packing;
+// to compare them, and for `ab`), =oneDNN-packed pins inference to the packed matmul and training to
+// oneDNN; unset: planned by timing the step each way.
+CpuPlan plan_for(const MlpCase& c, MlpCpuModel& model, const std::function<void()>& step, bool& use_packed) {
+  static std::map<std::string, CpuPlan> chosen;  // set-ups run one at a time, on the benchmark thread
   const std::string key = fmt::format("{}/{}/b{}/{}t", to_string(c.shape), to_string(c.step), c.batch, c.cpu_threads);
-  if (auto found = chosen.find(key); found != chosen.end()) return model.gemm_library = found->second;
-  // OFFLOADBENCH_CPU_GEMM=OpenBLAS|oneDNN pins every GEMM to one library (to compare them); unset: planned.
-  const char* pinned = std::getenv("OFFLOADBENCH_CPU_GEMM");
-  for (auto library : cpu_gemm_libraries())
-    if (pinned && std::string(to_string(library)) == pinned) return chosen[key] = model.gemm_library = library;
-  return chosen[key] = plan_mlp_gemms(model, step);
+  auto found = chosen.find(key);
+  if (found == chosen.end()) {
+    CpuPlan plan;
+    const char* pinned = std::getenv("OFFLOADBENCH_CPU_GEMM");
+    const bool pinned_packed = pinned && std::string(pinned) == "oneDNN-packed" && MlpPackedInference::available();
+    bool pinned_library = false;
+    for (auto library : cpu_gemm_libraries())
+      if (pinned && (std::string(to_string(library)) == pinned || (pinned_packed && library == CpuGemmLibrary::onednn)))
+        plan.library = library, pinned_library = true;
+    if (!pinned_library) plan.library = plan_mlp_gemms(model, step);
+    if (!c.trains() && MlpPackedInference::available()) {
+      if (pinned_packed) {
+        plan.packed = true;
+      } else if (!pinned_library) {
+        model.gemm_library = plan.library;
+        const auto packed_step = [&] { use_packed = true; step(); };
+        const auto library_step = [&] { use_packed = false; step(); };
+        plan.packed = runs_faster(packed_step, library_step, 7);
+      }
+    }
+    found = chosen.emplace(key, plan).first;
+  }
+  model.gemm_library = found->second.library;
+  use_packed = found->second.packed;
+  return found->second;
 }
 
 }  // namespace
@@ -94,10 +128,19 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     MlpDataset data;
     OptimizerConfig config;
     MlpCpuModel model;
+    std::unique_ptr<MlpPackedInference> packed;  // inference where oneDNN is available: its weights packed once
+    bool use_packed = false;
     LossCheck loss;
     int next_batch = 0;
   };
   auto s = std::make_shared<Stepper>(c);
+  if (!c.trains() && MlpPackedInference::available()) {
+    try {
+      s->packed = std::make_unique<MlpPackedInference>(s->model);  // packs at this case's thread count
+    } catch (const std::exception& e) {
+      return MeasuredCase::skip(fmt::format("oneDNN could not set up the packed inference: {}", e.what()));
+    }
+  }
 
   MeasuredCase made;
   Measurement& m = made.measurement;
@@ -106,7 +149,8 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     const int i = s->next_batch;
     const float* x = s->data.x_at(i, c.shape.inputs);
     if (!c.trains()) {
-      mlp_infer(s->model, x);
+      if (s->use_packed) s->packed->run(x, s->model.logits.data());
+      else mlp_infer(s->model, x);
     } else {
       mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps(), s->config);
     }
@@ -114,11 +158,12 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     benchmark::ClobberMemory();
     s->next_batch = (i + 1) % s->data.batches;
   };
-  gemm_library_for(c, s->model, m.call);
+  const CpuPlan plan = plan_for(c, s->model, m.call, s->use_packed);
   m.verify = [s, c]() -> std::string {
     const float* x0 = s->data.x.data();
     if (!c.trains()) {
-      mlp_infer(s->model, x0);
+      if (s->use_packed) s->packed->run(x0, s->model.logits.data());
+      else mlp_infer(s->model, x0);
       return check_inference(s->model, x0);
     }
     s->loss.first = mlp_loss(s->model, x0, s->data.labels.data());
@@ -133,9 +178,9 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   m.work.flops = c.flops_per_step();
   m.work.items = static_cast<double>(c.samples_per_step());
   m.work.items_rate = "samples_per_second";
-  m.report = [s](benchmark::State& state, const Totals&) {
+  m.report = [s, plan](benchmark::State& state, const Totals&) {
     s->loss.report(state);
-    state.SetLabel(fmt::format("GEMMs: all {}", to_string(s->model.gemm_library)));
+    state.SetLabel(plan.label());
   };
   return made;
 }

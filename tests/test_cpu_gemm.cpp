@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/cpu_gemm.h"
+#include "kernels/mlp_packed.h"
 #include "kernels/mlp.h"
 #include "tests/all_close.h"
 
@@ -105,6 +106,31 @@ TEST(CpuGemm, InferenceAgreesOnEveryLibrary) {
     EXPECT_TRUE(testing::all_close(model.logits.data(), reference.logits.data(),
                                    static_cast<std::int64_t>(model.logits.size()), 1e-5, 1e-5))
         << to_string(library);
+  }
+}
+
+// The packed inference gives mlp_infer's logits, and is a snapshot: a later change to the model's
+// weights does not reach it.
+TEST(CpuGemm, PackedInferenceAgreesAndIsASnapshot) {
+  if (!MlpPackedInference::available()) GTEST_SKIP() << "this build has no oneDNN";
+  for (const MlpShape shape : {MlpShape{96, 40, 10}, MlpShape{784, 128, 10}}) {
+    for (const int rows : {1, 33}) {
+      std::vector<float> x(static_cast<std::size_t>(rows * shape.inputs));
+      std::vector<int> labels(rows);
+      make_synthetic_dataset(x.data(), labels.data(), rows, shape, 4);
+      MlpCpuModel model(shape, rows, 8);
+      mlp_infer(model, x.data());
+      MlpPackedInference packed(model);
+      std::vector<float> logits(model.logits.size(), -1.0f);
+      packed.run(x.data(), logits.data());
+      EXPECT_TRUE(testing::all_close(logits.data(), model.logits.data(), static_cast<std::int64_t>(logits.size()),
+                                     1e-5, 1e-5))
+          << to_string(shape) << " batch " << rows;
+      const auto before = logits;
+      for (auto& p : model.params) p = -p;
+      packed.run(x.data(), logits.data());
+      EXPECT_EQ(logits, before);
+    }
   }
 }
 
