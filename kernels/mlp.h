@@ -101,9 +101,9 @@ void bias_add_forward(float* out, const float* bias, int B, int N);
 // dlogits (B,C) = (softmax − onehot) · loss_scale / (B·accum_steps)
 void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* logits, const int* labels,
                            int accum_steps, int B, int C);
-// dweight (OC,IC) += dout (B,OC)ᵀ · inp (B,IC)
+// dweight (OC,IC) += dout (B,OC)ᵀ · inp (B,IC); beta = 0 writes it over instead.
 void matmul_backward_weight(float* dweight, const float* dout, const float* inp, int B, int IC, int OC,
-                            CpuGemmLibrary library = CpuGemmLibrary::openblas);
+                            CpuGemmLibrary library = CpuGemmLibrary::openblas, float beta = 1.0f);
 // dbias (N) += Σ_b dout (B,N)
 void bias_backward(float* dbias, const float* dout, int B, int N);
 // dinp (B,IC) = dout (B,OC) · weight (OC,IC)
@@ -149,10 +149,15 @@ void mlp_begin_step(float* grads, TrainScalars* scalars, std::int64_t n_params);
 // logits = W2·relu(W1·x + b1) + b2 for x (B,D).
 void mlp_forward(const MlpActivations& a, const float* params, const float* x, const MlpShape& shape, int B,
                  CpuGemmLibrary gemms = CpuGemmLibrary::openblas);
-// Forward + backward of one micro-batch: grads += ∂(loss/accum_steps)/∂params, scalars->loss += loss/accum.
+// How a micro-batch's gradients reach grads: added (the twins' contract), or written over (the CPU step's
+// first micro-batch, so that nothing zeroes the gradients first: a pass over all of them saved).
+enum class GradWrite { accumulate, overwrite };
+// Forward + backward of one micro-batch: grads += ∂(loss/accum_steps)/∂params (or =, GradWrite::overwrite),
+// scalars->loss += loss/accum.
 void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivations& a, const float* params,
                           const float* x, const int* labels, int accum_steps, const MlpShape& shape, int B,
-                          CpuGemmLibrary gemms = CpuGemmLibrary::openblas);
+                          CpuGemmLibrary gemms = CpuGemmLibrary::openblas,
+                          GradWrite write = GradWrite::accumulate);
 // Norm (when needs_grad_norm), clip/unscale decision, then the SGD or AdamW update (m, v unused for SGD).
 void mlp_optimizer_step(float* params, float* m, float* v, const float* grads, TrainScalars* scalars,
                         const OptimizerConfig& config, std::int64_t n_params);

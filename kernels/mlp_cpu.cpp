@@ -20,6 +20,8 @@ namespace {
 // Elements below which a loop stays serial: a fork costs microseconds, and idle OpenMP workers spinning
 // beside OpenBLAS's own threads slow its GEMMs down, so only large loops (wide hidden layers) go parallel.
 constexpr std::int64_t kParallelThreshold = std::int64_t{1} << 20;
+// AdamW moves 28 bytes per parameter (4 arrays read, 3 written), so its pass pays for a fork sooner.
+constexpr std::int64_t kParallelUpdateThreshold = std::int64_t{1} << 18;
 constexpr std::int64_t kMaxDimension = std::int64_t{1} << 30;
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
 }  // namespace
@@ -155,8 +157,9 @@ namespace {
 CpuGemm forward_gemm(float* out, const float* inp, const float* weight, int B, int IC, int OC) {
   return {false, true, B, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC};
 }
-CpuGemm weight_gemm(float* dweight, const float* dout, const float* inp, int B, int IC, int OC, float alpha) {
-  return {true, false, OC, IC, B, alpha, dout, OC, inp, IC, 1.0f, dweight, IC};
+CpuGemm weight_gemm(float* dweight, const float* dout, const float* inp, int B, int IC, int OC, float alpha,
+                    float beta = 1.0f) {
+  return {true, false, OC, IC, B, alpha, dout, OC, inp, IC, beta, dweight, IC};
 }
 CpuGemm input_gemm(float* dinp, const float* dout, const float* weight, int B, int IC, int OC) {
   return {false, false, B, IC, OC, 1.0f, dout, OC, weight, IC, 0.0f, dinp, IC};
@@ -228,8 +231,8 @@ void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* l
 }
 
 void matmul_backward_weight(float* dweight, const float* dout, const float* inp, int B, int IC, int OC,
-                            CpuGemmLibrary library) {
-  sgemm(library, weight_gemm(dweight, dout, inp, B, IC, OC, 1.0f));
+                            CpuGemmLibrary library, float beta) {
+  sgemm(library, weight_gemm(dweight, dout, inp, B, IC, OC, 1.0f, beta));
 }
 
 void bias_backward(float* dbias, const float* dout, int B, int N) { bias_backward_rows(dbias, dout, B, N); }
@@ -275,7 +278,7 @@ void adamw_update(float* params, float* m, float* v, const float* grads, const T
                   const OptimizerConfig& c, std::int64_t n) {
   if (s->skip) return;
   const AdamwCoefficients k = adamw_coefficients(s, c);
-  for_each_chunk(n, kParallelThreshold, [&](std::int64_t begin, std::int64_t end) {
+  for_each_chunk(n, kParallelUpdateThreshold, [&](std::int64_t begin, std::int64_t end) {
     adamw_range(params + begin, m + begin, v + begin, grads + begin, k, end - begin);
   });
 }
@@ -300,16 +303,21 @@ void mlp_forward(const MlpActivations& a, const float* params, const float* x, c
 
 void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivations& a, const float* params,
                           const float* x, const int* labels, int accum_steps, const MlpShape& s, int B,
-                          CpuGemmLibrary gemms) {
+                          CpuGemmLibrary gemms, GradWrite write) {
   const auto l = mlp_param_layout(s);
   const int D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden), C = static_cast<int>(s.classes);
+  const float beta = write == GradWrite::overwrite ? 0.0f : 1.0f;
+  if (write == GradWrite::overwrite) {  // the biases' sums accumulate over rows: start them at zero
+    std::fill(grads + l.b1, grads + l.b1 + H, 0.0f);
+    std::fill(grads + l.b2, grads + l.b2 + C, 0.0f);
+  }
   mlp_forward(a, params, x, s, B, gemms);
   softmax_cross_entropy(scalars, a.dlogits, a.logits, labels, accum_steps, B, C);
-  matmul_backward_weight(grads + l.w2, a.dlogits, a.act1, B, H, C, gemms);
+  matmul_backward_weight(grads + l.w2, a.dlogits, a.act1, B, H, C, gemms, beta);
   bias_backward(grads + l.b2, a.dlogits, B, C);
   matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C, gemms);
   relu_backward(a.dact1, a.dact1, a.act1, std::int64_t{B} * H);
-  matmul_backward_weight(grads + l.w1, a.dact1, x, B, D, H, gemms);
+  matmul_backward_weight(grads + l.w1, a.dact1, x, B, D, H, gemms, beta);
   bias_backward(grads + l.b1, a.dact1, B, H);
 }
 
@@ -353,11 +361,13 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
                      const OptimizerConfig& config) {
   const auto n = static_cast<std::int64_t>(model.params.size());
   const std::int64_t rows = model.batch;
-  mlp_begin_step(model.grads.data(), &model.scalars, n);
+  model.scalars.loss = 0;
+  model.scalars.grad_norm_sq = 0;
+  // The first micro-batch writes the gradients over, so they need no zeroing pass.
   for (int micro = 0; micro < accum_steps; ++micro)
     mlp_forward_backward(model.grads.data(), &model.scalars, model.activations(), model.params.data(),
                          x + micro * rows * model.shape.inputs, labels + micro * rows, accum_steps, model.shape,
-                         model.batch, model.gemm_library);
+                         model.batch, model.gemm_library, micro == 0 ? GradWrite::overwrite : GradWrite::accumulate);
   const float loss = model.scalars.loss;
   mlp_optimizer_step(model.params.data(), model.m.data(), model.v.data(), model.grads.data(), &model.scalars,
                      config, n);

@@ -59,6 +59,21 @@ TEST(MlpCpu, GradientsMatchFiniteDifferences) {
   EXPECT_GT(norm, 1e-6) << "a zero gradient would pass the comparison trivially";
 }
 
+// GradWrite::overwrite gives what zeroing and accumulating gives, whatever the gradients held before
+// (the CPU step relies on it to skip the zeroing pass).
+TEST(MlpCpu, OverwritingGradientsNeedsNoZeroing) {
+  const MlpShape shape{6, 5, 4};
+  MlpCpuModel zeroed(shape, 3, 11), stale(shape, 3, 11);
+  const auto batch = synthetic_batch(shape, 3, 12);
+  mlp_begin_step(zeroed.grads.data(), &zeroed.scalars, static_cast<std::int64_t>(zeroed.params.size()));
+  mlp_forward_backward(zeroed.grads.data(), &zeroed.scalars, zeroed.activations(), zeroed.params.data(),
+                       batch.x.data(), batch.labels.data(), 1, shape, 3);
+  std::fill(stale.grads.begin(), stale.grads.end(), 7.0f);
+  mlp_forward_backward(stale.grads.data(), &stale.scalars, stale.activations(), stale.params.data(), batch.x.data(),
+                       batch.labels.data(), 1, shape, 3, CpuGemmLibrary::openblas, GradWrite::overwrite);
+  EXPECT_EQ(stale.grads, zeroed.grads);
+}
+
 TEST(MlpCpu, TwoHundredStepsLowerTheLossWithEachOptimizer) {
   const MlpShape shape{256, 64, 10};  // small enough for a unit test; the suite trains 784-128-10
   const int B = 32, batches = 16;
