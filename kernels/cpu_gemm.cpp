@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -54,6 +55,18 @@ std::string cpu_gemm_library_list() {
 }
 
 void sgemm(CpuGemmLibrary library, const CpuGemm& g) {
+  if (library == CpuGemmLibrary::openblas && g.K == 1 && std::int64_t{g.M} * g.N >= (std::int64_t{1} << 18)) {
+    // A large outer product (a batch-1 weight gradient): OpenBLAS's sger runs it 1.3x faster than its
+    // sgemm at one thread and 2.7-3.8x at two (64x12288 on a 2-vCPU EPYC: 86 vs 114 us, 42 vs 112-160 us);
+    // not at 128x784, where sger was no faster and its threads' wake-ups cost a 2-thread step 3x.
+    for (int i = 0; i < g.M && g.beta != 1.0f; ++i) {
+      float* row = g.C + static_cast<std::ptrdiff_t>(i) * g.ldc;
+      if (g.beta == 0.0f) std::fill(row, row + g.N, 0.0f);  // beta 0 ignores what C held, NaN included
+      else cblas_sscal(g.N, g.beta, row, 1);
+    }
+    cblas_sger(CblasRowMajor, g.M, g.N, g.alpha, g.A, g.trans_a ? 1 : g.lda, g.B, g.trans_b ? g.ldb : 1, g.C, g.ldc);
+    return;
+  }
   if (library == CpuGemmLibrary::openblas) {
     cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans, g.M,
                 g.N, g.K, g.alpha, g.A, g.lda, g.B, g.ldb, g.beta, g.C, g.ldc);

@@ -22,16 +22,21 @@ std::vector<float> ramp(std::size_t n, double phase) {
   return v;
 }
 
+// A large K = 1 product (a batch-1 weight gradient, an outer product) takes another path on OpenBLAS
+// (sger), with each beta it handles differently.
 TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
-  const int M = 37, N = 23, K = 19, pad = 3;  // leading dimensions pad wider than the rows
+  const int pad = 3;  // leading dimensions pad wider than the rows
+  struct Shape { int M, N, K; float beta; };
   for (auto library : cpu_gemm_libraries())
+    for (const auto& [M, N, K, beta] : {Shape{37, 23, 19, 0.5f}, Shape{37, 23, 1, 0.5f}, Shape{37, 8000, 1, 0.5f},
+                                        Shape{37, 8000, 1, 1.0f}, Shape{37, 8000, 1, 0.0f}})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
         const auto a = ramp(static_cast<std::size_t>(lda) * (ta ? K : M), 0.1);
         const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
         auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
-        const float alpha = -0.75f, beta = 0.5f;
+        const float alpha = -0.75f;
         std::vector<float> want = c;
         for (int i = 0; i < M; ++i)
           for (int j = 0; j < N; ++j) {
@@ -42,7 +47,7 @@ TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
           }
         sgemm(library, {ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc});
         EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 1e-5, 1e-5))
-            << to_string(library) << " trans_a " << ta << " trans_b " << tb;
+            << to_string(library) << " K " << K << " beta " << beta << " trans_a " << ta << " trans_b " << tb;
       }
 }
 
