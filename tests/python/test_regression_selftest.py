@@ -1,0 +1,47 @@
+"""scripts/regression-selftest's summary, from synthetic A/B results files: false alarms counted per
+verdict and per run, slowdowns counted as caught only when SLOWER, and what the A/A spread allows."""
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+SCRIPT = ROOT / "scripts" / "regression-selftest"
+QUIET = "compute/sgemm/square/openblas/cpu_1t/256"
+NOISY = "mlp/784-128-10/train_sgd/b64/cpu_1t"
+
+
+def row(name, verdict, half_width):
+    return {"name": f"{name}/real_time", "verdict": verdict, "delta": 0.02,
+            "interval_low": -half_width, "interval_high": half_width}
+
+
+def write(folder, file_name, rows):
+    (folder / file_name).write_text(json.dumps({"benchmarks": rows}))
+
+
+def summarize(folder):
+    return subprocess.run([sys.executable, str(SCRIPT), "--summarize", "--out", str(folder)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_counts_false_alarms_and_says_what_the_spread_allows(tmp_path):
+    write(tmp_path, "aa01.json", [row(QUIET, "SAME", 0.010), row(NOISY, "INCONCLUSIVE", 0.050)])
+    write(tmp_path, "aa02.json", [row(QUIET, "INCONCLUSIVE", 0.012), row(NOISY, "FASTER", 0.040)])
+    write(tmp_path, "slow10-01.json", [row(QUIET, "SLOWER", 0.01), row(NOISY, "SLOWER", 0.04)])
+    result = summarize(tmp_path)
+    out = result.stdout
+    assert "per benchmark verdict: 1/4 = 25.0%" in out, out
+    assert "per run (any alarm):   1/2 = 50.0%" in out, out
+    assert f"{QUIET}: ±1.1% -> slowdowns above ~+3.1% (+5% within reach)" in out, out
+    assert f"{NOISY}: ±4.5% -> slowdowns above ~+6.5% (+5% not within reach" in out, out
+    assert result.returncode == 1, "a 25% false-alarm rate misses the targets"
+
+
+def test_a_slowdown_called_same_or_inconclusive_is_not_caught(tmp_path):
+    write(tmp_path, "aa01.json", [row(QUIET, "SAME", 0.01)])
+    write(tmp_path, "slow10-01.json", [row(QUIET, "SAME", 0.01)])
+    write(tmp_path, "slow10-02.json", [row(QUIET, "INCONCLUSIVE", 0.01)])
+    out = summarize(tmp_path).stdout
+    assert f"| compute | `{QUIET}` | +10% | 0/2 = 0.0%" in out, out
+    assert "| 1 | 1 |" in out, out  # one SAME, one INCONCLUSIVE
