@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -73,26 +72,22 @@ struct CpuPlan {
 };
 
 // Chosen once per case and thread count in a process, so that repetitions set up again (random
-// interleaving) time the same code. OFFLOADBENCH_CPU_GEMM=OpenBLAS|oneDNN pins the library (no packing;
-// to compare them, and for `ab`), =oneDNN-packed pins inference to the packed matmul and training to
-// oneDNN; unset: planned by timing the step each way.
+// interleaving) time the same code; OFFLOADBENCH_CPU_GEMM pins it (cpu_gemm_pin), else it is planned by
+// timing the step each way.
 CpuPlan plan_for(const MlpCase& c, MlpCpuModel& model, const std::function<void()>& step, bool& use_packed) {
   static std::map<std::string, CpuPlan> chosen;  // set-ups run one at a time, on the benchmark thread
   const std::string key = fmt::format("{}/{}/b{}/{}t", to_string(c.shape), to_string(c.step), c.batch, c.cpu_threads);
   auto found = chosen.find(key);
   if (found == chosen.end()) {
     CpuPlan plan;
-    const char* pinned = std::getenv("OFFLOADBENCH_CPU_GEMM");
-    const bool pinned_packed = pinned && std::string(pinned) == "oneDNN-packed" && MlpPackedInference::available();
-    bool pinned_library = false;
-    for (auto library : cpu_gemm_libraries())
-      if (pinned && (std::string(to_string(library)) == pinned || (pinned_packed && library == CpuGemmLibrary::onednn)))
-        plan.library = library, pinned_library = true;
-    if (!pinned_library) plan.library = plan_mlp_gemms(model, step);
-    if (!c.trains() && MlpPackedInference::available()) {
-      if (pinned_packed) {
-        plan.packed = true;
-      } else if (!pinned_library) {
+    const CpuGemmPin pin = cpu_gemm_pin();  // `run` checked it before measuring
+    const bool can_pack = !c.trains() && MlpPackedInference::available();
+    if (pin.pinned) {
+      plan.library = pin.library;
+      plan.packed = can_pack && pin.packed_inference;
+    } else {
+      plan.library = plan_mlp_gemms(model, step);
+      if (can_pack) {
         model.gemm_library = plan.library;
         const auto packed_step = [&] { use_packed = true; step(); };
         const auto library_step = [&] { use_packed = false; step(); };

@@ -20,6 +20,19 @@ std::string cpu_gemm_description(CpuGemmLibrary library);
 // The available ones' descriptions joined with " or ".
 std::string cpu_gemm_library_list();
 
+// OFFLOADBENCH_CPU_GEMM, which pins what the MLP's CPU steps run instead of planning it: unset or empty
+// plans; "OpenBLAS" or "oneDNN" pins every GEMM to that library (and no packed inference);
+// "oneDNN-packed" pins inference to oneDNN's matmul with packed weights and training to oneDNN.
+inline constexpr const char* kCpuGemmVariable = "OFFLOADBENCH_CPU_GEMM";
+struct CpuGemmPin {
+  bool pinned = false;
+  CpuGemmLibrary library = CpuGemmLibrary::openblas;
+  bool packed_inference = false;
+};
+// Reads the variable; throws std::invalid_argument naming it and the accepted values for anything
+// else, a library this build lacks included (`run` turns that into exit 2 before measuring).
+CpuGemmPin cpu_gemm_pin();
+
 // C (M,N) = alpha·op(A)·op(B) + beta·C, row-major; op transposes when trans_* is set.
 struct CpuGemm {
   bool trans_a = false, trans_b = false;

@@ -12,6 +12,7 @@
 #include "kernels/mlp_packed.h"
 #include "kernels/mlp.h"
 #include "tests/all_close.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 namespace {
@@ -23,20 +24,22 @@ std::vector<float> ramp(std::size_t n, double phase) {
 }
 
 // A large K = 1 product (a batch-1 weight gradient, an outer product) takes another path on OpenBLAS
-// (sger), with each beta it handles differently.
+// (sger), with each beta it handles differently; a forward product (A·Bᵀ, alpha 1, beta 0, ≥ 64 rows)
+// another on oneDNN (its matmul primitive, kept per shape: run twice).
 TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
   const int pad = 3;  // leading dimensions pad wider than the rows
-  struct Shape { int M, N, K; float beta; };
+  struct Shape { int M, N, K; float alpha, beta; };
   for (auto library : cpu_gemm_libraries())
-    for (const auto& [M, N, K, beta] : {Shape{37, 23, 19, 0.5f}, Shape{37, 23, 1, 0.5f}, Shape{37, 8000, 1, 0.5f},
-                                        Shape{37, 8000, 1, 1.0f}, Shape{37, 8000, 1, 0.0f}})
+    for (const auto& [M, N, K, alpha, beta] :
+         {Shape{37, 23, 19, -0.75f, 0.5f}, Shape{37, 23, 1, -0.75f, 0.5f}, Shape{37, 8000, 1, -0.75f, 0.5f},
+          Shape{37, 8000, 1, -0.75f, 1.0f}, Shape{37, 8000, 1, -0.75f, 0.0f}, Shape{96, 23, 19, 1.0f, 0.0f},
+          Shape{96, 23, 19, 1.0f, 0.0f}})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
         const auto a = ramp(static_cast<std::size_t>(lda) * (ta ? K : M), 0.1);
         const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
         auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
-        const float alpha = -0.75f;
         std::vector<float> want = c;
         for (int i = 0; i < M; ++i)
           for (int j = 0; j < N; ++j) {
@@ -49,6 +52,34 @@ TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
         EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 1e-5, 1e-5))
             << to_string(library) << " K " << K << " beta " << beta << " trans_a " << ta << " trans_b " << tb;
       }
+}
+
+TEST(CpuGemm, ThePinIsReadFromTheEnvironmentAndAnythingElseIsBadInput) {
+  {
+    const testing::ScopedEnvironment unset(kCpuGemmVariable, std::nullopt);
+    EXPECT_FALSE(cpu_gemm_pin().pinned);
+  }
+  {
+    const testing::ScopedEnvironment openblas(kCpuGemmVariable, "OpenBLAS");
+    const auto pin = cpu_gemm_pin();
+    EXPECT_TRUE(pin.pinned);
+    EXPECT_EQ(pin.library, CpuGemmLibrary::openblas);
+    EXPECT_FALSE(pin.packed_inference);
+  }
+  if (cpu_gemm_available(CpuGemmLibrary::onednn)) {
+    const testing::ScopedEnvironment packed(kCpuGemmVariable, "oneDNN-packed");
+    const auto pin = cpu_gemm_pin();
+    EXPECT_EQ(pin.library, CpuGemmLibrary::onednn);
+    EXPECT_TRUE(pin.packed_inference);
+  }
+  const testing::ScopedEnvironment wrong(kCpuGemmVariable, "openblas");  // names are case-sensitive
+  try {
+    cpu_gemm_pin();
+    ADD_FAILURE() << "a misspelt library was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("OFFLOADBENCH_CPU_GEMM='openblas' is not one of OpenBLAS"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CpuGemm, OpenBlasIsAlwaysAvailableAndNamed) {

@@ -17,6 +17,7 @@
 #include "benchmarks/cli/options.h"
 #include "harness/gpu_info.h"
 #include "harness/injected_slowdown.h"
+#include "kernels/cpu_gemm.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 #include "harness/results_reporter.h"
@@ -76,6 +77,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   check_benchmark_flags(o.benchmark_flags);
   try {
     check_injected_slowdown_setting();
+    cpu_gemm_pin();
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -49,6 +49,15 @@ def test_bad_input_gives_one_line_exit_2_and_no_file(run_offloadbench, tmp_path,
     assert not list(tmp_path.rglob("*.json")), "bad input must not leave a results file"
 
 
+def test_a_misspelt_cpu_gemm_pin_is_bad_input(run_offloadbench, tmp_path):
+    env = dict(os.environ, OFFLOADBENCH_CPU_GEMM="MKL")
+    result = run_offloadbench("run", "--suite", "mlp", "--device", "cpu", cwd=tmp_path, env=env)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "OFFLOADBENCH_CPU_GEMM='MKL' is not one of OpenBLAS" in lines[0], result.stderr
+    assert not list(tmp_path.rglob("*.json"))
+
+
 def test_out_that_is_a_directory_is_rejected(run_offloadbench, tmp_path):
     result = run_offloadbench("run", "--out", tmp_path)
     assert result.returncode == 2
