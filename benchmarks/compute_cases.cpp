@@ -103,8 +103,9 @@ nlohmann::json view_fields(const ViewSlot& slot, const std::string& compare_grou
   } else {
     f["device"] = "cpu";
     f["cpu_threads"] = slot.threads;
-    f["threading"] = fmt::format("{} threads: OpenMP (libgomp) for elementwise and oneDNN sgemm, OpenBLAS pthreads for "
-                                 "OpenBLAS sgemm", slot.threads);
+    f["threading"] = fmt::format("{} threads: OpenMP (libgomp) for elementwise (one thread below {} elements) and "
+                                 "oneDNN sgemm, OpenBLAS pthreads for OpenBLAS sgemm",
+                                 slot.threads, cpu::kElementwiseParallelGrain);
   }
   return f;
 }

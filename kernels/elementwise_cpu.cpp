@@ -1,8 +1,8 @@
 // CPU twins of kernels/elementwise.cu, one loop for every op: a simd loop over one contiguous range,
 // compiled for AVX-512, AVX2 and SSE2 and picked at load time (kernels/cpu_vector.h); with more than
-// one thread each OpenMP thread streams one contiguous chunk (the chunk it first-touched when the
-// caller initialised with the same threads and a static schedule). With one thread no OpenMP runtime
-// is involved.
+// one thread (and at least kElementwiseParallelGrain elements) each OpenMP thread streams one
+// contiguous chunk (the chunk it first-touched when the caller initialised with the same threads and a
+// static schedule). With one thread no OpenMP runtime is involved.
 #include <omp.h>
 
 #include <cstdint>
@@ -41,7 +41,7 @@ OFFLOADBENCH_VECTOR_CLONES double sum_range(const T* __restrict x, const T* __re
 template <typename Range>
 double on_threads(std::size_t n, int threads, Range range) {
   const auto count = static_cast<Index>(n);
-  if (threads <= 1) return range(Index{0}, count);
+  if (threads <= 1 || n < kElementwiseParallelGrain) return range(Index{0}, count);
   double total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
   {
