@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "benchmarks/compute_peaks.h"
+#include "kernels/cpu_gemm.h"
 #include "harness/benchmark_case.h"
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
@@ -104,8 +105,8 @@ nlohmann::json view_fields(const ViewSlot& slot, const std::string& compare_grou
     f["device"] = "cpu";
     f["cpu_threads"] = slot.threads;
     f["threading"] = fmt::format("{} threads: OpenMP (libgomp) for elementwise (one thread below {} elements) and "
-                                 "oneDNN sgemm, OpenBLAS pthreads for OpenBLAS sgemm",
-                                 slot.threads, cpu::kElementwiseParallelGrain);
+                                 "oneDNN sgemm, OpenBLAS ({}) for OpenBLAS sgemm",
+                                 slot.threads, cpu::kElementwiseParallelGrain, openblas_threading());
   }
   return f;
 }

@@ -159,9 +159,9 @@ void register_cpu_views(const MlpQuestion& q) {
                                         ? ", or oneDNN's matmul with the weights packed once and bias and ReLU fused"
                                         : "",
                                     vector_clone_level());
-    fields["threading"] = fmt::format("{} threads: OpenBLAS pthreads; oneDNN, the loops above 1Mi elements "
+    fields["threading"] = fmt::format("{} threads: OpenBLAS ({}); oneDNN, the loops above 1Mi elements "
                                       "and AdamW above 256Ki parameters on OpenMP (libgomp)",
-                                      threads);
+                                      threads, openblas_threading());
     // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
     if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
       fields["cpu_update"] = "sgd_fused_into_weight_gemm";

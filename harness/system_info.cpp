@@ -17,6 +17,7 @@ extern "C" {
 // OpenBLAS extensions; declared by its cblas.h on most builds, repeated here for the others.
 char* openblas_get_config(void);
 int openblas_get_num_threads(void);
+int openblas_get_parallel(void);  // 0 sequential, 1 pthreads, 2 OpenMP
 }
 
 namespace offloadbench {
@@ -72,7 +73,9 @@ HostInfo query_host_info() {
   host.omp_threads = omp_get_max_threads();
   host.memory_total_bytes = meminfo_bytes("MemTotal");
   host.memory_available_bytes = meminfo_bytes("MemAvailable");
-  host.blas_library = openblas_get_config();
+  const int parallel = openblas_get_parallel();
+  host.blas_library = fmt::format("{} ({})", openblas_get_config(),
+                                  parallel == 2 ? "OpenMP" : parallel == 1 ? "pthreads" : "sequential");
   host.blas_threads = openblas_get_num_threads();
   utsname uts{};
   if (uname(&uts) == 0) host.os = std::string(uts.sysname) + " " + uts.release + " " + uts.machine;

@@ -14,7 +14,7 @@ struct HostInfo {
   int omp_threads = 0;           // what "all threads" means for the CPU cases
   std::uint64_t memory_total_bytes = 0;
   std::uint64_t memory_available_bytes = 0;
-  std::string blas_library;      // openblas_get_config()
+  std::string blas_library;      // openblas_get_config() and how it threads: "… (OpenMP)"
   int blas_threads = 0;
   std::string os;
 };

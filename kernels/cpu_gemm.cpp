@@ -19,6 +19,7 @@
 #endif
 
 extern "C" char* openblas_get_config(void);
+extern "C" int openblas_get_parallel(void);  // 0 sequential, 1 pthreads, 2 OpenMP
 
 namespace offloadbench {
 
@@ -42,8 +43,17 @@ bool cpu_gemm_available(CpuGemmLibrary library) {
   return false;
 }
 
+const char* openblas_threading() {
+  switch (openblas_get_parallel()) {
+    case 0: return "sequential";
+    case 1: return "pthreads";
+    case 2: return "OpenMP";
+    default: return "unknown threading";
+  }
+}
+
 std::string cpu_gemm_description(CpuGemmLibrary library) {
-  if (library == CpuGemmLibrary::openblas) return fmt::format("{} (pthreads)", openblas_get_config());
+  if (library == CpuGemmLibrary::openblas) return fmt::format("{} ({})", openblas_get_config(), openblas_threading());
 #if OFFLOADBENCH_HAVE_ONEDNN
   const dnnl_version_t* v = dnnl_version();
   const char* runtime = v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB" : "other";
@@ -114,7 +124,34 @@ bool onednn_forward_matmul(const CpuGemm& g) {
 }  // namespace
 #endif
 
+namespace {
+// A one-row or one-column product as OpenBLAS's sgemv. OpenBLAS 0.3.21 (Debian 12) runs such a GEMM
+// through its blocked path, packing all of op(B): 1x64x12288 (the 12288-wide layer at batch 1) took
+// 276-336 us against sgemv's 49-57 at one thread and 160-173 against 26 at two, 1x128x784 34 against
+// 4.8 (2-vCPU EPYC Zen 3). OpenBLAS 0.3.27 forwards these to GEMV itself (GEMM_GEMV_FORWARD).
+void openblas_gemm_as_gemv(const CpuGemm& g) {
+  const bool row = g.M == 1;  // C is 1 x N (else M x 1)
+  const int length = row ? g.N : g.M, c_stride = row ? 1 : g.ldc;
+  if (g.beta == 0.0f)  // beta 0 ignores what C held, NaN included, whatever sgemv's scaling does
+    for (int i = 0; i < length; ++i) g.C[static_cast<std::ptrdiff_t>(i) * c_stride] = 0.0f;
+  if (row) {  // c[n] = alpha Σ_k a[k] op(B)[k][n] + beta c[n]; op(B) is K x N
+    const int a_stride = g.trans_a ? g.lda : 1;
+    if (g.trans_b)  // B is stored N x K
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, g.N, g.K, g.alpha, g.B, g.ldb, g.A, a_stride, g.beta, g.C, 1);
+    else  // B is stored K x N
+      cblas_sgemv(CblasRowMajor, CblasTrans, g.K, g.N, g.alpha, g.B, g.ldb, g.A, a_stride, g.beta, g.C, 1);
+  } else {  // c[m] = alpha Σ_k op(A)[m][k] b[k] + beta c[m]; op(A) is M x K
+    const int b_stride = g.trans_b ? 1 : g.ldb;
+    if (g.trans_a)  // A is stored K x M
+      cblas_sgemv(CblasRowMajor, CblasTrans, g.K, g.M, g.alpha, g.A, g.lda, g.B, b_stride, g.beta, g.C, g.ldc);
+    else  // A is stored M x K
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, g.M, g.K, g.alpha, g.A, g.lda, g.B, b_stride, g.beta, g.C, g.ldc);
+  }
+}
+}  // namespace
+
 void sgemm(CpuGemmLibrary library, const CpuGemm& g) {
+  if (library == CpuGemmLibrary::openblas && (g.M == 1 || g.N == 1) && g.K > 1) return openblas_gemm_as_gemv(g);
   if (library == CpuGemmLibrary::openblas && g.K == 1 && std::int64_t{g.M} * g.N >= (std::int64_t{1} << 18)) {
     // A large outer product (a batch-1 weight gradient): OpenBLAS's sger runs it 1.3x faster than its
     // sgemm at one thread and 2.7-3.8x at two (64x12288 on a 2-vCPU EPYC: 86 vs 114 us, 42 vs 112-160 us);

@@ -17,6 +17,9 @@ const std::vector<CpuGemmLibrary>& cpu_gemm_libraries();
 bool cpu_gemm_available(CpuGemmLibrary library);
 // "OpenBLAS 0.3.21 … (pthreads)" / "oneDNN 2.6.3 (OpenMP)": what the results file names.
 std::string cpu_gemm_description(CpuGemmLibrary library);
+// How the OpenBLAS that was loaded runs its threads: "OpenMP" (libgomp, the pool oneDNN and the suite's
+// loops use; what the build links first), "pthreads" (its own pool) or "sequential".
+const char* openblas_threading();
 // The available ones' descriptions joined with " or ".
 std::string cpu_gemm_library_list();
 

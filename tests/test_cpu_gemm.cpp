@@ -1,6 +1,7 @@
 // Every CPU GEMM library the build has, against a loop in double, in the four transpose combinations
 // the MLP uses and with alpha, beta and leading dimensions wider than the matrices; the timing helper
 // the planner decides with; and the MLP's step on each library against the same step on OpenBLAS.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -24,7 +25,8 @@ std::vector<float> ramp(std::size_t n, double phase) {
 }
 
 // A large K = 1 product (a batch-1 weight gradient, an outer product) takes another path on OpenBLAS
-// (sger), with each beta it handles differently; a forward product (A·Bᵀ, alpha 1, beta 0, ≥ 64 rows)
+// (sger), with each beta it handles differently, and so do one-row and one-column products (sgemv, M or
+// N = 1: a batch-1 forward); a forward product (A·Bᵀ, alpha 1, beta 0, ≥ 64 rows)
 // another on oneDNN (its matmul primitive, kept per shape: run twice).
 TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
   const int pad = 3;  // leading dimensions pad wider than the rows
@@ -33,7 +35,9 @@ TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
     for (const auto& [M, N, K, alpha, beta] :
          {Shape{37, 23, 19, -0.75f, 0.5f}, Shape{37, 23, 1, -0.75f, 0.5f}, Shape{37, 8000, 1, -0.75f, 0.5f},
           Shape{37, 8000, 1, -0.75f, 1.0f}, Shape{37, 8000, 1, -0.75f, 0.0f}, Shape{96, 23, 19, 1.0f, 0.0f},
-          Shape{96, 23, 19, 1.0f, 0.0f}})
+          Shape{96, 23, 19, 1.0f, 0.0f}, Shape{1, 64, 300, -0.75f, 0.5f}, Shape{1, 64, 300, 1.0f, 0.0f},
+          Shape{1, 64, 300, -0.75f, 1.0f}, Shape{40, 1, 300, -0.75f, 0.5f}, Shape{40, 1, 300, 1.0f, 0.0f},
+          Shape{1, 1, 300, 1.0f, 0.0f}})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
@@ -41,17 +45,37 @@ TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
         const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
         auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
         std::vector<float> want = c;
+        double largest_abs_sum = 0;  // max over C of Σ|a·b|: fp32 summation's error bound scales with it
         for (int i = 0; i < M; ++i)
           for (int j = 0; j < N; ++j) {
-            double sum = 0;
-            for (int p = 0; p < K; ++p)
-              sum += double(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+            double sum = 0, abs_sum = 0;
+            for (int p = 0; p < K; ++p) {
+              const double term = double(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+              sum += term;
+              abs_sum += std::abs(term);
+            }
             want[i * ldc + j] = static_cast<float>(alpha * sum + beta * double(c[i * ldc + j]));
+            largest_abs_sum = std::max(largest_abs_sum, abs_sum);
           }
+        // Higham's bound for a K-term fp32 sum, γ_K·Σ|a·b| (u = 2^-24), beside the 1e-5 of the final rounding.
+        const double unit = std::ldexp(1.0, -24), summation = K * unit / (1 - K * unit) * largest_abs_sum;
         sgemm(library, {ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc});
-        EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 1e-5, 1e-5))
+        EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()),
+                                       1e-5 + std::abs(alpha) * summation, 1e-5))
             << to_string(library) << " K " << K << " beta " << beta << " trans_a " << ta << " trans_b " << tb;
       }
+}
+
+// beta 0 means C is not read, so a NaN left in it must not reach the result, on every path.
+TEST(CpuGemm, BetaZeroIgnoresNanInTheOutput) {
+  struct Shape { int M, N, K; };
+  for (auto library : cpu_gemm_libraries())
+    for (const auto& [M, N, K] : {Shape{1, 64, 300}, Shape{40, 1, 300}, Shape{37, 8000, 1}, Shape{37, 23, 19}}) {
+      const auto a = ramp(static_cast<std::size_t>(M) * K, 0.1), b = ramp(static_cast<std::size_t>(K) * N, 0.7);
+      std::vector<float> c(static_cast<std::size_t>(M) * N, std::nanf(""));
+      sgemm(library, {false, false, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, c.data(), N});
+      for (float v : c) ASSERT_TRUE(std::isfinite(v)) << to_string(library) << " " << M << "x" << N << "x" << K;
+    }
 }
 
 TEST(CpuGemm, ThePinIsReadFromTheEnvironmentAndAnythingElseIsBadInput) {
