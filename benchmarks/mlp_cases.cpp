@@ -165,6 +165,8 @@ void register_cpu_views(const MlpQuestion& q) {
     // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
     if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
       fields["cpu_update"] = "sgd_fused_into_weight_gemm";
+    if (c.trains() && adamw_forms_w1_gradient_in_update(c.optimizer_config(), c.accum_steps(), c.batch))
+      fields["cpu_update"] = "adamw_forms_w1_gradient";
     if (is_headline(q)) fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), to_string(q.step), view);
     register_case(measured_case(fmt::format("{}/{}", case_prefix(q), view), "mlp", fields, Clock::host_wall,
                                 [c] { return setup_mlp_cpu(c); }));

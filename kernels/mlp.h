@@ -176,8 +176,9 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
 // The same step, faster where it can be: for plain SGD on one micro-batch with no clipping and no
 // loss scaling, the update is folded into the weight-gradient GEMMs (W += −lr·dW through GEMM's
 // beta = 1), so the gradients are never zeroed, stored or re-read — what a tuned CPU trainer does.
-// Same weights as mlp_train_step up to float rounding order (tested); otherwise it is mlp_train_step.
-// model.grads is scratch afterwards. CPU only: the GPU twin keeps the separate update kernels.
+// For AdamW at batch 1 with no clipping and no loss scaling, W1's gradient (an outer product) is formed
+// inside the update instead of being stored and re-read. Same weights as mlp_train_step up to float
+// rounding order (tested); otherwise it is mlp_train_step. model.grads is scratch afterwards. CPU only: the GPU twin keeps the separate update kernels.
 float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
                           const OptimizerConfig& config);
 // Chooses model.gemm_library by timing whole steps, as FFTW's planner times whole transforms: every
@@ -192,5 +193,7 @@ CpuGemmLibrary plan_mlp_gemms(MlpCpuModel& model, const std::function<void()>& s
 
 // Whether mlp_train_step_fast folds the update into the GEMMs for this step (else it is mlp_train_step).
 bool sgd_folds_into_weight_gemm(const OptimizerConfig& config, int accum_steps);
+// Whether mlp_train_step_fast forms W1's gradient inside the AdamW update for this step.
+bool adamw_forms_w1_gradient_in_update(const OptimizerConfig& config, int accum_steps, int batch);
 
 }  // namespace offloadbench

@@ -126,6 +126,30 @@ TEST(MlpCpu, FusedSgdStepGivesTheSameWeightsAsTheSeparateUpdate) {
   EXPECT_EQ(fused.scalars.step, separate.scalars.step);
 }
 
+// Batch 1 with AdamW forms W1's gradient inside the update: the same weights and moments as the separate
+// gradient and update, over several steps (the moments and the bias corrections move), at a width whose
+// update runs on every thread there is.
+TEST(MlpCpu, AdamwStepFormingTheGradientGivesTheSameWeightsAsTheSeparateUpdate) {
+  const MlpShape shape{8192, 64, 10};
+  const auto data = synthetic_batch(shape, 4, 13);
+  MlpCpuModel separate(shape, 1, 3), formed(shape, 1, 3);
+  const auto adamw = make_optimizer_config(Optimizer::adamw);
+  ASSERT_TRUE(adamw_forms_w1_gradient_in_update(adamw, 1, 1));
+  for (int step = 0; step < 4; ++step) {
+    const float* x = data.x.data() + step * shape.inputs;
+    const float a = mlp_train_step(separate, x, data.labels.data() + step, 1, adamw);
+    const float b = mlp_train_step_fast(formed, x, data.labels.data() + step, 1, adamw);
+    EXPECT_NEAR(b, a, 1e-6 * a) << "step " << step;
+  }
+  const auto n = static_cast<std::int64_t>(separate.params.size());
+  EXPECT_TRUE(testing::all_close(formed.params.data(), separate.params.data(), n, 1e-7, 1e-6));
+  EXPECT_TRUE(testing::all_close(formed.m.data(), separate.m.data(), n, 1e-9, 1e-5));
+  EXPECT_TRUE(testing::all_close(formed.v.data(), separate.v.data(), n, 1e-12, 1e-5));
+  EXPECT_EQ(formed.scalars.step, separate.scalars.step);
+  EXPECT_FALSE(adamw_forms_w1_gradient_in_update(adamw, 1, 2));
+  EXPECT_FALSE(adamw_forms_w1_gradient_in_update(make_optimizer_config(Optimizer::adamw, 1.0f), 1, 1));  // clipping
+}
+
 // The vectorized, chunked update against PyTorch's AdamW written out in double, on more elements than one
 // chunk (the parallel path runs where there are threads) and an odd tail; moments start non-zero.
 TEST(MlpCpu, AdamwUpdateIsPyTorchsFormulaOnEveryElement) {
