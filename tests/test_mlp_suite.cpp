@@ -61,9 +61,18 @@ TEST(MlpSuite, StepFieldsComeFromTheStepTable) {
     else EXPECT_TRUE(c.fields["optimizer"].is_null()) << c.name;
     if (info.max_grad_norm > 0) EXPECT_EQ(c.fields["max_grad_norm"], info.max_grad_norm) << c.name;
     else EXPECT_TRUE(c.fields["max_grad_norm"].is_null()) << c.name;
-    // Only plain one-batch SGD folds its update into the CPU's GEMMs.
-    const bool folds = info.trains && info.optimizer == Optimizer::sgd && info.accum_steps == 1 && info.max_grad_norm == 0;
-    EXPECT_EQ(c.fields.contains("cpu_update"), folds && c.fields["device"] == "cpu") << c.name;
+    // Only plain one-batch SGD folds its update into the CPU's GEMMs; plain AdamW at batch 1 forms W1's
+    // gradient inside its update.
+    const bool plain = info.trains && info.accum_steps == 1 && info.max_grad_norm == 0 && c.fields["device"] == "cpu";
+    const bool folds = plain && info.optimizer == Optimizer::sgd;
+    const bool forms = plain && info.optimizer == Optimizer::adamw && c.fields["batch"] == 1;
+    EXPECT_EQ(c.fields.contains("cpu_update"), folds || forms) << c.name;
+    if (folds) {
+      EXPECT_EQ(c.fields["cpu_update"], "sgd_fused_into_weight_gemm") << c.name;
+    }
+    if (forms) {
+      EXPECT_EQ(c.fields["cpu_update"], "adamw_forms_w1_gradient") << c.name;
+    }
   }
   EXPECT_EQ(seen.size(), std::size(steps));
   clear_registered_cases();
