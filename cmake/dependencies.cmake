@@ -17,6 +17,9 @@ find_path(OPENBLAS_CBLAS_INCLUDE_DIR cblas.h
   PATH_SUFFIXES openblas-openmp x86_64-linux-gnu/openblas-openmp openblas-pthread openblas
                 x86_64-linux-gnu/openblas-pthread x86_64-linux-gnu)
 find_library(OPENBLAS_LIBRARY NAMES openblas PATH_SUFFIXES openblas-openmp openblas-pthread)
+if(NOT OPENBLAS_CBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS with cblas.h not found: install libopenblas-openmp-dev (scripts/bench does)")
+endif()
 add_library(OpenBLAS::cblas INTERFACE IMPORTED)
 set_target_properties(OpenBLAS::cblas PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${OPENBLAS_CBLAS_INCLUDE_DIR}"

@@ -178,7 +178,8 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
 // beta = 1), so the gradients are never zeroed, stored or re-read — what a tuned CPU trainer does.
 // For AdamW at batch 1 with no clipping and no loss scaling, W1's gradient (an outer product) is formed
 // inside the update instead of being stored and re-read. Same weights as mlp_train_step up to float
-// rounding order (tested); otherwise it is mlp_train_step. model.grads is scratch afterwards. CPU only: the GPU twin keeps the separate update kernels.
+// rounding order (tested); otherwise it is mlp_train_step. model.grads is scratch afterwards. CPU
+// only: the GPU twin keeps the separate update kernels.
 float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
                           const OptimizerConfig& config);
 // Chooses model.gemm_library by timing whole steps, as FFTW's planner times whole transforms: every
