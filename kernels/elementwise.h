@@ -54,9 +54,10 @@ struct TriadOp {  // a = b + s·c
   template <typename T> OFFLOADBENCH_HOST_DEVICE static T apply(T x, T y, T a, T) { return x + a * y; }
 };
 
-// sum = Σ a·b, each term rounded once in T and the sum in double (a float accumulator cannot sum 2^28
-// terms). Not the exact product in double: widening both inputs took two conversions per element and
-// held the CPU loop at 59 GB/s from L2 against 88 with one (numpy's sdot: 91-100; 2-vCPU EPYC, AVX-512).
+// sum = Σ a·b, each term rounded once in T, summed in double (a float accumulator cannot sum 2^28 terms);
+// the CPU's fp32 loop first sums runs of kDotFp32TermsPerLane terms per lane in fp32 (elementwise_cpu.cpp,
+// bounded in tolerance.h). Not the exact product in double: widening both inputs took two conversions per
+// element and held the CPU loop at 59 GB/s from L2 against 88 with one (numpy's sdot: 91-100; AVX-512).
 struct DotOp {
   static constexpr ElementwiseOpInfo info{ElementwiseOp::dot, "dot", 2, false, 2, 0, 0};
   template <typename T> OFFLOADBENCH_HOST_DEVICE static double apply(T x, T y, T, T) {

@@ -49,11 +49,19 @@ inline constexpr double kRoundoffBf16 = 0x1p-8;
 // One elementwise result: a couple of roundings of the output type.
 inline Tolerance elementwise_tolerance(double roundoff) { return {4 * roundoff, 4 * roundoff}; }
 
-// A sum of n terms, each at most term_magnitude, accumulated in double (dot): each term carries its
-// inputs' rounding (2u) and the summation adds up to n·u64 of the running sum (bounded by n·|term|).
+// The CPU's fp32 dot sums kDotFp32TermsPerLane terms per vector lane in fp32 (eight chains of 4 terms,
+// then three combining adds) before the lane sums go into double: a term meets at most a quarter of
+// them plus three more fp32 roundings on the way (its product's and the combining adds), an upper bound.
+inline constexpr int kDotFp32TermsPerLane = 32;
+inline constexpr double kDotLaneRoundings = kDotFp32TermsPerLane / 4 + 3;
+
+// A sum of n terms, each at most term_magnitude (dot): each term carries its inputs' rounding (2u) and
+// its lane sum's roundings in the input precision (the CPU's fp32 lanes; the GPU sums in double, closer),
+// and the double summation adds up to n·u64 of the running sum (bounded by n·|term|).
 inline Tolerance reduction_tolerance(double input_roundoff, std::size_t n, double term_magnitude) {
   const double terms = static_cast<double>(n);
-  return {term_magnitude * terms * (4 * input_roundoff + 4 * terms * kRoundoffFp64), 4 * input_roundoff};
+  return {term_magnitude * terms * ((4 + kDotLaneRoundings) * input_roundoff + 4 * terms * kRoundoffFp64),
+          4 * input_roundoff};
 }
 
 // One entry of C = A·B with inputs in [-1, 1]: inputs rounded to their precision (2u each) and a

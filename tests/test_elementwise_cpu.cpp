@@ -109,6 +109,23 @@ TYPED_TEST(ElementwiseCpu, EveryOpMatchesItsFormula) {
   }
 }
 
+// The fp32 dot sums short runs in fp32 lanes, then in double. 2^24 + 5 terms of 1 + 2^-12: a lane sum that
+// ran over the whole array (as sdot's does) would pass 2^12 and drop every term's 2^-12, off by ~n·2^-12 =
+// 4096; short lanes keep each partial exact. Checked against the same bound as every dot.
+TEST(ElementwiseCpuDot, LongFp32SumsStayWithinTheReductionTolerance) {
+  const std::size_t n = (std::size_t{1} << 24) + 5;
+  const float term = 1.0f + 0x1p-12f;
+  const std::vector<float> x(n, term), y(n, 1.0f);
+  const double want = static_cast<double>(n) * term;
+  for (int threads : thread_counts()) {
+    double sum = 0;
+    cpu::elementwise<float>(ElementwiseOp::dot)(elementwise_args(ElementwiseOp::dot, static_cast<float*>(nullptr), &sum, x.data(), y.data(), n),
+                                                threads);
+    EXPECT_TRUE(within_tolerance(sum, want, reduction_tolerance(kRoundoffFp32, n, term)))
+        << "threads " << threads << ": got " << sum << ", expected " << want;
+  }
+}
+
 TYPED_TEST(ElementwiseCpu, OutputsAreOverwrittenNotAccumulated) {
   using T = TypeParam;
   const std::size_t n = 7;
