@@ -24,6 +24,11 @@ namespace offloadbench {
 
 namespace {
 
+// How many of `values` are subnormal: arithmetic on them is slow on x86 (kMlpRestartSteps).
+std::int64_t count_subnormal(const std::vector<float>& values) {
+  return std::count_if(values.begin(), values.end(), [](float x) { return std::fpclassify(x) == FP_SUBNORMAL; });
+}
+
 // Sets the OpenMP and OpenBLAS thread counts for one case and restores them after.
 class CpuThreads {
  public:
@@ -110,7 +115,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     return MeasuredCase::skip(e.what());
   }
   const std::uint64_t model_bytes =
-      mlp_param_layout(c.shape).count * 16 + static_cast<std::uint64_t>(c.batch) * (c.shape.hidden * 12 + c.shape.classes * 8);
+      mlp_param_layout(c.shape).count * 20 + static_cast<std::uint64_t>(c.batch) * (c.shape.hidden * 12 + c.shape.classes * 8);
   const std::uint64_t bytes = mlp_dataset_bytes(c.shape, c.samples_per_step()) + model_bytes;
   if (auto problem = host_fit_problem(bytes); !problem.empty()) return MeasuredCase::skip(problem);
 
@@ -127,6 +132,17 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     bool use_packed = false;
     LossCheck loss;
     int next_batch = 0;
+    std::vector<float> initial_params = model.params;
+    std::int64_t steps_since_restart = 0;
+    // Back to the seeded weights, zero moments and step 0 (kMlpRestartSteps); the plan is kept.
+    void restart() {
+      model.params = initial_params;
+      std::fill(model.m.begin(), model.m.end(), 0.0f);
+      std::fill(model.v.begin(), model.v.end(), 0.0f);
+      model.scalars = TrainScalars{};
+      next_batch = 0;
+      steps_since_restart = 0;
+    }
   };
   auto s = std::make_shared<Stepper>(c);
   if (!c.trains() && MlpPackedInference::available()) {
@@ -148,6 +164,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
       else mlp_infer(s->model, x);
     } else {
       mlp_train_step_fast(s->model, x, s->data.labels_at(i), c.accum_steps(), s->config);
+      ++s->steps_since_restart;
     }
     benchmark::DoNotOptimize(s->model.logits.data());
     benchmark::ClobberMemory();
@@ -170,11 +187,17 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     s->loss.checked = true;
     return s->loss.problem();
   };
+  if (c.trains()) {
+    m.before_batch = [s] {
+      if (s->steps_since_restart >= kMlpRestartSteps) s->restart();
+    };
+  }
   m.work.flops = c.flops_per_step();
   m.work.items = static_cast<double>(c.samples_per_step());
   m.work.items_rate = "samples_per_second";
-  m.report = [s, plan](benchmark::State& state, const Totals&) {
+  m.report = [s, plan, trains = c.trains()](benchmark::State& state, const Totals&) {
     s->loss.report(state);
+    if (trains) state.counters["subnormal_moments"] = static_cast<double>(count_subnormal(s->model.m) + count_subnormal(s->model.v));
     state.SetLabel(plan.label());
   };
   return made;

@@ -45,16 +45,19 @@ def count_label(n):
     return str(n)
 
 
-def time_case(step, repetitions, min_time):
+def time_case(step, repetitions, min_time, before_repetition=None):
     """(wall seconds, calls, CPU seconds of this thread) per call for each repetition: calls are batched so each
     repetition lasts >= min_time. The thread's CPU time is Google Benchmark's cpu_time, as offloadbench's rows
-    have it: on a busy machine it shows the work apart from the time spent waiting for a core."""
+    have it: on a busy machine it shows the work apart from the time spent waiting for a core.
+    before_repetition, if given, runs untimed before each repetition."""
     start = time.perf_counter()
     step()
     one = max(time.perf_counter() - start, 1e-7)
     calls = max(1, int(min_time / one))
     samples = []
     for _ in range(repetitions):
+        if before_repetition:
+            before_repetition()
         start, start_cpu = time.perf_counter(), time.thread_time()
         for _ in range(calls):
             step()
@@ -154,7 +157,15 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
         fields = {"initial_loss": first, "final_loss": last, "loss_steps": 10, "validated": last < first}
         if not last < first:
             fields["invalid_reason"] = f"10 training steps did not lower the loss: {first:.6g} -> {last:.6g}"
-    samples = time_case(step, repetitions, min_time)
+    if variant == "inference":
+        samples = time_case(step, repetitions, min_time)
+    else:
+        # Every repetition trains from the seeded weights with a fresh optimizer, as offloadbench's CPU rows
+        # restart every 256 steps: left running, AdamW's moments of units no sample activates turn
+        # subnormal after ~800 steps, which x86 computes 10-12% slower per step (docs/cpu-baseline.md).
+        current = [step]
+        samples = time_case(lambda: current[0](), repetitions, min_time,
+                            before_repetition=lambda: current.__setitem__(0, build(fused)))
     fwd = 2.0 * batch * (D * H + H * C)
     flops = fwd if variant == "inference" else fwd + 2.0 * batch * H * C * 2 + 2.0 * batch * D * H
     fields.update({"family": "mlp", "op": "mlp_step", "model": model_name, "inputs": D, "hidden": H, "classes": C,

@@ -132,6 +132,23 @@ TEST(MlpSuite, CpuRowsCarryTheirFieldsAndLowerTheLoss) {
   clear_registered_cases();
 }
 
+// Left running on its 8 cycled samples, the batch-1 AdamW model's moments turn subnormal after ~800
+// steps (kMlpRestartSteps); the row restarts from the seeded weights first and says what it ended with.
+TEST(MlpSuite, CpuTrainingRowsRestartBeforeTheirMomentsTurnSubnormal) {
+  clear_registered_cases();
+  RunConfig config;
+  register_mlp_suite(config);
+  const auto doc = testing::run_registered("mlp/784-128-10/train_adamw/b1/cpu_1t", 1, 0.2);
+  const auto rows = testing::rows_where(doc, "family", "mlp");
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& row = rows[0];
+  EXPECT_EQ(row["validated"], true) << row.value("invalid_reason", "");
+  if (row["iterations"].get<double>() < 4 * kMlpRestartSteps)
+    GTEST_SKIP() << "only " << row["iterations"] << " steps on this build: too few to reach the subnormal range";
+  EXPECT_EQ(row["subnormal_moments"], 0) << "after " << row["iterations"] << " steps";
+  clear_registered_cases();
+}
+
 TEST(MlpSuite, GpuRowsSkipWithTheReasonWhereNoGpuCanBeUsed) {
   const auto reason = gpu_unavailable_reason(0);
   if (reason.empty()) GTEST_SKIP() << "a GPU is available: tests/test_gpu_mlp.cpp runs its rows";
