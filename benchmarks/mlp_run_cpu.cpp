@@ -114,6 +114,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
   } catch (const std::invalid_argument& e) {
     return MeasuredCase::skip(e.what());
   }
+  // params, grads, m, v and the seeded copy a training restart returns to; then the activations.
   const std::uint64_t model_bytes =
       mlp_param_layout(c.shape).count * 20 + static_cast<std::uint64_t>(c.batch) * (c.shape.hidden * 12 + c.shape.classes * 8);
   const std::uint64_t bytes = mlp_dataset_bytes(c.shape, c.samples_per_step()) + model_bytes;

@@ -141,7 +141,6 @@ OFFLOADBENCH_VECTOR_CLONES double sum_range(const T* __restrict x, const T* __re
 // GCC vectors of at most 32 bytes (one ymm; two xmm in the SSE2 clone): wider generic vectors, and
 // arrays of accumulators, were kept on the stack by GCC 12.
 using Floats8 = float __attribute__((vector_size(32)));
-using Floats4 = float __attribute__((vector_size(16)));
 using Doubles4 = double __attribute__((vector_size(32)));
 
 // sum += x[0..8) · y[0..8), lane by lane (by reference: a vector passed by value changes the ABI per clone).

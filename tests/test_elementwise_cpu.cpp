@@ -119,8 +119,9 @@ TEST(ElementwiseCpuDot, LongFp32SumsStayWithinTheReductionTolerance) {
   const double want = static_cast<double>(n) * term;
   for (int threads : thread_counts()) {
     double sum = 0;
-    cpu::elementwise<float>(ElementwiseOp::dot)(elementwise_args(ElementwiseOp::dot, static_cast<float*>(nullptr), &sum, x.data(), y.data(), n),
-                                                threads);
+    float* no_output = nullptr;  // a reduction writes only its sum
+    cpu::elementwise<float>(ElementwiseOp::dot)(
+        elementwise_args(ElementwiseOp::dot, no_output, &sum, x.data(), y.data(), n), threads);
     EXPECT_TRUE(within_tolerance(sum, want, reduction_tolerance(kRoundoffFp32, n, term)))
         << "threads " << threads << ": got " << sum << ", expected " << want;
   }
