@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/analysis/ab.h"
+#include "harness/analysis/signed_rank.h"
 
 namespace offloadbench {
 
@@ -25,6 +26,21 @@ AbSeries series(const std::string& name, double ratio, double spread, int rounds
 }
 
 AbRow only_row(const AbSeries& s) { return ab_verdicts({s}, AbOptions{}).rows.at(0); }
+
+// Rounds with these NEW/BASE ratios, each times a small deterministic jitter (±0.3%).
+AbSeries from_ratios(const std::vector<double>& ratios) {
+  AbSeries s{"x", false, {}, 0};
+  for (std::size_t i = 0; i < ratios.size(); ++i)
+    s.pairs.push_back({1e-3, 1e-3 * ratios[i] * (1 + 0.003 * std::sin(1.7 * static_cast<double>(i)))});
+  return s;
+}
+
+// `clean` rounds at `ratio`, with `outliers` rounds at `outlier_ratio` spread among them.
+std::vector<double> with_outliers(double ratio, int clean, double outlier_ratio, int outliers) {
+  std::vector<double> r(clean, ratio);
+  for (int i = 0; i < outliers; ++i) r.insert(r.begin() + (i * 4 + 1) % (r.size() + 1), outlier_ratio);
+  return r;
+}
 
 }  // namespace
 
@@ -84,6 +100,38 @@ TEST(AbReport, MarkdownListsNotesAndEveryRowSlowestFirst) {
   EXPECT_NE(md.find("> **Note:** BASE and NEW have the same content"), std::string::npos);
   EXPECT_LT(md.find("`slow`"), md.find("`same`"));
   EXPECT_NE(md.find("1 SLOWER"), std::string::npos) << md;
+}
+
+TEST(AbVerdict, RoundsHitByABurstAreLeftOutOfTheTestsOnly) {
+  // +5% in 16 clean rounds; in 4 more a burst slowed BASE (NEW/BASE 0.70). Counted as full votes, those
+  // four hold the one-sided test back (checked below); set aside, the 16 rounds decide.
+  const auto s = from_ratios(with_outliers(1.05, 16, 0.70, 4));
+  const auto row = only_row(s);
+  EXPECT_EQ(row.verdict, Verdict::slower) << row.reason;
+  EXPECT_EQ(row.rounds_set_aside, 4u);
+  EXPECT_EQ(row.rounds, 20u);
+  EXPECT_NE(row.reason.find("4 outlying round(s) of 20 left out"), std::string::npos) << row.reason;
+  std::vector<double> all_rounds;
+  for (const auto& p : s.pairs) all_rounds.push_back(std::log(p.candidate / p.base) - std::log1p(0.02));
+  EXPECT_GT(wilcoxon_signed_rank(all_rounds, Alternative::greater).p_value, 0.05);
+}
+
+TEST(AbVerdict, BurstsOnBothSidesRaiseNoAlarm) {
+  auto ratios = with_outliers(1.0, 16, 1.40, 2);
+  for (double r : {0.70, 0.72}) ratios.insert(ratios.begin() + 7, r);
+  const auto row = only_row(from_ratios(ratios));
+  EXPECT_NE(row.verdict, Verdict::slower) << row.reason;
+  EXPECT_NE(row.verdict, Verdict::faster) << row.reason;
+  EXPECT_EQ(row.rounds_set_aside, 4u);
+}
+
+TEST(AbVerdict, AnIntermittentSlowdownIsNeverSame) {
+  // A change that makes one round in four 40% slower: its rounds are set aside from the tests, but the
+  // interval keeps them, so the row is INCONCLUSIVE, not SAME.
+  const auto row = only_row(from_ratios(with_outliers(1.0, 15, 1.40, 5)));
+  EXPECT_EQ(row.verdict, Verdict::inconclusive) << row.reason;
+  EXPECT_EQ(row.rounds_set_aside, 5u);
+  EXPECT_GT(row.high, 0.02);
 }
 
 }  // namespace offloadbench

@@ -194,7 +194,8 @@ nlohmann::json ab_json(const AbOutcome& outcome, const Measurements& m, const nl
                     {"reason", r.reason}, {"rounds", r.rounds}, {"base_median_s", r.base_median},
                     {"new_median_s", r.new_median}, {"change", r.change}, {"interval_low", r.low},
                     {"interval_high", r.high}, {"interval_confidence", r.confidence}, {"p_slower", r.p_slower},
-                    {"p_faster", r.p_faster}, {"p_holm", r.p_holm}, {"dropped_throttled", r.dropped_throttled},
+                    {"p_faster", r.p_faster}, {"p_holm", r.p_holm}, {"rounds_set_aside", r.rounds_set_aside},
+                    {"dropped_throttled", r.dropped_throttled},
                     {"base_seconds_by_round", base}, {"new_seconds_by_round", candidate}});
   }
   return without_non_finite({{"ab_schema_version", 1},

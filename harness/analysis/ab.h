@@ -2,7 +2,9 @@
 // fresh processes back to back (order by coin flip); a process's median per benchmark is one sample,
 // and a round gives one paired difference d = log(NEW / BASE), so drift between rounds cancels out.
 // Per benchmark: the Hodges–Lehmann shift with its exact signed-rank interval, one-sided tests of
-// "slower by more than δ" and "faster by more than δ", Holm-corrected across the benchmarks.
+// "slower by more than δ" and "faster by more than δ", Holm-corrected across the benchmarks. The tests
+// set aside rounds whose d lies more than kOutlierSigmas robust standard deviations from the median d:
+// a neighbour's burst that hit one process of a round and not the other (docs/regression.md).
 #pragma once
 #include <cstdio>
 #include <string>
@@ -13,6 +15,10 @@
 #include "harness/analysis/compare.h"
 
 namespace offloadbench {
+
+// Rounds further than this many robust standard deviations (1.4826 · MAD) from the median log-ratio
+// are left out of the SLOWER/FASTER tests (never out of the interval, so they cannot make a row SAME).
+constexpr double kOutlierSigmas = 4.0;
 
 struct AbOptions {
   double delta_cpu = 0.02;   // smallest slowdown that counts on CPU rows (a fraction of the time)
@@ -41,7 +47,8 @@ struct AbRow {
   double change = 0, low = 0, high = 0;    // Hodges–Lehmann shift of NEW/BASE − 1 and its interval
   double confidence = 0;                   // achieved coverage of [low, high]; 0 when unbounded
   bool bounded = false;
-  double p_slower = 1, p_faster = 1;  // one-sided signed-rank tests against ±δ
+  std::size_t rounds_set_aside = 0;   // outlying rounds the tests left out (kOutlierSigmas)
+  double p_slower = 1, p_faster = 1;  // one-sided signed-rank tests against ±δ, without those rounds
   double p_holm = 1;                  // 2·min(p_slower, p_faster), Holm-adjusted over the benchmarks
   std::size_t dropped_throttled = 0;
   Verdict verdict = Verdict::inconclusive;
