@@ -160,8 +160,11 @@ void register_cpu_views(const MlpQuestion& q) {
                                         : "",
                                     vector_clone_level());
     fields["threading"] = fmt::format("{} threads: OpenBLAS ({}); oneDNN, the loops above 1Mi elements "
-                                      "and AdamW above 256Ki parameters on OpenMP (libgomp)",
-                                      threads, openblas_threading());
+                                      "and AdamW above 256Ki parameters on OpenMP (libgomp){}",
+                                      threads, openblas_threading(),
+                                      threads > 1 ? "; a step timed faster on 1 thread at set-up runs on 1 "
+                                                    "(the label says so)"
+                                                  : "");
     // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
     if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
       fields["cpu_update"] = "sgd_fused_into_weight_gemm";

@@ -68,11 +68,16 @@ std::string check_inference(MlpCpuModel& model, const float* x) {
 
 // How a case's step runs: every GEMM on one library, or (inference only) oneDNN's matmul with the
 // weights packed once and the bias and ReLU fused (MlpPackedInference).
+// A case asked for several threads may run its whole step on one, where that was timed faster
+// (plan_mlp_threads: tiny batch-1 training steps); the label says so.
 struct CpuPlan {
   CpuGemmLibrary library = CpuGemmLibrary::openblas;
   bool packed = false;
+  int threads = 0;  // the case's own count unless the plan chose 1
   std::string label() const {
-    return packed ? "GEMMs: oneDNN matmul, weights packed once" : fmt::format("GEMMs: all {}", to_string(library));
+    const std::string gemms =
+        packed ? "GEMMs: oneDNN matmul, weights packed once" : fmt::format("GEMMs: all {}", to_string(library));
+    return threads == 1 ? gemms + "; the step on 1 thread (timed faster than all at set-up)" : gemms;
   }
 };
 
@@ -99,10 +104,20 @@ CpuPlan plan_for(const MlpCase& c, MlpCpuModel& model, const std::function<void(
         plan.packed = runs_faster(packed_step, library_step, 7);
       }
     }
+    // The packed primitive was built for the case's thread count, so only library steps are re-planned.
+    if (!plan.packed && c.cpu_threads > 1) {
+      model.gemm_library = plan.library;
+      use_packed = false;
+      plan.threads = plan_mlp_threads(model, step, c.cpu_threads);
+    }
     found = chosen.emplace(key, plan).first;
   }
   model.gemm_library = found->second.library;
   use_packed = found->second.packed;
+  if (found->second.threads == 1) {  // the case's CpuThreads restores both counts when it ends
+    omp_set_num_threads(1);
+    openblas_set_num_threads(1);
+  }
   return found->second;
 }
 

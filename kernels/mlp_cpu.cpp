@@ -3,7 +3,11 @@
 // thread count (omp_set_num_threads, openblas_set_num_threads).
 #include "kernels/mlp.h"
 #include "kernels/cpu_vector.h"
+#include "kernels/matmul.h"
 #include "kernels/mlp_update_rule.h"
+
+#include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -464,6 +468,36 @@ float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels,
   for (int n = 0; n < C; ++n) params[l.b2 + n] += alpha * db2[n];
   for (int n = 0; n < H; ++n) params[l.b1 + n] += alpha * db1[n];
   return scalars->loss;
+}
+
+int plan_mlp_threads(MlpCpuModel& model, const std::function<void()>& step, int threads, int trials) {
+  if (threads <= 1) return threads;
+  const auto params = model.params, m = model.m, v = model.v;
+  const TrainScalars scalars = model.scalars;
+  const int omp_before = omp_get_max_threads();
+  int chosen = threads;
+  {
+    const BlasThreads blas_restore(threads);  // puts OpenBLAS's count back however this block ends
+    const auto on = [&step](int count) {
+      return [&step, count] {
+        omp_set_num_threads(count);
+        openblas_set_num_threads(count);
+        step();
+      };
+    };
+    try {
+      if (runs_faster(on(1), on(threads), trials, kOneThreadMargin)) chosen = 1;
+    } catch (...) {
+      omp_set_num_threads(omp_before);
+      throw;
+    }
+  }
+  omp_set_num_threads(omp_before);
+  model.params = params;
+  model.m = m;
+  model.v = v;
+  model.scalars = scalars;
+  return chosen;
 }
 
 CpuGemmLibrary plan_mlp_gemms(MlpCpuModel& model, const std::function<void()>& step, int trials) {

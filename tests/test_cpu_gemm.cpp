@@ -7,7 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include <cblas.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "kernels/cpu_gemm.h"
 #include "kernels/mlp_packed.h"
@@ -147,6 +149,34 @@ TEST(CpuGemm, MlpStepsAgreeOnEveryLibraryAndPlanningLeavesTheModelAlone) {
   EXPECT_EQ(planned.scalars.step, 0);
   EXPECT_TRUE(cpu_gemm_available(chosen));
   EXPECT_EQ(planned.gemm_library, chosen);
+}
+
+// The thread planner keeps one thread only where the step is timed faster on it, and leaves the model
+// and both thread counts as it found them. The steps here sleep a millisecond on the slower count.
+TEST(CpuGemm, ThreadPlanKeepsOneThreadOnlyWhereFasterAndLeavesTheModelAlone) {
+  const MlpShape shape{96, 40, 10};
+  const int rows = 4;
+  std::vector<float> x(static_cast<std::size_t>(rows * shape.inputs));
+  std::vector<int> labels(rows);
+  make_synthetic_dataset(x.data(), labels.data(), rows, shape, 4);
+  const auto sgd = make_optimizer_config(Optimizer::sgd);
+  MlpCpuModel model(shape, rows, 8);
+  const auto before = model.params;
+  const auto train_then_sleep_if = [&](bool slow_when_threaded) {
+    return [&, slow_when_threaded] {
+      mlp_train_step_fast(model, x.data(), labels.data(), 1, sgd);
+      if ((omp_get_max_threads() > 1) == slow_when_threaded) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+  };
+  omp_set_num_threads(1);  // the caller's counts, which the planner must put back
+  openblas_set_num_threads(1);
+  EXPECT_EQ(plan_mlp_threads(model, train_then_sleep_if(true), 2, 3), 1);
+  EXPECT_EQ(plan_mlp_threads(model, train_then_sleep_if(false), 2, 3), 2);
+  EXPECT_EQ(plan_mlp_threads(model, train_then_sleep_if(true), 1, 3), 1);  // nothing to plan
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  EXPECT_EQ(openblas_get_num_threads(), 1);
+  EXPECT_EQ(model.params, before);
+  EXPECT_EQ(model.scalars.step, 0);
 }
 
 // Inference runs on the model's library (the benchmark's step is mlp_infer, so a plan or a pin reaches
