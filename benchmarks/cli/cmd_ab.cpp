@@ -221,9 +221,10 @@ std::vector<std::string> notes_for(const nlohmann::json& context, const Measurem
   std::size_t flipped = 0;
   for (const auto& [name, plans] : m.gemm_plans) flipped += plans.size() > 1;
   if (flipped)
-    notes.push_back(fmt::format("{} CPU mlp benchmark(s) ran on different GEMM libraries in different processes (each "
-                                "process plans its own): that widens their intervals. Set OFFLOADBENCH_CPU_GEMM=OpenBLAS "
-                                "(or oneDNN) to pin the library for both sides.",
+    notes.push_back(fmt::format("{} CPU mlp benchmark(s) ran under different plans in different processes (GEMM "
+                                "library, or one thread against all; each process plans its own): that widens their "
+                                "intervals. Set OFFLOADBENCH_CPU_GEMM=OpenBLAS (or oneDNN) to pin the library for both "
+                                "sides; one thread is kept only when it is at least 10% faster.",
                                 flipped));
   return notes;
 }
