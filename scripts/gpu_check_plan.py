@@ -14,6 +14,7 @@ STAGE_LIMIT_S = 480  # each stage is stopped here: 8 of the device command's 10 
 DEVICE_CALL_S = 560  # --time-limit of one call on the GPU machine (10 minutes, less unpacking and margin)
 RESERVE_S = 20  # kept back from --time-limit for the summary and the packing
 SUITE_REPETITIONS = 3
+PYTORCH_ANCHOR_S = 45  # scripts/gpu_anchors.py on 3 batches: import and CUDA start, 15 cases of ~1.2 s
 QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (benchmarks/cli/cmd_run.cpp)
 # compute-sanitizer tools, each with its own share of the sanitize stage and a slowdown guess.
 # The tests' own time is mostly host work (CPU twins, set-up), which a sanitizer slows far less.
@@ -100,8 +101,9 @@ def suite_plan(offloadbench):
         family["cases"] += 1
         family["gpu"] += _is_gpu(fields)
         family["seconds"] += case_seconds(fields)
-    seconds = PROCESS_START_S + sum(f["seconds"] for f in by_family.values())
+    seconds = PROCESS_START_S + sum(f["seconds"] for f in by_family.values()) + PYTORCH_ANCHOR_S
     parts = ", ".join(f"{name} {f['cases']} ({f['seconds']:.0f} s)" for name, f in by_family.items())
+    parts += f"; PyTorch eager on the mlp steps ({PYTORCH_ANCHOR_S} s)"
     own = sum(bool(c.get("min_time_s")) for c in cases)
     return {"count": len(cases), "estimate_s": seconds,
             "what": f"quick suite, {SUITE_REPETITIONS} repetitions, min time {QUICK_MIN_TIME_S} s "

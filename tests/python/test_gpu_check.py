@@ -141,8 +141,10 @@ def test_suite_stage_brings_back_results_and_one_chart_archive(tmp_path, build_d
                             "GPU_CHECK_RUN_ARGS": "--suite transfer --sizes 4KiB -- --benchmark_min_time=0.001"})
     summary = (out / "summary.md").read_text()
     assert result.returncode == 0, summary
-    results = list(out.glob("*.json"))
+    results = [p for p in out.glob("*.json") if not p.name.endswith("-pytorch.json")]
     assert len(results) == 1
+    # PyTorch eager on the same steps runs in the same stage; without PyTorch and CUDA it says why, failing nothing.
+    assert "PyTorch eager on the same mlp steps" in summary or "PyTorch anchor not measured" in summary
     rows = [r for r in json.loads(results[0].read_text())["benchmarks"] if r["run_type"] == "iteration"]
     assert f"{len({r['name'] for r in rows})} cases measured" in summary
     archives = list(out.glob("*-plots.tar.gz"))
@@ -150,6 +152,45 @@ def test_suite_stage_brings_back_results_and_one_chart_archive(tmp_path, build_d
     with tarfile.open(archives[0]) as tar:
         assert any(name.endswith("report.html") for name in tar.getnames())
     assert_travels(out)
+
+
+def mlp_row(device, launch, real_time, time_unit="us", initial_loss=None, batch=64, skipped=False, **extra):
+    row = {"run_type": "iteration", "family": "mlp", "model": "784-128-10", "batch": batch, "precision": "fp32",
+           "step_variant": "train_sgd", "data_path": "resident" if device != "cpu" else "host", "device": device,
+           "launch_mode": launch, "real_time": real_time, "time_unit": time_unit, "skipped": skipped, **extra}
+    if initial_loss is not None:
+        row["initial_loss"] = initial_loss
+    return row
+
+
+def test_pytorch_anchor_table_puts_ours_beside_pytorch():
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_anchors
+    results = {"benchmarks": [
+        mlp_row(0, "eager", 100.0), mlp_row(0, "eager", 120.0), mlp_row(0, "eager", 110.0),
+        mlp_row(0, "graph", 60_000.0, time_unit="ns", initial_loss=2.3026),  # units are read, not assumed
+        mlp_row(0, "graph", 1.0, skipped=True),  # a skipped row is no time
+        mlp_row(0, "graph", 5.0, batch=1),  # another batch
+        mlp_row("cpu", None, 900.0, initial_loss=2.3025)]}
+    anchors = {"rows": [{"model": "784-128-10", "batch": 64, "variant": "train_sgd", "median_us": 600.0,
+                         "impl": "fused"},
+                        {"model": "784-128-10", "batch": 1024, "variant": "train_sgd", "median_us": 700.0,
+                         "impl": "fused"}]}
+    lines = gpu_anchors.mlp_comparison(results, anchors)
+    assert lines[2] == ("| 784-128-10 | 64 | train_sgd | 110.0 | 60.0 | 600.0 (fused) | 10.00x | yes "
+                        "| 2.3025 / 2.3026 |")
+    assert lines[3] == "| 784-128-10 | 1024 | train_sgd | - | - | 700.0 (fused) | - | - | - / - |"
+    slower_graph = {"benchmarks": [mlp_row(0, "eager", 50.0), mlp_row(0, "graph", 60.0)]}
+    assert "| **no** |" in gpu_anchors.mlp_comparison(slower_graph, anchors)[2]
+
+
+def test_pytorch_anchor_without_pytorch_or_gpu_is_exit_2(tmp_path):
+    result = subprocess.run([sys.executable, str(SCRIPT.parent / "gpu_anchors.py"), "--out", tmp_path / "a.json"],
+                            capture_output=True, text=True, timeout=300)
+    if result.returncode == 0:
+        pytest.skip("this machine has PyTorch with a CUDA GPU")
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "a.json").exists()
 
 
 def test_a_step_is_stopped_at_its_limit(tmp_path):
