@@ -25,32 +25,33 @@ VARIANTS = ("inference", "train_sgd", "train_adamw")
 
 
 def time_step(torch, step, repetitions, min_time):
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     for _ in range(20):
         step()
-    torch.cuda.synchronize()
+    sync()
     start = time.perf_counter()
     step()
-    torch.cuda.synchronize()
+    sync()
     steps = max(10, int(min_time / max(time.perf_counter() - start, 1e-6)))
     samples = []
     for _ in range(repetitions):
-        torch.cuda.synchronize()
+        sync()
         start = time.perf_counter()
         for _ in range(steps):
             step()
-        torch.cuda.synchronize()
+        sync()
         samples.append((time.perf_counter() - start) / steps * 1e6)
     return samples, steps
 
 
-def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
+def mlp_case(torch, model_name, batch, variant, repetitions, min_time, device="cuda"):
     nn = torch.nn
     D, H, C = SHAPES[model_name]
     torch.manual_seed(1234)
-    model = nn.Sequential(nn.Linear(D, H), nn.ReLU(), nn.Linear(H, C)).cuda()
-    g = torch.Generator(device="cuda").manual_seed(42)
-    xs = [torch.rand(batch, D, device="cuda", generator=g) * 2 - 1 for _ in range(4)]
-    teacher = torch.randn(C, D, device="cuda", generator=g)
+    model = nn.Sequential(nn.Linear(D, H), nn.ReLU(), nn.Linear(H, C)).to(device)
+    g = torch.Generator(device=device).manual_seed(42)
+    xs = [torch.rand(batch, D, device=device, generator=g) * 2 - 1 for _ in range(4)]
+    teacher = torch.randn(C, D, device=device, generator=g)
     ys = [(x @ teacher.T).argmax(dim=1) for x in xs]
     loss_fn = nn.CrossEntropyLoss()
     cursor = [0]
@@ -73,8 +74,11 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
             for p, p0 in zip(model.parameters(), initial):
                 p.copy_(p0)
         extra = {"fused": True} if fused else {}
-        opt = (torch.optim.SGD(model.parameters(), lr=0.1, **extra) if variant == "train_sgd" else
-               torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, **extra))
+        try:
+            opt = (torch.optim.SGD(model.parameters(), lr=0.1, **extra) if variant == "train_sgd" else
+                   torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, **extra))
+        except (RuntimeError, TypeError, ValueError):  # no fused form of this optimizer in this PyTorch
+            continue
 
         def step():
             x, y = next_batch()
@@ -85,7 +89,10 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
             return loss
         with torch.no_grad():
             first = float(loss_fn(model(xs[0]), ys[0]))
-        samples, steps = time_step(torch, step, repetitions, min_time)
+        try:
+            samples, steps = time_step(torch, step, repetitions, min_time)
+        except RuntimeError:  # the fused form refused this device or dtype at its first step
+            continue
         with torch.no_grad():
             last = float(loss_fn(model(xs[0]), ys[0]))
         row = {"impl": "fused" if fused else "default (foreach)", "samples_us": samples, "steps": steps,
@@ -144,6 +151,9 @@ def main(argv):
     p.add_argument("--batches", default="1,64,1024,4096")
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--min-time", type=float, default=0.2)
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
+                   help="cpu only checks this script where there is no GPU (its times are not the CPU anchor: "
+                        "scripts/cpu-anchors is)")
     p.add_argument("--results", help="an offloadbench results file of the same GPU: print ours beside PyTorch")
     args = p.parse_args(argv)
     try:
@@ -151,18 +161,19 @@ def main(argv):
     except ImportError as e:
         print(f"gpu_anchors: PyTorch is not installed here ({e})", file=sys.stderr)
         return 2
-    if not torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         print("gpu_anchors: PyTorch sees no CUDA GPU", file=sys.stderr)
         return 2
     torch.backends.cuda.matmul.allow_tf32 = False  # fp32 as offloadbench's fp32 rows
     torch.backends.cudnn.allow_tf32 = False
     rows = []
-    print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}; wall us per step, eager, resident data")
+    device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "the CPU (a check of this script)"
+    print(f"PyTorch {torch.__version__} on {device_name}; wall us per step, eager, resident data")
     print(f"{'model':<12} {'batch':>5} {'variant':<12} {'median':>9} {'min':>9} {'max':>9}  impl")
     for model_name in args.models.split(","):
         for batch in map(int, args.batches.split(",")):
             for variant in VARIANTS:
-                row = mlp_case(torch, model_name, batch, variant, args.repetitions, args.min_time)
+                row = mlp_case(torch, model_name, batch, variant, args.repetitions, args.min_time, args.device)
                 row.update({"model": model_name, "batch": batch, "variant": variant,
                             "median_us": statistics.median(row["samples_us"])})
                 rows.append(row)
@@ -171,7 +182,7 @@ def main(argv):
                       f"{max(s):9.1f}  {row['impl']}" + ("" if row.get("validated", True) else "  LOSS DID NOT FALL"))
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0),
+            json.dump({"torch": torch.__version__, "gpu": device_name,
                        "timing": "wall us per step after synchronize, eager, resident data", "rows": rows}, f,
                       indent=1)
     if args.results:
