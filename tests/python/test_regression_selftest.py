@@ -54,3 +54,15 @@ def test_a_slowdown_called_same_or_inconclusive_is_not_caught(tmp_path):
     out = summarize(tmp_path).stdout
     assert f"| compute | `{QUIET}` | +10% | 0/2 = 0.0%" in out, out
     assert "| 1 | 1 |" in out, out  # one SAME, one INCONCLUSIVE
+
+
+def test_families_keeps_a_subset_and_rejects_unknown_ones(tmp_path):
+    write(tmp_path, "aa01.json", [row(QUIET, "SAME", 0.01)])
+    write(tmp_path, "slow5-01.json", [row(QUIET, "SLOWER", 0.01), row(NOISY, "SLOWER", 0.01)])
+    run = lambda families: subprocess.run([sys.executable, str(SCRIPT), "--summarize", "--out", str(tmp_path),
+                                           "--families", families], capture_output=True, text=True, timeout=60)
+    kept = run("compute")
+    assert "smallest slowdown caught >= 80%: compute: +5%" in kept.stdout, kept.stdout
+    assert "smallest slowdown caught >= 80%: mlp" not in kept.stdout, kept.stdout
+    bad = run("compute,gemm")
+    assert bad.returncode == 2 and "--families 'compute,gemm'" in bad.stderr and bad.stderr.count("\n") == 1, bad
