@@ -60,8 +60,8 @@ template <typename Op, typename T, Index kLanes>
 
 // Measured on a 2-vCPU EPYC (Zen 4), one thread, z = x + y: 16Mi floats 26-28 GB/s -> 37-39, 4Mi 34-40 -> 53-56.
 // A copy goes four pages at a time, a line of each in turn, as glibc's memcpy streams large copies
-// (large_memcpy_4x). On an Intel Xeon (2 vCPUs), `ab` of the two orders: copy 64Mi 12% faster on one
-// thread and on two (16Mi: 4% faster on one), 2Mi-4Mi 3% slower; for scale, add and triad the
+// (large_memcpy_4x). On an Intel Xeon (2 vCPUs), two `ab` runs of the two orders: copy 64Mi 11-13% faster
+// on one thread and on two (16Mi: 4-6% faster on one), 2Mi-4Mi 3% slower; for scale, add and triad the
 // four-page order was no faster anywhere and up to 5% slower (triad 64Mi), so they stream linearly.
 template <typename Op, typename T>
 __attribute__((target("avx512f"), always_inline)) inline void stream_vector_avx512(T* __restrict z,
