@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -61,6 +62,32 @@ int main(int argc, char** argv) {
     rep("dnnl matmul, dense dW^T then transpose", best_of([&] { mm.execute(st, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}}); st.wait();
       for (int i = 0; i < IC; ++i) for (int o = 0; o < OC; ++o) dW[(size_t)o * IC + i] = tmp[(size_t)i * OC + o]; }, reps));
     std::printf("   impl: %s\n", pd.impl_info_str());
+  }
+  {  // session 12: dW^T (IC x OC) = X^T · dout with dnnl_sgemm / OpenBLAS T,N, so that the large IC is M and the
+     // small OC is N (a kernel's M block, 48 rows for oneDNN's AVX-512 sgemm, does not divide OC = 64), then
+     // dW^T transposed into dW in 32 x 32 tiles
+    std::vector<float> tmp((size_t)IC * OC), expected = dW;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, B, 1.f, dout.data(), OC, X.data(), IC, 0.f, expected.data(), IC);
+    auto transpose_into_dW = [&] {
+      for (int i0 = 0; i0 < IC; i0 += 32)
+        for (int o0 = 0; o0 < OC; o0 += 32)
+          for (int o = o0; o < std::min(o0 + 32, OC); ++o)
+            for (int i = i0; i < std::min(i0 + 32, IC); ++i) dW[(size_t)o * IC + i] = tmp[(size_t)i * OC + o];
+    };
+    auto check = [&] {
+      double worst = 0;
+      for (size_t j = 0; j < dW.size(); ++j) worst = std::max(worst, (double)std::abs(dW[j] - expected[j]));
+      std::printf("   max abs diff from OpenBLAS T,N: %.2e\n", worst);
+      std::fill(dW.begin(), dW.end(), 0.f);
+    };
+    rep("dnnl_sgemm T,N as dW^T, then transpose", best_of([&] {
+      dnnl_sgemm('T', 'N', IC, OC, B, 1.f, X.data(), IC, dout.data(), OC, 0.f, tmp.data(), OC); transpose_into_dW(); }, reps));
+    check();
+    rep("  the dnnl_sgemm alone", best_of([&] { dnnl_sgemm('T', 'N', IC, OC, B, 1.f, X.data(), IC, dout.data(), OC, 0.f, tmp.data(), OC); }, reps));
+    rep("  the transpose alone", best_of(transpose_into_dW, reps));
+    rep("openblas T,N as dW^T, then transpose", best_of([&] {
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, IC, OC, B, 1.f, X.data(), IC, dout.data(), OC, 0.f, tmp.data(), OC); transpose_into_dW(); }, reps));
+    check();
   }
   // split K into chunks of kc rows, accumulating (beta 1): X's chunk stays in L2/L3 between ... (dnnl_sgemm)
   for (int kc : {256, 1024}) {
