@@ -1,4 +1,5 @@
 #include "kernels/cpu_gemm.h"
+#include "kernels/cpu_vector.h"
 
 #include <cblas.h>
 
@@ -14,8 +15,8 @@
 #include <dnnl.hpp>
 
 #include <map>
-#include <omp.h>
 #include <tuple>
+#include <unordered_map>
 #endif
 
 extern "C" char* openblas_get_config(void);
@@ -90,34 +91,50 @@ namespace {
 // brgemm kernels beat its dnnl_sgemm at the MLP's forward shapes (2-vCPU EPYC, µs, 1 thread:
 // 1024×64×12288 16664 vs 21159, 64×64×12288 1080 vs 2699, 4096×128×784 7973 vs 8705) but not at one
 // row (193 vs 46) nor on the weight gradient's transposed A, so only this form with at least 64 rows
-// takes it. A primitive is built once per shape, strides and thread count, per thread, and kept.
+// takes it. The epilogue goes in as the primitive's bias and ReLU post-op. A primitive is built once per
+// shape, strides, epilogue and thread count, per thread, and kept.
 bool onednn_forward_matmul(const CpuGemm& g) {
   if (g.trans_a || !g.trans_b || g.alpha != 1.0f || g.beta != 0.0f || g.M < 64) return false;
   using dnnl::memory;
   struct Prepared {
     dnnl::matmul primitive;
-    memory a, b, c;
+    memory a, b, c, bias;
   };
   thread_local dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   thread_local dnnl::stream stream(engine);
-  thread_local std::map<std::tuple<int, int, int, int, int, int, int>, Prepared> prepared;
-  const auto key = std::make_tuple(g.M, g.N, g.K, g.lda, g.ldb, g.ldc, omp_get_max_threads());
+  thread_local std::map<std::tuple<int, int, int, int, int, int, int, bool, bool>, Prepared> prepared;
+  const bool has_bias = g.bias != nullptr;
+  const auto key = std::make_tuple(g.M, g.N, g.K, g.lda, g.ldb, g.ldc, omp_get_max_threads(), has_bias, g.relu);
   auto found = prepared.find(key);
   if (found == prepared.end()) {
     const memory::desc a_md({g.M, g.K}, memory::data_type::f32, memory::dims{g.lda, 1});
     const memory::desc b_md({g.K, g.N}, memory::data_type::f32, memory::dims{1, g.ldb});  // Bᵀ of (N,K) rows
     const memory::desc c_md({g.M, g.N}, memory::data_type::f32, memory::dims{g.ldc, 1});
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
+    const memory::desc bias_md = has_bias ? memory::desc({1, g.N}, memory::data_type::f32, memory::dims{g.N, 1})
+                                          : memory::desc();
+    dnnl::primitive_attr attr;
+    if (g.relu) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, bias_md, c_md), attr, engine);
     found = prepared.emplace(key, Prepared{dnnl::matmul(pd), memory(a_md, engine, DNNL_MEMORY_NONE),
                                            memory(b_md, engine, DNNL_MEMORY_NONE),
-                                           memory(c_md, engine, DNNL_MEMORY_NONE)})
+                                           memory(c_md, engine, DNNL_MEMORY_NONE),
+                                           memory(bias_md, engine, DNNL_MEMORY_NONE)})
                 .first;
   }
   Prepared& p = found->second;
   p.a.set_data_handle(const_cast<float*>(g.A));
   p.b.set_data_handle(const_cast<float*>(g.B));
   p.c.set_data_handle(g.C);
-  p.primitive.execute(stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}};
+  if (has_bias) {
+    p.bias.set_data_handle(const_cast<float*>(g.bias));
+    args.emplace(DNNL_ARG_BIAS, p.bias);
+  }
+  p.primitive.execute(stream, args);
   stream.wait();
   return true;
 }
@@ -150,7 +167,39 @@ void openblas_gemm_as_gemv(const CpuGemm& g) {
 }
 }  // namespace
 
+namespace {
+OFFLOADBENCH_VECTOR_CLONES void epilogue_rows(float* __restrict c, int ldc, const float* __restrict bias, bool relu,
+                                              int rows, int N) {
+  for (int i = 0; i < rows; ++i) {
+    float* row = c + static_cast<std::ptrdiff_t>(i) * ldc;
+    if (bias) {
+#pragma omp simd
+      for (int n = 0; n < N; ++n) row[n] += bias[n];
+    }
+    if (relu) {  // branch-free: a ReLU's sign is a coin flip
+#pragma omp simd
+      for (int n = 0; n < N; ++n) row[n] = row[n] > 0.0f ? row[n] : 0.0f;
+    }
+  }
+}
+
+void product(CpuGemmLibrary library, const CpuGemm& g);
+}  // namespace
+
 void sgemm(CpuGemmLibrary library, const CpuGemm& g) {
+#if OFFLOADBENCH_HAVE_ONEDNN
+  if (library == CpuGemmLibrary::onednn && onednn_forward_matmul(g)) return;  // the epilogue included
+#endif
+  product(library, g);
+  if (!g.bias && !g.relu) return;
+  // Serial below a million elements: a fork costs microseconds (as the MLP's other passes).
+  for_each_chunk(g.M, (std::int64_t{1} << 20) / std::max(g.N, 1), [&](std::int64_t begin, std::int64_t end) {
+    epilogue_rows(g.C + begin * g.ldc, g.ldc, g.bias, g.relu, static_cast<int>(end - begin), g.N);
+  });
+}
+
+namespace {
+void product(CpuGemmLibrary library, const CpuGemm& g) {
   if (library == CpuGemmLibrary::openblas && (g.M == 1 || g.N == 1) && g.K > 1) return openblas_gemm_as_gemv(g);
   if (library == CpuGemmLibrary::openblas && g.K == 1 && std::int64_t{g.M} * g.N >= (std::int64_t{1} << 18)) {
     // A large outer product (a batch-1 weight gradient): OpenBLAS's sger runs it 1.3x faster than its
@@ -170,7 +219,6 @@ void sgemm(CpuGemmLibrary library, const CpuGemm& g) {
     return;
   }
 #if OFFLOADBENCH_HAVE_ONEDNN
-  if (onednn_forward_matmul(g)) return;
   const dnnl_status_t status = dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.M, g.N, g.K, g.alpha, g.A,
                                           g.lda, g.B, g.ldb, g.beta, g.C, g.ldc);
   if (status != dnnl_success)
@@ -180,6 +228,7 @@ void sgemm(CpuGemmLibrary library, const CpuGemm& g) {
   throw std::invalid_argument("this build has no oneDNN (install libdnnl-dev and configure again)");
 #endif
 }
+}  // namespace
 
 bool runs_faster(const std::function<void()>& challenger, const std::function<void()>& incumbent, int trials,
                  double margin) {

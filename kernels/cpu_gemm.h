@@ -36,7 +36,9 @@ struct CpuGemmPin {
 // else, a library this build lacks included (`run` turns that into exit 2 before measuring).
 CpuGemmPin cpu_gemm_pin();
 
-// C (M,N) = alpha·op(A)·op(B) + beta·C, row-major; op transposes when trans_* is set.
+// C (M,N) = alpha·op(A)·op(B) + beta·C, row-major; op transposes when trans_* is set. Then the
+// epilogue, when asked for: C += bias (one value per column), then C = max(C, 0) — a layer's bias and
+// ReLU, which oneDNN's matmul applies while C is still in registers instead of in another pass over it.
 struct CpuGemm {
   bool trans_a = false, trans_b = false;
   int M = 0, N = 0, K = 0;
@@ -48,6 +50,8 @@ struct CpuGemm {
   float beta = 0;
   float* C = nullptr;
   int ldc = 0;
+  const float* bias = nullptr;  // N values, or none
+  bool relu = false;
 };
 
 // Runs it with `library` on the calling thread's thread count: OpenBLAS's is set with

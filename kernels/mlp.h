@@ -125,8 +125,7 @@ void adamw_update(float* params, float* m, float* v, const float* grads, const T
 // ---- the model (CPU) ----
 // Activations of one micro-batch of B rows.
 struct MlpActivations {
-  float* pre1;     // (B,H) x·W1ᵀ
-  float* act1;     // (B,H) relu(pre1 + b1)
+  float* act1;     // (B,H) relu(x·W1ᵀ + b1)
   float* logits;   // (B,C)
   float* dlogits;  // (B,C)
   float* dact1;    // (B,H)
@@ -138,10 +137,10 @@ struct MlpCpuModel {
   MlpShape shape;
   int batch;
   std::vector<float> params, grads, m, v;  // layout: mlp_param_layout
-  std::vector<float> pre1, act1, logits, dlogits, dact1;
+  std::vector<float> act1, logits, dlogits, dact1;
   TrainScalars scalars;
   CpuGemmLibrary gemm_library = CpuGemmLibrary::openblas;  // runs every GEMM of its steps (plan_mlp_gemms)
-  MlpActivations activations() { return {pre1.data(), act1.data(), logits.data(), dlogits.data(), dact1.data()}; }
+  MlpActivations activations() { return {act1.data(), logits.data(), dlogits.data(), dact1.data()}; }
 };
 
 // Zeroes the gradients and the step's loss and norm.

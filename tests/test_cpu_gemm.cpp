@@ -68,6 +68,36 @@ TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
       }
 }
 
+// The epilogue (bias per column, then ReLU) on every path a forward product can take: oneDNN's matmul
+// primitive (≥ 64 rows: bias and ReLU as its post-op), one row (OpenBLAS's sgemv), and the rest
+// (the loop after the product), against the product without epilogue, biased and clamped here.
+TEST(CpuGemm, EpilogueAddsTheBiasThenClampsAtZeroOnEveryPath) {
+  struct Shape { int M, N, K; };
+  for (auto library : cpu_gemm_libraries())
+    for (const auto& [M, N, K] : {Shape{96, 23, 19}, Shape{1, 64, 300}, Shape{37, 23, 19}, Shape{130, 10, 128}})
+      for (bool has_bias : {false, true})
+        for (bool relu : {false, true}) {
+          const int lda = K + 2, ldb = K + 1, ldc = N + 3;  // C = A·Bᵀ, B stored (N,K) as a layer's weights
+          const auto a = ramp(static_cast<std::size_t>(lda) * M, 0.1), b = ramp(static_cast<std::size_t>(ldb) * N, 0.7);
+          const auto bias = ramp(static_cast<std::size_t>(N), 2.9);
+          std::vector<float> plain(static_cast<std::size_t>(ldc) * M, std::nanf("")), fused = plain;
+          sgemm(library, {false, true, M, N, K, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, plain.data(), ldc});
+          sgemm(library, {false, true, M, N, K, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, fused.data(), ldc,
+                          has_bias ? bias.data() : nullptr, relu});
+          int clamped = 0;
+          for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+              float want = plain[i * ldc + j] + (has_bias ? bias[j] : 0.0f);
+              if (relu && want < 0) want = 0, ++clamped;
+              ASSERT_NEAR(fused[i * ldc + j], want, 1e-5 * (1 + std::abs(want)))
+                  << to_string(library) << " " << M << "x" << N << "x" << K << " bias " << has_bias << " relu " << relu;
+            }
+          if (relu) {
+            EXPECT_GT(clamped, 0) << "the case must have negative outputs for ReLU to clamp";
+          }
+        }
+}
+
 // beta 0 means C is not read, so a NaN left in it must not reach the result, on every path.
 TEST(CpuGemm, BetaZeroIgnoresNanInTheOutput) {
   struct Shape { int M, N, K; };

@@ -1,5 +1,6 @@
 // The MLP's CPU reference: gradients against finite differences, learning on the synthetic set,
 // gradient accumulation equal to one large batch, the loss-scaling decision, shape validation.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -35,6 +36,33 @@ double loss_at(MlpCpuModel& model, const std::vector<float>& params, const Batch
 }
 
 }  // namespace
+
+// The softmax works on blocks of 256 rows with vector exp and log: 600 rows cross two block edges, and
+// logits up to ±60 would overflow an unshifted exp. Against the same formulas in double.
+TEST(MlpCpu, SoftmaxCrossEntropyMatchesDoubleAcrossBlocks) {
+  const int B = 600, C = 10, accum = 2;
+  std::vector<float> logits(B * C), dlogits(B * C, std::nanf(""));
+  std::vector<int> labels(B);
+  for (int i = 0; i < B * C; ++i) logits[i] = static_cast<float>(60.0 * std::sin(0.61 * i));
+  for (int b = 0; b < B; ++b) labels[b] = (b * 7) % C;
+  TrainScalars scalars;
+  scalars.loss = 0.25f;  // the step adds to what is there
+  scalars.loss_scale = 8;
+  softmax_cross_entropy(&scalars, dlogits.data(), logits.data(), labels.data(), accum, B, C);
+  double loss = 0;
+  for (int b = 0; b < B; ++b) {
+    const float* z = &logits[b * C];
+    double zmax = z[0], sum = 0;
+    for (int c = 1; c < C; ++c) zmax = std::max(zmax, double(z[c]));
+    for (int c = 0; c < C; ++c) sum += std::exp(z[c] - zmax);
+    loss += std::log(sum) - (z[labels[b]] - zmax);
+    for (int c = 0; c < C; ++c) {
+      const double want = (std::exp(z[c] - zmax) / sum - (c == labels[b])) * 8.0 / (B * accum);
+      ASSERT_NEAR(dlogits[b * C + c], want, 1e-6 * 8.0 / (B * accum)) << "row " << b << " class " << c;
+    }
+  }
+  EXPECT_NEAR(scalars.loss, 0.25 + loss / (B * accum), 1e-5 * (0.25 + loss / (B * accum)));
+}
 
 TEST(MlpCpu, GradientsMatchFiniteDifferences) {
   const MlpShape shape{6, 5, 4};
