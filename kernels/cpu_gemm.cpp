@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -229,6 +231,45 @@ void product(CpuGemmLibrary library, const CpuGemm& g) {
 #endif
 }
 }  // namespace
+
+void sgemm_split_k(CpuGemmLibrary library, const CpuGemm& g) {
+  const int threads = omp_get_max_threads();
+  const bool own_blas_threads = library == CpuGemmLibrary::openblas && openblas_get_parallel() == 1;
+  const bool small_output = std::int64_t{g.M} * g.N <= (std::int64_t{1} << 18);
+  if (threads < 2 || g.K < 256 * threads || !small_output || own_blas_threads || omp_in_parallel() || g.bias || g.relu)
+    return sgemm(library, g);
+  const std::size_t share = static_cast<std::size_t>(g.M) * g.N;
+  thread_local std::vector<float> scratch;  // kept between calls: no allocation inside a step
+  scratch.resize(share * (threads - 1));
+  float* const shares = scratch.data();  // the caller's: inside the region `scratch` names each worker's own
+  std::exception_ptr failure;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num(), count = omp_get_num_threads();
+    const int k0 = static_cast<int>(std::int64_t{g.K} * t / count), k1 = static_cast<int>(std::int64_t{g.K} * (t + 1) / count);
+    CpuGemm part = g;
+    part.K = k1 - k0;
+    part.A = g.A + static_cast<std::ptrdiff_t>(k0) * (g.trans_a ? g.lda : 1);
+    part.B = g.B + static_cast<std::ptrdiff_t>(k0) * (g.trans_b ? 1 : g.ldb);
+    if (t > 0) part.C = shares + share * (t - 1), part.ldc = g.N, part.beta = 0.0f;
+    try {
+      sgemm(library, part);  // inside the team: one thread each
+    } catch (...) {
+#pragma omp critical
+      failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  for_each_chunk(g.M, 0, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      for (int t = 1; t < threads; ++t) {
+        float* __restrict row = g.C + i * g.ldc;
+        const float* __restrict add = shares + share * (t - 1) + i * g.N;
+#pragma omp simd
+        for (int j = 0; j < g.N; ++j) row[j] += add[j];
+      }
+  });
+}
 
 bool runs_faster(const std::function<void()>& challenger, const std::function<void()>& incumbent, int trials,
                  double margin) {

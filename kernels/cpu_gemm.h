@@ -60,6 +60,16 @@ struct CpuGemm {
 // this build lacks.
 void sgemm(CpuGemmLibrary library, const CpuGemm& gemm);
 
+// The same product with K split over the calling thread's OpenMP threads, each running its share as a
+// one-thread GEMM (the first into C with beta, the others into scratch), then the shares added into C
+// in thread order. For a weight gradient (op(A) = doutᵀ, K = the batch) whose output is small: the
+// libraries thread it over M and N, which for 128 × 784 leaves each thread a thin slice; split over the
+// batch each runs at the one-thread rate (784-128-10's dW1 at batch 4096, two threads: 286 against
+// 271 GFLOP/s). Falls back to sgemm on one thread, below 256 rows of K per thread, above 2^18 outputs
+// (the shares' sum then costs what the split saves: 12288-64-10 at batch 4096 ran 1–1.5% slower),
+// with an epilogue, or with a pthreads OpenBLAS (whose own threads would join the team's).
+void sgemm_split_k(CpuGemmLibrary library, const CpuGemm& gemm);
+
 // Times two ways of doing the same work on a shared machine: one warm-up call each, then `trials` trials
 // each, alternating so that a slow spell hits both, each trial long enough (≥ 2 ms, at most 1000 calls)
 // that the clock's resolution does not decide. True when `challenger` has the lower median, by more

@@ -385,7 +385,7 @@ void mlp_forward_backward(float* grads, TrainScalars* scalars, const MlpActivati
   bias_backward(grads + l.b2, a.dlogits, B, C);
   matmul_backward_input(a.dact1, a.dlogits, params + l.w2, B, H, C, gemms);
   relu_bias_backward_rows(a.dact1, a.act1, grads + l.b1, B, H);
-  matmul_backward_weight(grads + l.w1, a.dact1, x, B, D, H, gemms, beta);
+  sgemm_split_k(gemms, weight_gemm(grads + l.w1, a.dact1, x, B, D, H, 1.0f, beta));
 }
 
 void mlp_optimizer_step(float* params, float* m, float* v, const float* grads, TrainScalars* scalars,
@@ -516,7 +516,7 @@ float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels,
   relu_bias_backward_rows(a.dact1, a.act1, db1, B, H);
   // W ← W + alpha·doutᵀ·inp.
   sgemm(gemms, weight_gemm(params + l.w2, a.dlogits, a.act1, B, H, C, alpha));
-  sgemm(gemms, weight_gemm(params + l.w1, a.dact1, x, B, D, H, alpha));
+  sgemm_split_k(gemms, weight_gemm(params + l.w1, a.dact1, x, B, D, H, alpha));
   bias_backward(db2, a.dlogits, B, C);
   for (int n = 0; n < C; ++n) params[l.b2 + n] += alpha * db2[n];
   for (int n = 0; n < H; ++n) params[l.b1 + n] += alpha * db1[n];

@@ -98,6 +98,38 @@ TEST(CpuGemm, EpilogueAddsTheBiasThenClampsAtZeroOnEveryPath) {
         }
 }
 
+// K split over the threads (each a one-thread GEMM, the shares added after) gives the one-call product,
+// beta and alpha included, in every transpose combination, on 2 and 3 threads; on one thread and
+// below 256 rows of K per thread it is the one call.
+TEST(CpuGemm, SplitOverKMatchesALoopOnSeveralThreads) {
+  const int M = 37, N = 50, K = 900, pad = 3;
+  const int omp_before = omp_get_max_threads();
+  for (auto library : cpu_gemm_libraries())
+    for (int threads : {1, 2, 3})
+      for (float beta : {0.0f, 1.0f, 0.5f})
+        for (bool ta : {false, true})
+          for (bool tb : {false, true}) {
+            const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+            const auto a = ramp(static_cast<std::size_t>(lda) * (ta ? K : M), 0.1);
+            const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
+            auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
+            std::vector<float> want = c;
+            for (int i = 0; i < M; ++i)
+              for (int j = 0; j < N; ++j) {
+                double sum = 0;
+                for (int p = 0; p < K; ++p)
+                  sum += double(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+                want[i * ldc + j] = static_cast<float>(-0.75 * sum + beta * double(c[i * ldc + j]));
+              }
+            omp_set_num_threads(threads);
+            sgemm_split_k(library, {ta, tb, M, N, K, -0.75f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc});
+            omp_set_num_threads(omp_before);
+            // |a·b| ≤ 1 per term: γ_K·K bounds the fp32 summation error
+            EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 2e-4, 1e-5))
+                << to_string(library) << " threads " << threads << " beta " << beta << " ta " << ta << " tb " << tb;
+          }
+}
+
 // beta 0 means C is not read, so a NaN left in it must not reach the result, on every path.
 TEST(CpuGemm, BetaZeroIgnoresNanInTheOutput) {
   struct Shape { int M, N, K; };
