@@ -89,14 +89,8 @@ void mlp_init_params(float* params, const MlpShape& shape, std::uint64_t seed);
 void make_synthetic_dataset(float* x, int* labels, std::int64_t n, const MlpShape& shape, std::uint64_t seed);
 
 // ---- layers (CPU) ----
-// The GEMM layers take the library last (OpenBLAS by default).
-// out (B,OC) = inp (B,IC) · weight (OC,IC)ᵀ
-void matmul_forward(float* out, const float* inp, const float* weight, int B, int IC, int OC,
-                    CpuGemmLibrary library = CpuGemmLibrary::openblas);
-// act (B,N) = max(pre + bias, 0)
-void bias_relu_forward(float* act, const float* pre, const float* bias, int B, int N);
-// out (B,N) += bias (N)
-void bias_add_forward(float* out, const float* bias, int B, int N);
+// The forward layers are one GEMM each with the bias (and ReLU) as its epilogue (CpuGemm in
+// kernels/cpu_gemm.h; mlp_forward). The GEMM layers below take the library last (OpenBLAS by default).
 // scalars->loss += Σ_b −log softmax(logits_b)[label_b] / (B·accum_steps);
 // dlogits (B,C) = (softmax − onehot) · loss_scale / (B·accum_steps)
 void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* logits, const int* labels,
