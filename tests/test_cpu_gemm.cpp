@@ -26,6 +26,29 @@ std::vector<float> ramp(std::size_t n, double phase) {
   return v;
 }
 
+// alpha·op(A)·op(B) + beta·C in double, over g's operands (C as it is before the call), and the largest
+// Σ|a·b| of any output, which fp32 summation's error bound scales with.
+struct Expected {
+  std::vector<float> c;
+  double largest_abs_sum = 0;
+};
+Expected expected_gemm(const CpuGemm& g) {
+  Expected e{std::vector<float>(g.C, g.C + static_cast<std::size_t>(g.ldc) * g.M)};
+  for (int i = 0; i < g.M; ++i)
+    for (int j = 0; j < g.N; ++j) {
+      double sum = 0, abs_sum = 0;
+      for (int p = 0; p < g.K; ++p) {
+        const double term = double(g.trans_a ? g.A[p * g.lda + i] : g.A[i * g.lda + p]) *
+                            (g.trans_b ? g.B[j * g.ldb + p] : g.B[p * g.ldb + j]);
+        sum += term;
+        abs_sum += std::abs(term);
+      }
+      e.c[i * g.ldc + j] = static_cast<float>(g.alpha * sum + g.beta * double(g.C[i * g.ldc + j]));
+      e.largest_abs_sum = std::max(e.largest_abs_sum, abs_sum);
+    }
+  return e;
+}
+
 // A large K = 1 product (a batch-1 weight gradient, an outer product) takes another path on OpenBLAS
 // (sger), with each beta it handles differently, and so do one-row and one-column products (sgemv, M or
 // N = 1: a batch-1 forward); a forward product (A·Bᵀ, alpha 1, beta 0, ≥ 64 rows)
@@ -46,23 +69,12 @@ TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
         const auto a = ramp(static_cast<std::size_t>(lda) * (ta ? K : M), 0.1);
         const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
         auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
-        std::vector<float> want = c;
-        double largest_abs_sum = 0;  // max over C of Σ|a·b|: fp32 summation's error bound scales with it
-        for (int i = 0; i < M; ++i)
-          for (int j = 0; j < N; ++j) {
-            double sum = 0, abs_sum = 0;
-            for (int p = 0; p < K; ++p) {
-              const double term = double(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
-              sum += term;
-              abs_sum += std::abs(term);
-            }
-            want[i * ldc + j] = static_cast<float>(alpha * sum + beta * double(c[i * ldc + j]));
-            largest_abs_sum = std::max(largest_abs_sum, abs_sum);
-          }
+        const CpuGemm gemm{ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc};
+        const Expected want = expected_gemm(gemm);
         // Higham's bound for a K-term fp32 sum, γ_K·Σ|a·b| (u = 2^-24), beside the 1e-5 of the final rounding.
-        const double unit = std::ldexp(1.0, -24), summation = K * unit / (1 - K * unit) * largest_abs_sum;
-        sgemm(library, {ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc});
-        EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()),
+        const double unit = std::ldexp(1.0, -24), summation = K * unit / (1 - K * unit) * want.largest_abs_sum;
+        sgemm(library, gemm);
+        EXPECT_TRUE(testing::all_close(c.data(), want.c.data(), static_cast<std::int64_t>(c.size()),
                                        1e-5 + std::abs(alpha) * summation, 1e-5))
             << to_string(library) << " K " << K << " beta " << beta << " trans_a " << ta << " trans_b " << tb;
       }
@@ -113,16 +125,10 @@ TEST(CpuGemm, SplitOverKMatchesALoopOnSeveralThreads) {
             const auto a = ramp(static_cast<std::size_t>(lda) * (ta ? K : M), 0.1);
             const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
             auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
-            std::vector<float> want = c;
-            for (int i = 0; i < M; ++i)
-              for (int j = 0; j < N; ++j) {
-                double sum = 0;
-                for (int p = 0; p < K; ++p)
-                  sum += double(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
-                want[i * ldc + j] = static_cast<float>(-0.75 * sum + beta * double(c[i * ldc + j]));
-              }
+            const CpuGemm gemm{ta, tb, M, N, K, -0.75f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc};
+            const std::vector<float> want = expected_gemm(gemm).c;
             omp_set_num_threads(threads);
-            sgemm_split_k(library, {ta, tb, M, N, K, -0.75f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc});
+            sgemm_split_k(library, gemm);
             omp_set_num_threads(omp_before);
             // |a·b| ≤ 1 per term: γ_K·K bounds the fp32 summation error
             EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 2e-4, 1e-5))
