@@ -159,17 +159,24 @@ void register_cpu_views(const MlpQuestion& q) {
                                         ? ", or oneDNN's matmul with the weights packed once and bias and ReLU fused"
                                         : "",
                                     vector_clone_level());
-    fields["threading"] = fmt::format("{} threads: OpenBLAS ({}); oneDNN, the loops above 1Mi elements "
-                                      "and AdamW above 256Ki parameters on OpenMP (libgomp){}",
-                                      threads, openblas_threading(),
+    fields["threading"] = fmt::format("{} threads: OpenBLAS ({}); oneDNN, the loops above {} elements "
+                                      "and AdamW above {} parameters on OpenMP (libgomp){}",
+                                      threads, openblas_threading(), kCpuParallelLoopElements, kCpuParallelUpdateParams,
                                       threads > 1 ? "; a step timed faster on 1 thread at set-up runs on 1 "
                                                     "(the label says so)"
                                                   : "");
-    // mlp_train_step_fast folds plain SGD into the weight-gradient GEMMs; say so in the row.
-    if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
-      fields["cpu_update"] = "sgd_fused_into_weight_gemm";
-    if (c.trains() && adamw_forms_w1_gradient_in_update(c.optimizer_config(), c.accum_steps(), c.batch))
+    // How mlp_train_step_fast runs the step, in its order of preference; say so in the row. The batch is
+    // split only where every library the plan may pick runs alone on each thread of a team.
+    bool every_library_alone = true;
+    for (auto library : cpu_gemm_libraries()) every_library_alone = every_library_alone && gemm_runs_alone_in_team(library);
+    const auto n_params = static_cast<std::int64_t>(mlp_param_layout(c.shape).count);
+    if (c.trains() && every_library_alone &&
+        splits_batch_over_threads(c.optimizer_config(), c.accum_steps(), c.batch, n_params, threads))
+      fields["cpu_update"] = "batch_split_over_threads";
+    else if (c.trains() && adamw_forms_w1_gradient_in_update(c.optimizer_config(), c.accum_steps(), c.batch))
       fields["cpu_update"] = "adamw_forms_w1_gradient";
+    else if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
+      fields["cpu_update"] = "sgd_fused_into_weight_gemm";
     if (is_headline(q)) fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), to_string(q.step), view);
     register_case(measured_case(fmt::format("{}/{}", case_prefix(q), view), "mlp", fields, Clock::host_wall,
                                 [c] { return setup_mlp_cpu(c); }));

@@ -232,11 +232,15 @@ void product(CpuGemmLibrary library, const CpuGemm& g) {
 }
 }  // namespace
 
+bool gemm_runs_alone_in_team(CpuGemmLibrary library) {
+  return library != CpuGemmLibrary::openblas || openblas_get_parallel() != 1;
+}
+
 void sgemm_split_k(CpuGemmLibrary library, const CpuGemm& g) {
   const int threads = omp_get_max_threads();
-  const bool own_blas_threads = library == CpuGemmLibrary::openblas && openblas_get_parallel() == 1;
   const bool small_output = std::int64_t{g.M} * g.N <= (std::int64_t{1} << 18);
-  if (threads < 2 || g.K < 256 * threads || !small_output || own_blas_threads || omp_in_parallel() || g.bias || g.relu)
+  if (threads < 2 || g.K < 256 * threads || !small_output || !gemm_runs_alone_in_team(library) || omp_in_parallel() ||
+      g.bias || g.relu)
     return sgemm(library, g);
   const std::size_t share = static_cast<std::size_t>(g.M) * g.N;
   thread_local std::vector<float> scratch;  // kept between calls: no allocation inside a step

@@ -60,6 +60,10 @@ struct CpuGemm {
 // this build lacks.
 void sgemm(CpuGemmLibrary library, const CpuGemm& gemm);
 
+// Whether `library`'s GEMM, called by each thread of an OpenMP team, runs on that thread alone: oneDNN
+// and an OpenMP or sequential OpenBLAS do; a pthreads OpenBLAS would bring its own pool into the team.
+bool gemm_runs_alone_in_team(CpuGemmLibrary library);
+
 // The same product with K split over the calling thread's OpenMP threads, each running its share as a
 // one-thread GEMM (the first into C with beta, the others into scratch), then the shares added into C
 // in thread order. For a weight gradient (op(A) = doutᵀ, K = the batch) whose output is small: the

@@ -23,10 +23,11 @@ inline const char* vector_clone_level() { return "the compiler's default target"
 #endif
 
 // Runs body(begin, end) on one contiguous chunk of [0, n) per OpenMP thread when n exceeds
-// parallel_above, else once on the caller's thread over the whole range (a fork costs microseconds).
+// parallel_above, else once on the caller's thread over the whole range (a fork costs microseconds;
+// inside a team the work is the caller's share already).
 template <typename Body>
 void for_each_chunk(std::int64_t n, std::int64_t parallel_above, Body body) {
-  if (n <= parallel_above || omp_get_max_threads() == 1) return body(std::int64_t{0}, n);
+  if (n <= parallel_above || omp_get_max_threads() == 1 || omp_in_parallel()) return body(std::int64_t{0}, n);
 #pragma omp parallel
   {
     const std::int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();

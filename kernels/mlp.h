@@ -132,6 +132,8 @@ struct MlpCpuModel {
   int batch;
   std::vector<float> params, grads, m, v;  // layout: mlp_param_layout
   std::vector<float> act1, logits, dlogits, dact1;
+  std::vector<float> grad_shares;    // the other threads' gradients in a batch-split step (mlp_train_step_fast)
+  std::vector<double> thread_losses;  // each thread's sum of row losses there
   TrainScalars scalars;
   CpuGemmLibrary gemm_library = CpuGemmLibrary::openblas;  // runs every GEMM of its steps (plan_mlp_gemms)
   MlpActivations activations() { return {act1.data(), logits.data(), dlogits.data(), dact1.data()}; }
@@ -170,9 +172,11 @@ float mlp_train_step(MlpCpuModel& model, const float* x, const int* labels, int 
 // loss scaling, the update is folded into the weight-gradient GEMMs (W += −lr·dW through GEMM's
 // beta = 1), so the gradients are never zeroed, stored or re-read — what a tuned CPU trainer does.
 // For AdamW at batch 1 with no clipping and no loss scaling, W1's gradient (an outer product) is formed
-// inside the update instead of being stored and re-read. Same weights as mlp_train_step up to float
-// rounding order (tested); otherwise it is mlp_train_step. model.grads is scratch afterwards. CPU
-// only: the GPU twin keeps the separate update kernels.
+// inside the update instead of being stored and re-read. On several threads at large batches it splits
+// the batch over them (splits_batch_over_threads; either optimizer; model.grads then holds the step's
+// gradient). Same weights as mlp_train_step up to float rounding order (tested); otherwise it is
+// mlp_train_step. model.grads is scratch afterwards. CPU only: the GPU twin keeps the separate update
+// kernels.
 float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
                           const OptimizerConfig& config);
 // Chooses model.gemm_library by timing whole steps, as FFTW's planner times whole transforms: every
@@ -199,5 +203,21 @@ int plan_mlp_threads(MlpCpuModel& model, const std::function<void()>& step, int 
 bool sgd_folds_into_weight_gemm(const OptimizerConfig& config, int accum_steps);
 // Whether mlp_train_step_fast forms W1's gradient inside the AdamW update for this step.
 bool adamw_forms_w1_gradient_in_update(const OptimizerConfig& config, int accum_steps, int batch);
+// Whether mlp_train_step_fast splits this step's batch over `threads` OpenMP threads (when its GEMM
+// library runs alone on each thread of a team: gemm_runs_alone_in_team), as data parallelism over the
+// cores — each thread forward and backward on its own rows, then the gradients summed in thread order
+// and the update, each thread on a slice of the parameters. For one micro-batch with no clipping and no
+// loss scaling, from 256 rows per thread, up to 2^18 parameters.
+bool splits_batch_over_threads(const OptimizerConfig& config, int accum_steps, int batch, std::int64_t n_params,
+                               int threads);
+
+// Sizes above which the CPU step's own loops run on OpenMP threads: a fork costs microseconds, and idle
+// workers spinning beside OpenBLAS's threads slow its GEMMs, so elementwise loops go parallel only when
+// large (wide hidden layers). AdamW moves 28 bytes per parameter (4 arrays read, 3 written), so its pass
+// pays for a fork sooner: from 2^16 parameters, which takes in 784-128-10's 100k (at 2^18 it ran serially
+// there; `ab`, two threads: b1 −34%, b64 −29%, b1024 −1.7%, b4096 −0.9%). The results file's `threading`
+// field prints these.
+inline constexpr std::int64_t kCpuParallelLoopElements = std::int64_t{1} << 20;
+inline constexpr std::int64_t kCpuParallelUpdateParams = std::int64_t{1} << 16;
 
 }  // namespace offloadbench

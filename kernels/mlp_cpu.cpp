@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -34,13 +35,13 @@ float logf(float) noexcept;
 namespace offloadbench {
 
 namespace {
-// Elements below which a loop stays serial: a fork costs microseconds, and idle OpenMP workers spinning
-// beside OpenBLAS's own threads slow its GEMMs down, so only large loops (wide hidden layers) go parallel.
-constexpr std::int64_t kParallelThreshold = std::int64_t{1} << 20;
-// AdamW moves 28 bytes per parameter (4 arrays read, 3 written), so its pass pays for a fork sooner:
-// from 2^16 parameters, which takes in 784-128-10's 100k (at 2^18 it ran serially there; `ab`, two
-// threads: b1 −34%, b64 −29%, b1024 −1.7%, b4096 −0.9%).
-constexpr std::int64_t kParallelUpdateThreshold = std::int64_t{1} << 16;
+constexpr std::int64_t kParallelThreshold = kCpuParallelLoopElements;
+constexpr std::int64_t kParallelUpdateThreshold = kCpuParallelUpdateParams;
+// The batch-split step (train_step_splitting_batch): from 256 rows per thread (784-128-10 at two threads:
+// b256 ran 2–5% faster, b64 25% slower), up to 2^18 parameters — above, the shares' sum costs what the
+// split saves (12288-64-10's 787k: no faster at b1024 or b4096), as for sgemm_split_k.
+constexpr int kBatchSplitRowsPerThread = 256;
+constexpr std::int64_t kBatchSplitMaxParams = std::int64_t{1} << 18;
 constexpr std::int64_t kMaxDimension = std::int64_t{1} << 30;
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
 }  // namespace
@@ -233,10 +234,10 @@ OFFLOADBENCH_VECTOR_CLONES void log_in_place(float* x, int n) {
 }
 }  // namespace
 
-void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* logits, const int* labels,
-                           int accum_steps, int B, int C) {
-  const float row_weight = 1.0f / (static_cast<float>(B) * static_cast<float>(accum_steps));
-  const float grad_weight = row_weight * scalars->loss_scale;
+namespace {
+// dlogits = (softmax(logits) − onehot(label))·grad_weight for `rows` rows; returns Σ of the rows' losses.
+double softmax_cross_entropy_rows(float* dlogits, const float* logits, const int* labels, float grad_weight, int B,
+                                  int C) {
   constexpr int kBlockRows = 256;
   float log_sum[kBlockRows], label_logit[kBlockRows];  // per row: log Σ exp, the label's shifted logit
   double loss = 0;
@@ -261,6 +262,14 @@ void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* l
     log_in_place(log_sum, rows);
     for (int r = 0; r < rows; ++r) loss += log_sum[r] - label_logit[r];
   }
+  return loss;
+}
+}  // namespace
+
+void softmax_cross_entropy(TrainScalars* scalars, float* dlogits, const float* logits, const int* labels,
+                           int accum_steps, int B, int C) {
+  const float row_weight = 1.0f / (static_cast<float>(B) * static_cast<float>(accum_steps));
+  const double loss = softmax_cross_entropy_rows(dlogits, logits, labels, row_weight * scalars->loss_scale, B, C);
   scalars->loss += static_cast<float>(loss) * row_weight;
 }
 
@@ -462,8 +471,116 @@ float adamw_step_forming_w1_gradient(MlpCpuModel& model, const float* x, const i
 }
 }  // namespace
 
+bool splits_batch_over_threads(const OptimizerConfig& config, int accum_steps, int batch, std::int64_t n_params,
+                               int threads) {
+  return threads >= 2 && accum_steps == 1 && !needs_grad_norm(config) && batch >= kBatchSplitRowsPerThread * threads &&
+         n_params <= kBatchSplitMaxParams;
+}
+
+namespace {
+OFFLOADBENCH_VECTOR_CLONES void add_into(float* __restrict sum, const float* __restrict add, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) sum[i] += add[i];
+}
+
+OFFLOADBENCH_VECTOR_CLONES void sgd_range(float* __restrict params, const float* __restrict grads, float step,
+                                          std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) params[i] -= step * grads[i];
+}
+
+// Rows [b0, b1) of the batch, forward and backward, on the calling thread: its gradients written over
+// `grads` (the parameters' layout), its rows of the activations. Returns the sum of its rows' losses.
+double forward_backward_rows(float* grads, const MlpActivations& a, const float* params, const float* x,
+                             const int* labels, const MlpShape& s, int b0, int b1, float grad_weight,
+                             CpuGemmLibrary gemms) {
+  const auto l = mlp_param_layout(s);
+  const int D = static_cast<int>(s.inputs), H = static_cast<int>(s.hidden), C = static_cast<int>(s.classes);
+  const int rows = b1 - b0;
+  const float* xr = x + std::int64_t{b0} * D;
+  float* act1 = a.act1 + std::int64_t{b0} * H;
+  float* dact1 = a.dact1 + std::int64_t{b0} * H;
+  float* logits = a.logits + std::int64_t{b0} * C;
+  float* dlogits = a.dlogits + std::int64_t{b0} * C;
+  sgemm(gemms, forward_gemm(act1, xr, params + l.w1, rows, D, H, params + l.b1, true));
+  sgemm(gemms, forward_gemm(logits, act1, params + l.w2, rows, H, C, params + l.b2));
+  const double loss = softmax_cross_entropy_rows(dlogits, logits, labels + b0, grad_weight, rows, C);
+  std::fill(grads + l.b1, grads + l.b1 + H, 0.0f);
+  std::fill(grads + l.b2, grads + l.b2 + C, 0.0f);
+  sgemm(gemms, weight_gemm(grads + l.w2, dlogits, act1, rows, H, C, 1.0f, 0.0f));
+  bias_backward_rows(grads + l.b2, dlogits, rows, C);
+  sgemm(gemms, input_gemm(dact1, dlogits, params + l.w2, rows, H, C));
+  relu_bias_backward_rows(dact1, act1, grads + l.b1, rows, H);
+  sgemm(gemms, weight_gemm(grads + l.w1, dact1, xr, rows, D, H, 1.0f, 0.0f));
+  return loss;
+}
+
+// The batch split over the OpenMP team, as data parallelism over cores: each thread runs forward and
+// backward on its own rows with one-thread GEMMs (thread 0 into model.grads, the others into
+// model.grad_shares), then, after one barrier, each sums its slice of the parameters' gradients in
+// thread order and updates that slice. Each core works on the rows it produced; the library-threaded
+// step hands every small GEMM and pass between the cores' caches and forks a team for each.
+float train_step_splitting_batch(MlpCpuModel& model, const float* x, const int* labels,
+                                 const OptimizerConfig& config) {
+  const std::int64_t n = static_cast<std::int64_t>(model.params.size());
+  const int threads = omp_get_max_threads(), B = model.batch;
+  model.grad_shares.resize(static_cast<std::size_t>(n) * (threads - 1));  // sized by the first step
+  model.thread_losses.resize(static_cast<std::size_t>(threads));
+  float *params = model.params.data(), *grads = model.grads.data(), *shares = model.grad_shares.data();
+  float *m = model.m.data(), *v = model.v.data();
+  double* losses = model.thread_losses.data();
+  TrainScalars* scalars = &model.scalars;
+  scalars->loss = 0;
+  scalars->grad_norm_sq = 0;  // not computed: nothing reads it without clipping or loss scaling
+  const float row_weight = 1.0f / static_cast<float>(B), grad_weight = row_weight * scalars->loss_scale;
+  prepare_update(scalars, config);  // needs no gradient without clipping or loss scaling
+  const bool adamw = config.kind == Optimizer::adamw, skip = scalars->skip != 0;
+  const AdamwCoefficients k = adamw_coefficients(scalars, config);
+  const float sgd_step = config.lr * scalars->grad_multiplier;
+  const MlpActivations a = model.activations();
+  const MlpShape shape = model.shape;
+  const CpuGemmLibrary gemms = model.gemm_library;
+  std::exception_ptr failure;
+  int team = 1;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num(), count = omp_get_num_threads();
+    if (t == 0) team = count;
+    float* own = t == 0 ? grads : shares + static_cast<std::ptrdiff_t>(n) * (t - 1);
+    try {
+      losses[t] = forward_backward_rows(own, a, params, x, labels, shape, static_cast<int>(std::int64_t{B} * t / count),
+                                        static_cast<int>(std::int64_t{B} * (t + 1) / count), grad_weight, gemms);
+    } catch (...) {
+#pragma omp critical
+      failure = std::current_exception();
+    }
+#pragma omp barrier
+    if (!failure) {
+      constexpr std::int64_t kChunk = 4096;  // summed and updated while in L1
+      const std::int64_t e1 = n * (t + 1) / count;
+      for (std::int64_t c0 = n * t / count; c0 < e1; c0 += kChunk) {
+        const std::int64_t len = std::min(kChunk, e1 - c0);
+        for (int u = 1; u < count; ++u) add_into(grads + c0, shares + static_cast<std::ptrdiff_t>(n) * (u - 1) + c0, len);
+        if (skip) continue;
+        if (adamw) adamw_range(params + c0, m + c0, v + c0, grads + c0, k, len);
+        else sgd_range(params + c0, grads + c0, sgd_step, len);
+      }
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  double loss = 0;
+  for (int t = 0; t < team; ++t) loss += losses[t];
+  scalars->loss = static_cast<float>(loss) * row_weight;
+  return scalars->loss;
+}
+}  // namespace
+
 float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels, int accum_steps,
                           const OptimizerConfig& config) {
+  const auto n_params = static_cast<std::int64_t>(model.params.size());
+  if (splits_batch_over_threads(config, accum_steps, model.batch, n_params, omp_get_max_threads()) &&
+      gemm_runs_alone_in_team(model.gemm_library) && !omp_in_parallel())
+    return train_step_splitting_batch(model, x, labels, config);
   if (adamw_forms_w1_gradient_in_update(config, accum_steps, model.batch))
     return adamw_step_forming_w1_gradient(model, x, labels, config);
   if (!sgd_folds_into_weight_gemm(config, accum_steps)) return mlp_train_step(model, x, labels, accum_steps, config);
