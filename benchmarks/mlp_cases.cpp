@@ -171,9 +171,11 @@ void register_cpu_views(const MlpQuestion& q) {
     for (auto library : cpu_gemm_libraries()) every_library_alone = every_library_alone && gemm_runs_alone_in_team(library);
     const auto n_params = static_cast<std::int64_t>(mlp_param_layout(c.shape).count);
     if (c.trains() && every_library_alone &&
-        splits_batch_over_threads(c.optimizer_config(), c.accum_steps(), c.batch, n_params, threads))
+        splits_batch_over_threads(c.optimizer_config(), c.accum_steps(), c.batch, n_params, threads)) {
       fields["cpu_update"] = "batch_split_over_threads";
-    else if (c.trains() && adamw_forms_w1_gradient_in_update(c.optimizer_config(), c.accum_steps(), c.batch))
+      fields["threading"] = fields["threading"].get<std::string>() +
+                            "; this step splits its batch over the threads, each running one-thread GEMMs on its rows";
+    } else if (c.trains() && adamw_forms_w1_gradient_in_update(c.optimizer_config(), c.accum_steps(), c.batch))
       fields["cpu_update"] = "adamw_forms_w1_gradient";
     else if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
       fields["cpu_update"] = "sgd_fused_into_weight_gemm";
