@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   const int D = 784, H = 128, C = 10;
   MlpCpuModel model(s, B, 1);
   const CpuGemmLibrary lib = CpuGemmLibrary::onednn;
+  model.gemm_library = lib;
   std::vector<float> x(static_cast<std::size_t>(B) * D);
   std::vector<int> y(B);
   make_synthetic_dataset(x.data(), y.data(), B, s, 2);
