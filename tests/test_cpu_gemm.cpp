@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "kernels/cpu_gemm.h"
+#include "kernels/cpu_vector.h"
 #include "kernels/mlp_packed.h"
 #include "kernels/mlp.h"
 #include "tests/all_close.h"
@@ -137,6 +138,39 @@ TEST(CpuGemm, SplitOverKMatchesALoopOnSeveralThreads) {
 }
 
 // beta 0 means C is not read, so a NaN left in it must not reach the result, on every path.
+// A pass called by each thread of a team (the batch-split step's rows) is that thread's share already:
+// for_each_chunk runs it whole on the caller instead of forking again — tested with nesting allowed, where
+// a fork would split it. Outside a team it still splits over the threads.
+TEST(CpuGemm, ChunkedPassesInsideATeamRunWholeOnTheCaller) {
+  const int omp_before = omp_get_max_threads(), levels_before = omp_get_max_active_levels();
+  omp_set_num_threads(2);
+  omp_set_max_active_levels(2);
+  std::vector<int> calls(2, 0);
+  std::vector<std::int64_t> covered(2, 0);
+#pragma omp parallel num_threads(2)
+  {
+    const int t = omp_get_thread_num();
+    for_each_chunk(1000, 0, [&](std::int64_t begin, std::int64_t end) {
+#pragma omp atomic
+      ++calls[t];
+#pragma omp atomic
+      covered[t] += end - begin;
+    });
+  }
+  int outside = 0;
+  for_each_chunk(1000, 0, [&](std::int64_t, std::int64_t) {
+#pragma omp atomic
+    ++outside;
+  });
+  omp_set_max_active_levels(levels_before);
+  omp_set_num_threads(omp_before);
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(calls[t], 1) << "thread " << t;
+    EXPECT_EQ(covered[t], 1000) << "thread " << t;
+  }
+  EXPECT_EQ(outside, 2);
+}
+
 TEST(CpuGemm, BetaZeroIgnoresNanInTheOutput) {
   struct Shape { int M, N, K; };
   for (auto library : cpu_gemm_libraries())
