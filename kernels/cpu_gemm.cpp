@@ -101,6 +101,7 @@ bool onednn_forward_matmul(const CpuGemm& g) {
   struct Prepared {
     dnnl::matmul primitive;
     memory a, b, c, bias;
+    std::unordered_map<int, memory> args;  // handles to the four above, built once: no allocation per call
   };
   thread_local dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   thread_local dnnl::stream stream(engine);
@@ -121,22 +122,18 @@ bool onednn_forward_matmul(const CpuGemm& g) {
       attr.set_post_ops(ops);
     }
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, bias_md, c_md), attr, engine);
-    found = prepared.emplace(key, Prepared{dnnl::matmul(pd), memory(a_md, engine, DNNL_MEMORY_NONE),
-                                           memory(b_md, engine, DNNL_MEMORY_NONE),
-                                           memory(c_md, engine, DNNL_MEMORY_NONE),
-                                           memory(bias_md, engine, DNNL_MEMORY_NONE)})
-                .first;
+    Prepared made{dnnl::matmul(pd), memory(a_md, engine, DNNL_MEMORY_NONE), memory(b_md, engine, DNNL_MEMORY_NONE),
+                  memory(c_md, engine, DNNL_MEMORY_NONE), memory(bias_md, engine, DNNL_MEMORY_NONE), {}};
+    made.args = {{DNNL_ARG_SRC, made.a}, {DNNL_ARG_WEIGHTS, made.b}, {DNNL_ARG_DST, made.c}};
+    if (has_bias) made.args.emplace(DNNL_ARG_BIAS, made.bias);
+    found = prepared.emplace(key, std::move(made)).first;
   }
   Prepared& p = found->second;
   p.a.set_data_handle(const_cast<float*>(g.A));
   p.b.set_data_handle(const_cast<float*>(g.B));
   p.c.set_data_handle(g.C);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}};
-  if (has_bias) {
-    p.bias.set_data_handle(const_cast<float*>(g.bias));
-    args.emplace(DNNL_ARG_BIAS, p.bias);
-  }
-  p.primitive.execute(stream, args);
+  if (has_bias) p.bias.set_data_handle(const_cast<float*>(g.bias));
+  p.primitive.execute(stream, p.args);
   stream.wait();
   return true;
 }

@@ -138,6 +138,29 @@ TEST(CpuGemm, SplitOverKMatchesALoopOnSeveralThreads) {
 }
 
 // beta 0 means C is not read, so a NaN left in it must not reach the result, on every path.
+// oneDNN's forward matmul is built once per shape and reused with whatever buffers the next call brings
+// (its argument list too): the same shape three times on fresh operands, bias and output, each against
+// the loop. Where the build has no oneDNN, OpenBLAS runs it (the same check).
+TEST(CpuGemm, ForwardProductOfTheSameShapeFollowsNewBuffers) {
+  const int M = 96, N = 24, K = 40;
+  for (int call = 0; call < 3; ++call) {
+    const auto a = ramp(static_cast<std::size_t>(M) * K, 0.4 * call), b = ramp(static_cast<std::size_t>(N) * K, 1.1 + call);
+    const auto bias = ramp(static_cast<std::size_t>(N), 2.3 * call);
+    std::vector<float> c(static_cast<std::size_t>(M) * N, 0.0f);
+    const CpuGemm plain{false, true, M, N, K, 1.0f, a.data(), K, b.data(), K, 0.0f, c.data(), N};
+    std::vector<float> want = expected_gemm(plain).c;
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) want[i * N + j] = std::max(want[i * N + j] + bias[j], 0.0f);
+    std::fill(c.begin(), c.end(), std::nanf(""));  // beta 0: what C held must not matter
+    CpuGemm fused = plain;
+    fused.bias = bias.data();
+    fused.relu = true;
+    sgemm(cpu_gemm_libraries().back(), fused);
+    EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 1e-5, 1e-5))
+        << "call " << call;
+  }
+}
+
 // A pass called by each thread of a team (the batch-split step's rows) is that thread's share already:
 // for_each_chunk runs it whole on the caller instead of forking again — tested with nesting allowed, where
 // a fork would split it. Outside a team it still splits over the threads.
