@@ -50,6 +50,21 @@ Expected expected_gemm(const CpuGemm& g) {
   return e;
 }
 
+// op(A) (M,K), op(B) (K,N) and C (M,N) filled with ramps, every leading dimension `pad` wider than its
+// rows, and the product that reads them (C = alpha·op(A)·op(B) + beta·C). Not copyable: gemm points
+// into the vectors.
+struct PaddedProduct {
+  PaddedProduct(bool ta, bool tb, int M, int N, int K, int pad, float alpha, float beta)
+      : a(ramp(static_cast<std::size_t>((ta ? M : K) + pad) * (ta ? K : M), 0.1)),
+        b(ramp(static_cast<std::size_t>((tb ? K : N) + pad) * (tb ? N : K), 0.7)),
+        c(ramp(static_cast<std::size_t>(N + pad) * M, 1.3)),
+        gemm{ta, tb, M, N, K, alpha, a.data(), (ta ? M : K) + pad, b.data(), (tb ? K : N) + pad, beta, c.data(), N + pad} {}
+  PaddedProduct(const PaddedProduct&) = delete;
+  PaddedProduct& operator=(const PaddedProduct&) = delete;
+  std::vector<float> a, b, c;
+  CpuGemm gemm;
+};
+
 // A large K = 1 product (a batch-1 weight gradient, an outer product) takes another path on OpenBLAS
 // (sger), with each beta it handles differently, and so do one-row and one-column products (sgemv, M or
 // N = 1: a batch-1 forward); a forward product (A·Bᵀ, alpha 1, beta 0, ≥ 64 rows)
@@ -66,11 +81,9 @@ TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
           Shape{1, 1, 300, 1.0f, 0.0f}})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
-        const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
-        const auto a = ramp(static_cast<std::size_t>(lda) * (ta ? K : M), 0.1);
-        const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
-        auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
-        const CpuGemm gemm{ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc};
+        PaddedProduct p(ta, tb, M, N, K, pad, alpha, beta);
+        const CpuGemm& gemm = p.gemm;
+        const std::vector<float>& c = p.c;
         const Expected want = expected_gemm(gemm);
         // Higham's bound for a K-term fp32 sum, γ_K·Σ|a·b| (u = 2^-24), beside the 1e-5 of the final rounding.
         const double unit = std::ldexp(1.0, -24), summation = K * unit / (1 - K * unit) * want.largest_abs_sum;
@@ -122,11 +135,9 @@ TEST(CpuGemm, SplitOverKMatchesALoopOnSeveralThreads) {
       for (float beta : {0.0f, 1.0f, 0.5f})
         for (bool ta : {false, true})
           for (bool tb : {false, true}) {
-            const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
-            const auto a = ramp(static_cast<std::size_t>(lda) * (ta ? K : M), 0.1);
-            const auto b = ramp(static_cast<std::size_t>(ldb) * (tb ? N : K), 0.7);
-            auto c = ramp(static_cast<std::size_t>(ldc) * M, 1.3);
-            const CpuGemm gemm{ta, tb, M, N, K, -0.75f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc};
+            PaddedProduct p(ta, tb, M, N, K, pad, -0.75f, beta);
+            const CpuGemm& gemm = p.gemm;
+            const std::vector<float>& c = p.c;
             const std::vector<float> want = expected_gemm(gemm).c;
             omp_set_num_threads(threads);
             sgemm_split_k(library, gemm);
