@@ -106,6 +106,7 @@ MeasuredCase setup_elementwise_gpu_typed(const ElementwiseCase& c, ReusedArrays<
     fill_elementwise_inputs(made->host_x.as<T>(), made->host_y.as<T>(), n, query_host_info().omp_threads);
     CUDA_CHECK(cudaMemcpy(made->x.data(), made->host_x.data(), array_bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(made->y.data(), made->host_y.data(), array_bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());  // a pageable cudaMemcpy returns once staged; the case's stream won't wait
     return made;
   };
   ElementwiseGpuArrays* arrays = &reuse.get(key, make_arrays);
@@ -211,6 +212,7 @@ MeasuredCase setup_matmul_gpu_checked(const MatmulCase& c, ReusedArrays<MatmulGp
     convert_inputs(c.precision, made->b, made->host_b.data());
     CUDA_CHECK(cudaMemcpy(made->device_a.data(), made->host_a.data(), a_bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(made->device_b.data(), made->host_b.data(), b_bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());  // as for the elementwise arrays
     return made;
   };
   MatmulGpuArrays* arrays = &reuse.get(key, make_arrays);

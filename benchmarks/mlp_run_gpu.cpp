@@ -156,6 +156,7 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   DeviceBuffer labels(static_cast<std::size_t>(c.batch) * sizeof(int));
   CUDA_CHECK(cudaMemcpy(x.data(), data.x.data(), x.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(labels.data(), data.labels.data(), labels.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());  // a pageable cudaMemcpy returns once staged; `stream` is non-blocking
   CudaStream stream;
   if (!c.trains()) {
     mlp_forward(cpu.activations(), cpu.params.data(), data.x.data(), c.shape, c.batch);
@@ -198,6 +199,7 @@ std::string check_training(const MlpCase& c, MlpGpuRun& run) {
   DeviceBuffer labels0(static_cast<std::size_t>(c.batch) * sizeof(int));
   CUDA_CHECK(cudaMemcpy(x0.data(), run.data.x.data(), x0.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(labels0.data(), run.data.labels.data(), labels0.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());  // as in check_against_cpu
   run.loss.first = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());
   for (int step = 0; step < kMlpCheckSteps; ++step) stepper.step();
   run.loss.last = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());

@@ -266,12 +266,17 @@ PipelineShape search_best_shape(const StreamsCase& c, const Buffers& b, int fma_
 }
 
 // Frees the suite's shared workspace when the case holding it is torn down (after its last repetition).
+// Not copyable: a copied-from temporary would release the workspace as it died (it did, once: every
+// case re-pinned and re-calibrated, so rows of one group did not share their serial time).
 struct ReleaseWorkspace {
-  std::shared_ptr<StreamsWorkspace> workspace;
-  bool armed = true;
+  explicit ReleaseWorkspace(std::shared_ptr<StreamsWorkspace> w) : workspace(std::move(w)) {}
+  ReleaseWorkspace(const ReleaseWorkspace&) = delete;
+  ReleaseWorkspace& operator=(const ReleaseWorkspace&) = delete;
   ~ReleaseWorkspace() {
     if (armed) workspace->release();
   }
+  std::shared_ptr<StreamsWorkspace> workspace;
+  bool armed = true;
 };
 
 // Every case's measurement: one pass per call, `bytes` in and out, against twice the link's ceiling.
@@ -434,7 +439,7 @@ Measurement host_overlap_case(const StreamsCase& c, StreamsWorkspace& workspace)
 MeasuredCase setup_streams_gpu(const StreamsCase& c, std::shared_ptr<StreamsWorkspace> workspace) {
   if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
   // A throw from here on skips the case; the workspace is released so nothing half-made stays.
-  auto release = std::make_shared<ReleaseWorkspace>(ReleaseWorkspace{workspace, true});
+  auto release = std::make_shared<ReleaseWorkspace>(workspace);
   CUDA_CHECK(cudaSetDevice(c.device));
   if (auto problem = workspace->prepare(c); !problem.empty()) return MeasuredCase::skip(problem);
   MeasuredCase made;

@@ -51,6 +51,9 @@ std::shared_ptr<DeviceTimer> gated_events(cudaStream_t stream) {
 // `read_back` (may be empty) brings the output into host_view first.
 std::string check_one_call(const std::function<void()>& call, cudaStream_t stream, const void* host_view,
                            std::uint64_t bytes, std::uint64_t seed, const std::function<void()>& read_back = {}) {
+  // The set-up's cudaMemcpy/cudaMemset ran on the legacy stream and may still be running (a pageable
+  // H2D cudaMemcpy returns once staged, a memset at once); the case's non-blocking stream would not wait.
+  CUDA_CHECK(cudaDeviceSynchronize());
   call();
   CUDA_CHECK(cudaStreamSynchronize(stream));
   if (read_back) read_back();
@@ -173,6 +176,7 @@ MeasuredCase setup_pointer_chase(const LatencyCase& c) {
   // Two calls on the GPU end where two calls of the CPU twin end.
   m.verify = [chain, call = m.call]() -> std::string {
     CUDA_CHECK(cudaMemset(chain->position.data(), 0, sizeof(std::uint64_t)));
+    CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream; the chase's stream is non-blocking
     call();
     call();
     chain->stream.synchronize();

@@ -196,6 +196,7 @@ MeasuredCase setup_small_tensors(const SmallTensorsCase& c) {
   };
   m.verify = [t, call = m.call] {
     CUDA_CHECK(cudaMemset(t->device.data(), 0, t->layout.total_bytes));
+    CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream; the copies' stream is non-blocking
     call();
     return check_tensors(*t);
   };

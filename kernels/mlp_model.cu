@@ -225,6 +225,7 @@ TrainScalars MlpGpuModel::scalars() const {
 void MlpGpuModel::set_scalars(const TrainScalars& s) {
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaMemcpy(b_->scalars.data(), &s, sizeof s, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());  // from pageable memory it returns once staged; the model's streams won't wait
 }
 
 }  // namespace offloadbench

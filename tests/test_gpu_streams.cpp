@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "benchmarks/streams_cases.h"
@@ -51,6 +54,25 @@ TEST_F(GpuStreams, EveryVariantProducesCorrectOutputWithUnevenChunks) {
     EXPECT_EQ(row["skipped"], false) << row["name"] << " " << row.value("skip_reason", "");
     EXPECT_EQ(row["validated"], true) << row["name"] << " " << row.value("invalid_reason", "");
   }
+  // The kernel cases of one memory kind and workload ratio share one calibration and one serial
+  // time (docs/results-schema.md), so their speedups compare against the same baseline.
+  std::map<std::string, std::pair<double, double>> first_of_group;  // fma_iterations, serial_time_s
+  for (const auto& row : rows) {
+    if (!row.contains("serial_time_s")) continue;
+    const auto name = row["name"].get<std::string>();
+    // streams/<op>/<memory>/ratio:R/...: the group is <memory>/ratio:R.
+    const auto op_end = name.find('/', std::string("streams/").size());
+    const auto ratio = name.find("/ratio:");
+    ASSERT_NE(ratio, std::string::npos) << name;
+    const auto ratio_end = name.find('/', ratio + 1);
+    const auto group = name.substr(op_end + 1, ratio_end - op_end - 1);
+    const std::pair<double, double> seen{row["fma_iterations"].get<double>(), row["serial_time_s"].get<double>()};
+    const auto [it, first] = first_of_group.emplace(group, seen);
+    if (!first) {
+      EXPECT_EQ(seen, it->second) << name << " does not share " << group << "'s calibration";
+    }
+  }
+  EXPECT_GE(first_of_group.size(), 2u);
 }
 
 TEST_F(GpuStreams, PinnedBalancedFourStreamsBeatSerial) {
