@@ -21,6 +21,7 @@
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
 #include "harness/system_info.h"
+#include "kernels/mlp_check.h"
 #include "kernels/mlp_gpu.h"
 
 namespace offloadbench {
@@ -176,7 +177,11 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   if (!(std::abs(gpu_loss - cpu_loss) <= mlp_loss_rtol(c.precision) * std::abs(cpu_loss)))
     return fmt::format("{} loss {:.8g} differs from the CPU's {:.8g}", to_string(c.precision), gpu_loss, cpu_loss);
   const auto grads = gpu.grads();
-  if (auto problem = mlp_gradient_mismatch(grads.data(), cpu.grads.data(), grads.size(), c.precision);
+  ReluTieAllowance ties;  // fp32 only: the normwise bounds of bf16 and fp16 already cover ReLU ties
+  if (c.precision == Precision::fp32)
+    ties = mlp_relu_tie_allowance(params.data(), data.x.data(), cpu.dlogits.data(), c.shape, c.batch);
+  if (auto problem = mlp_gradient_mismatch(grads.data(), cpu.grads.data(), grads.size(), c.precision,
+                                           ties.per_param.empty() ? nullptr : ties.per_param.data());
       !problem.empty())
     return "gradients: " + problem;
   return "";

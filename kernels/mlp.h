@@ -72,15 +72,6 @@ OptimizerConfig make_optimizer_config(Optimizer kind, float max_grad_norm = 0);
 // for loss scaling. Plain SGD/AdamW steps skip that pass over the gradients, as PyTorch's do.
 inline bool needs_grad_norm(const OptimizerConfig& c) { return c.max_grad_norm > 0 || c.dynamic_loss_scale; }
 
-// How closely a GPU step must match this reference (same weights, same batch). fp32 differs only in
-// summation order (cuBLAS vs OpenBLAS): loss within 1e-4 relative, each gradient within
-// 1e-4·|ref| + 1e-5·max|ref|. bf16 (unit roundoff 2⁻⁸) and fp16 (2⁻¹¹) round every GEMM input and can
-// flip a ReLU near zero, so they are held to a normwise bound: ‖got − ref‖ ≤ rtol·‖ref‖ with rtol
-// 3e-2 (bf16) and 5e-3 (fp16), and the loss within 2e-2 and 5e-3 relative.
-double mlp_loss_rtol(Precision precision);
-// "" when the gradients match under the rule above, else what differs and where.
-std::string mlp_gradient_mismatch(const float* got, const float* ref, std::size_t n, Precision precision);
-
 // PyTorch's nn.Linear initialisation (uniform ±1/√fan_in), from a seed.
 void mlp_init_params(float* params, const MlpShape& shape, std::uint64_t seed);
 

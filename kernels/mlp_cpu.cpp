@@ -103,40 +103,6 @@ OptimizerConfig make_optimizer_config(Optimizer kind, float max_grad_norm) {
   return c;
 }
 
-double mlp_loss_rtol(Precision precision) {
-  switch (precision) {
-    case Precision::fp32: return 1e-4;
-    case Precision::bf16: return 2e-2;
-    case Precision::fp16: return 5e-3;
-  }
-  return 0;
-}
-
-std::string mlp_gradient_mismatch(const float* got, const float* ref, std::size_t n, Precision precision) {
-  double max_ref = 0, diff_sq = 0, ref_sq = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    max_ref = std::max(max_ref, std::abs(static_cast<double>(ref[i])));
-    diff_sq += (static_cast<double>(got[i]) - ref[i]) * (static_cast<double>(got[i]) - ref[i]);
-    ref_sq += static_cast<double>(ref[i]) * ref[i];
-  }
-  if (precision != Precision::fp32) {
-    const double rtol = precision == Precision::bf16 ? 3e-2 : 5e-3;
-    const double relative = std::sqrt(diff_sq / std::max(ref_sq, 1e-300));
-    if (std::isfinite(relative) && relative <= rtol) return "";
-    return fmt::format("{} values differ from the CPU reference by {:.3g} of their norm (allowed {:.3g})",
-                       to_string(precision), relative, rtol);
-  }
-  std::size_t bad = 0;
-  std::string first;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double g = got[i], r = ref[i];
-    if (std::abs(g - r) <= 1e-4 * std::abs(r) + 1e-5 * max_ref) continue;  // NaN fails here
-    if (bad++ < 3) first += fmt::format("; [{}] got {:.8g}, expected {:.8g}", i, g, r);
-  }
-  if (bad == 0) return "";
-  return fmt::format("{} of {} fp32 values differ from the CPU reference{}", bad, n, first);
-}
-
 void mlp_init_params(float* params, const MlpShape& s, std::uint64_t seed) {
   const auto l = mlp_param_layout(s);
   std::mt19937_64 rng(seed);

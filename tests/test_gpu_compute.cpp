@@ -37,6 +37,7 @@ template <typename T>
 DeviceBuffer to_device(const std::vector<T>& host) {
   DeviceBuffer d(host.size() * sizeof(T));
   CUDA_CHECK(cudaMemcpy(d.data(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());  // a pageable copy returns once staged; the tests' streams won't wait
   return d;
 }
 

@@ -11,6 +11,7 @@
 #include "kernels/cuda/cuda_graph.h"
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/gpu_info.h"
+#include "kernels/mlp_check.h"
 #include "kernels/mlp_gpu.h"
 #include "tests/test_support.h"
 #include "tests/all_close.h"
@@ -29,6 +30,7 @@ struct DeviceBatches {
     make_synthetic_dataset(x.data(), labels.data(), rows, shape, 21);
     CUDA_CHECK(cudaMemcpy(device_x.data(), x.data(), device_x.bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(device_labels.data(), labels.data(), device_labels.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());  // pageable copies return once staged; the tests' streams won't wait
   }
   std::vector<float> x;
   std::vector<int> labels;
