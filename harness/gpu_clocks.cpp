@@ -7,9 +7,12 @@ namespace offloadbench {
 
 bool clocks_locked(const SmClockReading& r) { return (r.reasons & kClockReasonApplicationsSetting) != 0; }
 
+bool read_idle(const SmClockReading& r) { return (r.reasons & kClockReasonGpuIdle) != 0; }
+
 bool is_throttled(const SmClockReading& r, double threshold) {
-  const unsigned long long slowdowns = kClockReasonSwPowerCap | kClockReasonHwSlowdown | kClockReasonSwThermal |
-                                       kClockReasonHwThermal | kClockReasonHwPowerBrake;
+  if (read_idle(r)) return false;
+  const unsigned long long slowdowns =
+      kClockReasonHwSlowdown | kClockReasonSwThermal | kClockReasonHwThermal | kClockReasonHwPowerBrake;
   if (r.reasons & slowdowns) return true;
   return !clocks_locked(r) && r.max_sm_mhz > 0 && r.sm_mhz < threshold * r.max_sm_mhz;
 }
@@ -19,6 +22,7 @@ void annotate_clock(nlohmann::json& row, const std::optional<SmClockReading>& re
   row["sm_clock_mhz"] = reading->sm_mhz;
   row["clock_throttled"] = is_throttled(*reading);
   row["clocks_locked"] = clocks_locked(*reading);
+  if (read_idle(*reading)) row["clock_read_idle"] = true;
 }
 
 SmClockReader nvml_clock_reader() {

@@ -16,6 +16,7 @@ struct SmClockReading {
 };
 
 // NVML's event-reason bits that this code reads (nvml.h, nvmlClocksEventReason*).
+inline constexpr unsigned long long kClockReasonGpuIdle = 0x1;              // nothing running: clocks on their way down
 inline constexpr unsigned long long kClockReasonApplicationsSetting = 0x2;  // clocks set/locked by the user
 inline constexpr unsigned long long kClockReasonSwPowerCap = 0x4;
 inline constexpr unsigned long long kClockReasonHwSlowdown = 0x8;
@@ -23,15 +24,22 @@ inline constexpr unsigned long long kClockReasonSwThermal = 0x20;
 inline constexpr unsigned long long kClockReasonHwThermal = 0x40;
 inline constexpr unsigned long long kClockReasonHwPowerBrake = 0x80;
 
-// Throttled: power, thermal or hardware slowdown reasons, or the SM clock below `threshold` of its
-// maximum while clocks were not locked there on purpose (NVBench's default threshold is 75%).
+// Throttled: a thermal or hardware slowdown reason, or the SM clock below `threshold` of its maximum
+// while clocks were not locked there on purpose (NVBench's default threshold is 75%, and NVBench
+// judges by the clock alone). The software power cap alone is judged by the clock: an H100 running
+// large GEMMs sits at its power cap, a little below its top clock, as its normal state. A reading
+// taken once the GPU went idle (the reading follows the sample) is never throttled: it describes
+// the idle GPU, not the sample.
 bool is_throttled(const SmClockReading& reading, double threshold = 0.75);
+// The reading was taken with the GPU idle (NVML's GpuIdle reason).
+bool read_idle(const SmClockReading& reading);
 
 // Locked: the user fixed the clocks (nvidia-smi --lock-gpu-clocks / application clocks), which NVML
 // reports as the applications-clocks reason. Unlocked clocks boost and sag with temperature.
 bool clocks_locked(const SmClockReading& reading);
 
-// Adds sm_clock_mhz, clock_throttled and clocks_locked to a GPU row when there is a reading.
+// Adds sm_clock_mhz, clock_throttled and clocks_locked (and clock_read_idle when read_idle) to a GPU
+// row when there is a reading.
 void annotate_clock(nlohmann::json& row, const std::optional<SmClockReading>& reading);
 
 // Reads device `index`'s SM clock now; nullopt where NVML cannot.

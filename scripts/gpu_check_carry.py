@@ -11,6 +11,7 @@ import os
 import pathlib
 import shutil
 import socket
+import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CARRIED = "carried.json"
@@ -56,13 +57,29 @@ def origin_host(build_dir):
     return json.loads((pathlib.Path(build_dir) / CARRIED).read_text())["host"]
 
 
+def missing_libraries(executables):
+    """The shared libraries ldd cannot find for these executables here (sorted, each once); [] when
+    all load, or when there is no ldd to ask."""
+    if shutil.which("ldd") is None:
+        return []
+    missing = set()
+    for exe in executables:
+        listing = subprocess.run(["ldd", str(exe)], capture_output=True, text=True, timeout=60).stdout
+        missing.update(line.split("=>")[0].strip() for line in listing.splitlines() if "not found" in line)
+    return sorted(missing)
+
+
 def use_carried_build(build_dir):
-    """None when the carried tree's sources match this checkout's (its ctest files then point here),
-    else why it cannot be used."""
+    """None when the carried tree's sources match this checkout's and its executables find their
+    shared libraries here (its ctest files then point here), else why it cannot be used."""
     origin_path = build_dir / CARRIED
     origin = json.loads(origin_path.read_text())
     if origin["sources_sha256"] != sources_hash():
         return f"the sources changed since it was packed on {origin['host']} ({origin['packed']})"
+    # Another image may keep CUDA or the BLAS elsewhere: building there beats a stage of exit-127 tests.
+    executables = [build_dir / "offloadbench", *sorted((build_dir / "tests").glob("*_tests"))]
+    if missing := missing_libraries([e for e in executables if e.is_file()]):
+        return f"its executables cannot find {', '.join(missing[:4])} here"
     moves = [(origin["build_dir"], str(build_dir.resolve())), (origin["root"], str(ROOT))]
     for f in build_dir.rglob("*.cmake"):
         text = f.read_text()

@@ -16,7 +16,13 @@ TEST(GpuClocks, ThrottledByReasonOrByAClockFarBelowItsMaximum) {
   EXPECT_FALSE(is_throttled({1500, 1980, 0}));   // 76%: boost varies, not throttled
   EXPECT_TRUE(is_throttled({1400, 1980, 0}));    // 71%: below NVBench's 75%
   EXPECT_TRUE(is_throttled({1980, 1980, kClockReasonHwThermal}));
-  EXPECT_TRUE(is_throttled({1980, 1980, kClockReasonSwPowerCap}));
+  EXPECT_TRUE(is_throttled({1980, 1980, kClockReasonHwPowerBrake}));
+  // At the power cap a little below the top clock: an H100's normal state under large GEMMs.
+  EXPECT_FALSE(is_throttled({1755, 1980, kClockReasonSwPowerCap}));
+  EXPECT_TRUE(is_throttled({1200, 1980, kClockReasonSwPowerCap}));  // capped far down: judged by the clock
+  // Read after the GPU went idle: the clock falling to 345 MHz says nothing about the sample.
+  EXPECT_FALSE(is_throttled({345, 1980, kClockReasonGpuIdle}));
+  EXPECT_FALSE(is_throttled({345, 1980, kClockReasonGpuIdle | kClockReasonSwThermal}));
   // Locked low on purpose (nvidia-smi -lgc 1000): steady, not throttled.
   EXPECT_FALSE(is_throttled({1000, 1980, kClockReasonApplicationsSetting}));
   EXPECT_TRUE(is_throttled({1000, 1980, kClockReasonApplicationsSetting | kClockReasonHwSlowdown}));
@@ -36,6 +42,10 @@ TEST(GpuClocks, AnnotatesARowOnlyWithAReading) {
   EXPECT_EQ(row["sm_clock_mhz"], 1200);
   EXPECT_EQ(row["clock_throttled"], true);
   EXPECT_EQ(row["clocks_locked"], false);
+  EXPECT_FALSE(row.contains("clock_read_idle"));
+  annotate_clock(row, SmClockReading{345, 1980, kClockReasonGpuIdle});
+  EXPECT_EQ(row["clock_throttled"], false);
+  EXPECT_EQ(row["clock_read_idle"], true);
 }
 
 TEST(GpuClocks, ReporterReadsTheClockForGpuRowsOnly) {

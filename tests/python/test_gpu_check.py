@@ -8,9 +8,12 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
+import threading
+import time
 
 import pytest
 
@@ -123,6 +126,14 @@ def test_without_a_gpu_the_gpu_stages_say_so_and_succeed(tmp_path):
     assert_travels(out)
 
 
+def test_where_a_gpu_is_required_no_gpu_is_a_failure(tmp_path):
+    out = tmp_path / "out"
+    result = gpu_check("--stage", "test", "--require-gpu", "--out", out, env=NO_GPU, timeout=60)
+    assert result.returncode == 1
+    assert "--require-gpu, but no GPU: assumed absent" in result.stderr
+    assert (out / "summary.md").read_text().startswith("# gpu-check: NO GPU")
+
+
 def test_a_visible_gpu_whose_tests_skip_fails_the_test_stage(tmp_path, build_dir, gpu_tests):
     # Here the tests skip (no driver); with a GPU visible that is a failure, never a pass.
     out = tmp_path / "out"
@@ -203,6 +214,22 @@ def test_a_step_is_stopped_at_its_limit(tmp_path):
     assert "stopped at the time limit" in stage.log.read_text()
 
 
+def test_a_step_writes_into_its_log_while_it_runs(tmp_path):
+    # The GPU machine's tool kills a call at 10 minutes and brings back only what is in --out by then.
+    gpu_check_module = load_gpu_check()
+    stage = gpu_check_module.Stage("suite", tmp_path, limit_s=60, dry_run=False)
+    step = [sys.executable, "-u", "-c", "import time; print('first', 'half'); time.sleep(3); print('second', 'half')"]
+    runner = threading.Thread(target=stage.run, args=(step,))
+    runner.start()
+    deadline = time.monotonic() + 2.5
+    while "first half" not in stage.log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "first half" in stage.log.read_text() and "second half" not in stage.log.read_text()
+    runner.join()
+    log = stage.log.read_text()
+    assert log.index("first half") < log.index("second half") < log.index("# -> exit 0")
+
+
 def test_files_too_big_to_travel_are_cut_or_compressed(tmp_path):
     gpu_check_module = load_gpu_check()
     (tmp_path / "suite.log").write_bytes(b"x" * (20 << 20) + b"LAST LINE\n")
@@ -253,3 +280,23 @@ def test_a_carried_build_of_other_sources_is_not_used(tmp_path, build_dir):
     assert gpu_check_carry.use_carried_build(packed) is None
     (packed / "carried.json").write_text(json.dumps(dict(origin, sources_sha256="0" * 64)))
     assert "sources changed" in gpu_check_carry.use_carried_build(packed)
+
+
+def test_a_carried_build_whose_libraries_are_missing_here_is_not_used(tmp_path, build_dir):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_carry
+    if shutil.which("ldd") is None or shutil.which("cc") is None:
+        pytest.skip("needs ldd and a C compiler")
+    packed = tmp_path / "devbuild"
+    gpu_check_carry.pack_build(build_dir, packed)
+    assert gpu_check_carry.missing_libraries([packed / "offloadbench"]) == []
+    # An executable linked against a library that is then taken away, as on an image without it.
+    (tmp_path / "gone.c").write_text("int gone(void) { return 1; }\n")
+    (tmp_path / "main.c").write_text("int gone(void);\nint main(void) { return gone(); }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", tmp_path / "libgone.so", tmp_path / "gone.c"], check=True)
+    tests = packed / "tests"
+    tests.mkdir(exist_ok=True)
+    subprocess.run(["cc", "-o", tests / "extra_tests", tmp_path / "main.c", f"-L{tmp_path}", "-lgone"], check=True)
+    (tmp_path / "libgone.so").unlink()
+    assert gpu_check_carry.missing_libraries([tests / "extra_tests"]) == ["libgone.so"]
+    assert "cannot find libgone.so" in gpu_check_carry.use_carried_build(packed)
