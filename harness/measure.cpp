@@ -100,6 +100,9 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
       }
     }
   } catch (const std::exception& e) {
+    // The device timer first: it opens a gate a throw left closed and waits on the case's stream,
+    // which the calls' captures may be the last to hold (member-wise assignment frees them first).
+    made->measured.measurement.device.reset();
     made->measured = MeasuredCase::skip(e.what());
   }
   current = std::move(made);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -34,6 +35,7 @@ struct Ledger {
   int before_batches = 0, before_batches_in_window = 0;
   double untimed_wall_s = 0;  // wall time the work before batches took (it must not be timed)
   int delays = 0, delays_outside_window = 0;  // the self-test's injected delays asked of the timer
+  std::string let_go;  // "device" and "buffers" in the order the layer let go of them
 };
 
 // Stands for a case's buffers: records when the layer lets go of them.
@@ -43,6 +45,7 @@ struct Teardown {
   Teardown& operator=(const Teardown&) = delete;
   std::shared_ptr<Ledger> ledger;
   ~Teardown() {
+    ledger->let_go += "buffers ";
     ++ledger->teardowns;
     ledger->batches_at_teardown = ledger->batches;
   }
@@ -62,6 +65,7 @@ class FakeWallClock : public WallClock {
 class FakeDeviceTimer : public DeviceTimer {
  public:
   explicit FakeDeviceTimer(std::shared_ptr<Ledger> ledger) : ledger_(std::move(ledger)) {}
+  ~FakeDeviceTimer() override { ledger_->let_go += "device "; }
   void begin_batch() override {
     ledger_->in_window = true;
     calls_at_start_ = ledger_->calls;
@@ -93,6 +97,7 @@ struct FakeCase {
   double latency_steps = 0;
   bool work_before_batches = false;  // each takes a second of wall time
   std::string verify_problem;
+  bool verify_throws = false;
 };
 
 FakeCase batch_of(int calls) {
@@ -122,6 +127,7 @@ CaseSetup fake_setup(std::shared_ptr<Ledger> ledger, FakeCase f) {
     m.verify = [ledger, f] {
       ++ledger->verifies;
       if (ledger->in_window) ++ledger->verifies_in_window;
+      if (f.verify_throws) throw std::runtime_error("CUDA error 700 (an illegal memory access) in verify");
       return f.verify_problem;
     };
     m.calls_per_batch = f.batch;
@@ -269,6 +275,20 @@ TEST_F(MeasureTest, SkipsAndFailedChecksAreRowFieldsNotParsedText) {
       EXPECT_EQ(row["invalid_reason"], "skipped: not really, byte 7 differs");
     }
   }
+}
+
+// A throw after the device timer exists (a gate may be closed on the case's stream): the timer goes
+// first, while the buffers and stream the calls hold are still there to open and wait on.
+TEST_F(MeasureTest, AThrowInSetUpSkipsAndLetsGoOfTheDeviceTimerBeforeTheBuffers) {
+  FakeCase throws = batch_of(1);
+  throws.verify_throws = true;
+  auto ledger = register_fake("fake/throws", throws);
+  const auto doc = testing::run_registered("fake/", 1, 0.001);
+  const auto rows = testing::rows_where(doc, "op", "fake");
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0]["skipped"], true);
+  EXPECT_EQ(rows[0]["skip_reason"], "CUDA error 700 (an illegal memory access) in verify");
+  EXPECT_EQ(ledger->let_go, "device buffers ");
 }
 
 TEST_F(MeasureTest, HostEnqueueSlowerThanTheDeviceIsFlagged) {

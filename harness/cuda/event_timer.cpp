@@ -8,7 +8,10 @@ namespace offloadbench {
 
 EventTimer::EventTimer(EventTimerOptions options)
     : options_(std::move(options)), joined_(options_.side_streams.size()) {
-  if (options_.gated) gate_ = std::make_unique<CopyGate>();
+  if (options_.gated) {
+    gate_ = std::make_unique<CopyGate>();
+    preload_injected_delay();  // its first launch would come inside the gate (see there)
+  }
   if (options_.flush_bytes > 0) flush_ = DeviceBuffer(options_.flush_bytes);
 }
 

@@ -23,6 +23,15 @@ __global__ void injected_delay_kernel(unsigned long long delay_ns) {
 
 }  // namespace
 
+void preload_injected_delay() {
+  static const bool loaded = [] {
+    cudaFuncAttributes attributes{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, injected_delay_kernel));
+    return true;
+  }();
+  static_cast<void>(loaded);
+}
+
 void enqueue_injected_delay(double seconds, cudaStream_t stream) {
   if (!(seconds > 0 && seconds <= 10))
     throw std::invalid_argument(fmt::format("injected delay of {} s: out of (0, 10] s", seconds));

@@ -16,4 +16,9 @@ namespace offloadbench {
 // and std::invalid_argument on a time out of range.
 void enqueue_injected_delay(double seconds, cudaStream_t stream);
 
+// Loads the kernel's module now (once per process). With lazy loading (CUDA 12.2+'s default) the first
+// launch loads it, which may synchronize the context: inside a gated batch that would wait on the
+// spinning gate until it timed out. Gated timers call this when they are made.
+void preload_injected_delay();
+
 }  // namespace offloadbench
