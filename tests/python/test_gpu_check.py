@@ -300,3 +300,13 @@ def test_a_carried_build_whose_libraries_are_missing_here_is_not_used(tmp_path, 
     (tmp_path / "libgone.so").unlink()
     assert gpu_check_carry.missing_libraries([tests / "extra_tests"]) == ["libgone.so"]
     assert "cannot find libgone.so" in gpu_check_carry.use_carried_build(packed)
+
+
+def test_sanitizer_summaries_are_read_for_every_tool():
+    findings = load_gpu_check().sanitizer_findings
+    assert findings("========= ERROR SUMMARY: 0 errors\n") == (0, 0)
+    assert findings("========= ERROR SUMMARY: 3 errors\n") == (3, 0)
+    assert findings("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n") == (0, 0)
+    assert findings("========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n") == (1, 0)
+    assert findings("========= RACECHECK SUMMARY: 2 hazards displayed (0 errors, 2 warnings)\n") == (0, 2)
+    assert findings("[  PASSED  ] 8 tests.\n") is None
