@@ -2,6 +2,7 @@
 #include "harness/gpu_info.h"
 #include "harness/nvml.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 
@@ -33,9 +34,7 @@ double PcieLink::theoretical_bytes_per_second() const {
 }
 
 double PcieLink::ceiling_bytes_per_second() const {
-  const int generation = max_generation > 0 ? max_generation : current_generation;
-  const int width = max_width > 0 ? max_width : current_width;
-  return pcie_link_bytes_per_second(generation, width);
+  return pcie_link_bytes_per_second(std::max(max_generation, current_generation), std::max(max_width, current_width));
 }
 
 bool PcieLink::degraded() const {

@@ -19,8 +19,10 @@ struct PcieLink {
 
   // Per direction, at the current generation and width; 0 when unknown.
   double theoretical_bytes_per_second() const;
-  // Per direction at the maximum generation and width (the current ones where the maximum is
-  // unknown): the ceiling copies are checked against, since an idle GPU down-clocks its link.
+  // Per direction at the maximum generation and width: the ceiling copies are checked against,
+  // since an idle GPU down-clocks its link. A link never runs above what it can, so where the
+  // "maximum" reads below the current state (unknown, or a virtual machine's emulated root port
+  // limiting what NVML calls the system's maximum) the current generation or width stands in.
   double ceiling_bytes_per_second() const;
   bool known() const { return current_generation > 0 && current_width > 0; }
   // True when the link runs below its maximum generation or width.

@@ -427,6 +427,11 @@ TEST(LinkCeiling, IsTheMaximumGenerationAndWidthNotTheIdleState) {
   EXPECT_LT(idle.theoretical_bytes_per_second(), idle.ceiling_bytes_per_second());
   PcieLink max_unknown{4, 0, 8, 0, "sysfs"};
   EXPECT_DOUBLE_EQ(max_unknown.ceiling_bytes_per_second(), pcie_link_bytes_per_second(4, 8));
+  // A VM's emulated root port can make NVML's "maximum" read Gen1 while the GPU runs Gen5 x16: the
+  // ceiling must not fall below the link's current rate (every copy row would read above it).
+  PcieLink virtual_root{5, 1, 16, 1, "nvml"};
+  EXPECT_DOUBLE_EQ(virtual_root.ceiling_bytes_per_second(), pcie_link_bytes_per_second(5, 16));
+  EXPECT_FALSE(virtual_root.degraded());
 }
 
 // With random interleaving (what `ab` runs) a case is set up again for each repetition; here each
