@@ -174,13 +174,14 @@ MeasuredCase setup_pin_cost(const PinCostCase& c) {
   struct PinTimes {
     double pin_s = 0, unpin_s = 0;
     std::int64_t calls = 0;
-    int untimed_left = 1;  // the measurement layer's warm-up call (harness/measure.cpp): first-pin costs
+    int untimed_left = 0;  // the measurement layer's warm-up calls (harness/measure.cpp): first-pin costs
     HostBuffer memory;     // host_register: touched once, outside the timed calls
   };
   auto times = std::make_shared<PinTimes>();
   if (c.operation == PinOperation::host_register) times->memory = HostBuffer(c.bytes, HostMemoryKind::pageable);
   MeasuredCase made;
   Measurement& m = made.measurement;
+  times->untimed_left = std::max(m.warmup_calls, 1);  // as many as warm_up makes
   // The call is pin + unpin; each half is also timed alone, by the same wall clock.
   m.call = [c, times] {
     void* p = times->memory.data();
