@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "benchmarks/gpu_checks.h"
 #include "benchmarks/streams_cases.h"
 #include "benchmarks/streams_check.h"
 #include "benchmarks/streams_model.h"
@@ -451,9 +452,10 @@ MeasuredCase setup_streams_gpu(const StreamsCase& c, std::shared_ptr<StreamsWork
   // The measurement points into the workspace, so it holds it; the suite's last case frees it when
   // torn down, after its last repetition (a workspace of the case's own goes with the case anyway).
   release->armed = c.release_after;
-  made.measurement.report = [report = std::move(made.measurement.report), release](benchmark::State& state,
-                                                                                  const Totals& totals) {
+  made.measurement.report = [report = std::move(made.measurement.report), release, device = c.device](
+                                benchmark::State& state, const Totals& totals) {
     report(state, totals);
+    report_link_under_load(state, device, 2);  // every case moves its bytes both ways
   };
   return made;
 }

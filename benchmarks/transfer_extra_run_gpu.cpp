@@ -124,6 +124,8 @@ MeasuredCase setup_sm_copy(const SmCopyCase& c) {
     std::vector<unsigned char> staging(c.bytes);
     if (h2d) {
       fill_seeded_bytes(b->host.host(), c.bytes, 2);
+      // Poisoned, so a call that copied nothing cannot pass on a buffer left holding this pattern.
+      CUDA_CHECK(cudaMemset(b->device.data(), 0, c.bytes));
       return check_one_call(call, b->stream.get(), staging.data(), c.bytes, 2, [&] {
         CUDA_CHECK(cudaMemcpy(staging.data(), b->device.data(), c.bytes, cudaMemcpyDeviceToHost));
       });
@@ -137,6 +139,7 @@ MeasuredCase setup_sm_copy(const SmCopyCase& c) {
   m.calls_per_batch = calls_per_batch_moving(static_cast<double>(c.bytes));
   m.device = gated_events(b->stream.get());
   m.bytes_ceiling = link_ceiling(c.device);
+  m.report = [device = c.device](benchmark::State& state, const Totals&) { report_link_under_load(state, device, 1); };
   return made;
 }
 

@@ -11,6 +11,7 @@
 
 #include "benchmarks/gpu_checks.h"
 #include "benchmarks/transfer_cases.h"
+#include "benchmarks/transfer_extra_cases.h"
 #include "harness/benchmark_case.h"
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
@@ -24,22 +25,9 @@ namespace {
 // Copies per timed batch: enough that small copies are not all launch latency, few for large ones.
 int copies_per_batch(std::uint64_t bytes) { return calls_per_batch_moving(static_cast<double>(bytes), 4); }
 
-std::uint8_t pattern_byte(std::uint64_t i, unsigned seed) {
-  return static_cast<std::uint8_t>((i * 2654435761u + seed) >> 7);
-}
-
-void fill(void* data, std::uint64_t bytes, unsigned seed) {
-  auto* p = static_cast<std::uint8_t*>(data);
-  for (std::uint64_t i = 0; i < bytes; ++i) p[i] = pattern_byte(i, seed);
-}
-
-// Index of the first byte that breaks the pattern, or bytes when none does.
-std::uint64_t first_mismatch(const void* data, std::uint64_t bytes, unsigned seed) {
-  const auto* p = static_cast<const std::uint8_t*>(data);
-  for (std::uint64_t i = 0; i < bytes; ++i)
-    if (p[i] != pattern_byte(i, seed)) return i;
-  return bytes;
-}
+// The check patterns' seeds (fill_seeded_bytes), one per direction: a bidirectional copy that
+// crossed its buffers fails, and no other transfer case fills with these.
+constexpr std::uint64_t kH2dSeed = 5, kD2hSeed = 6;
 
 // The buffers and streams of one case. For a bidirectional case `up` carries H2D and `down` D2H at
 // once; one-way copies use `up` alone. Streams are declared last so they go first.
@@ -69,11 +57,11 @@ std::string verify_copy(const DeviceCopyCase& c, CopyResources& r) {
   const auto bytes = c.bytes;
   std::vector<std::uint8_t> scratch(bytes);
   if (c.direction != CopyDirection::d2h) {
-    fill(r.host_up.data(), bytes, 1);  // CPU writes to write-combined memory are fast
+    fill_seeded_bytes(r.host_up.data(), bytes, kH2dSeed);  // CPU writes to write-combined memory are fast
     CUDA_CHECK(cudaMemset(r.device_up.data(), 0xA5, bytes));
   }
   if (c.direction != CopyDirection::h2d) {
-    fill(scratch.data(), bytes, 2);
+    fill_seeded_bytes(scratch.data(), bytes, kD2hSeed);
     CUDA_CHECK(cudaMemcpy(r.device_down.data(), scratch.data(), bytes, cudaMemcpyHostToDevice));
     std::memset(r.host_down.data(), 0xA5, bytes);
   }
@@ -82,14 +70,14 @@ std::string verify_copy(const DeviceCopyCase& c, CopyResources& r) {
   CUDA_CHECK(cudaDeviceSynchronize());
   if (c.direction != CopyDirection::d2h) {
     CUDA_CHECK(cudaMemcpy(scratch.data(), r.device_up.data(), bytes, cudaMemcpyDeviceToHost));
-    if (auto at = first_mismatch(scratch.data(), bytes, 1); at != bytes)
+    if (auto at = first_unseeded_byte(scratch.data(), bytes, kH2dSeed); at != bytes)
       return fmt::format("host-to-device copy corrupted byte {}", at);
   }
   if (c.direction != CopyDirection::h2d) {
     // host_down -> device_down (the copy engine reads it) -> scratch.
     CUDA_CHECK(cudaMemcpy(r.device_down.data(), r.host_down.data(), bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(scratch.data(), r.device_down.data(), bytes, cudaMemcpyDeviceToHost));
-    if (auto at = first_mismatch(scratch.data(), bytes, 2); at != bytes)
+    if (auto at = first_unseeded_byte(scratch.data(), bytes, kD2hSeed); at != bytes)
       return fmt::format("device-to-host copy corrupted byte {}", at);
   }
   return "";
@@ -109,19 +97,6 @@ double synchronous_copy_seconds(const DeviceCopyCase& c, CopyResources& r) {
     }
   });
 }
-
-// The link's maximum and its state right after the copies ran: an idle link may down-clock, a
-// busy one that stays below its maximum is a slot, riser or BIOS problem (the reporter flags it).
-void report_link(benchmark::State& state, const GpuInfo& gpu) {
-  const auto now = read_pcie_link(gpu.pci_bus_id);
-  state.counters["link_max_generation"] = gpu.link.max_generation;
-  state.counters["link_max_width"] = gpu.link.max_width;
-  if (now.known()) {
-    state.counters["link_generation_under_load"] = now.current_generation;
-    state.counters["link_width_under_load"] = now.current_width;
-  }
-}
-
 }  // namespace
 
 MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
@@ -144,7 +119,6 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   // A pageable cudaMemcpyAsync can block the host until the stream reaches it: never gate those.
   timing.gated = c.host_memory != HostMemoryKind::pageable;
 
-  const auto& gpu = gpu_inventory().gpus.at(c.device);
   MeasuredCase made;
   Measurement& m = made.measurement;
   m.call = [c, r] { enqueue_copy(c, *r); };
@@ -152,7 +126,7 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   m.work.bytes = static_cast<double>(c.bytes) * directions;
   m.calls_per_batch = copies_per_batch(c.bytes);
   m.device = std::make_shared<EventTimer>(timing);
-  m.bytes_ceiling = gpu.link.ceiling_bytes_per_second() * directions;
+  m.bytes_ceiling = link_ceiling(c.device) * directions;  // raised after the run where the link reads higher
   // What a user's synchronous copy waits for: its host_time_s replaces the timed calls' own.
   SideRate synchronous;
   synchronous.rate_counter = "host_bytes_per_second";
@@ -160,8 +134,8 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   synchronous.bytes = m.work.bytes;
   synchronous.time = [c, r] { return synchronous_copy_seconds(c, *r); };
   m.side_rates = {synchronous};
-  m.report = [c, gpu](benchmark::State& state, const Totals&) {
-    report_link(state, gpu);
+  m.report = [c, directions](benchmark::State& state, const Totals&) {
+    report_link_under_load(state, c.device, directions);
     state.counters["copies_per_batch"] = copies_per_batch(c.bytes);
   };
   return made;

@@ -97,8 +97,9 @@ MeasuredCase setup_managed(const ManagedCase& c) {
   timing.stream = b->stream.get();
   m.device = std::make_shared<EventTimer>(timing);
   m.bytes_ceiling = link_ceiling(c.device);
-  m.report = [concurrent](benchmark::State& state, const Totals&) {
+  m.report = [concurrent, device = c.device](benchmark::State& state, const Totals&) {
     state.counters["concurrent_managed_access"] = concurrent;
+    report_link_under_load(state, device, 1);
   };
   return made;
 }
@@ -202,11 +203,13 @@ MeasuredCase setup_small_tensors(const SmallTensorsCase& c) {
   };
   m.work.bytes = static_cast<double>(t->layout.payload_bytes);
   m.bytes_ceiling = link_ceiling(c.device);
-  if (c.method == SmallTensorsMethod::packed_pinned) {
-    const double pack_s =
-        median_wall_seconds(5, [t] { pack_tensors(t->pinned.data(), t->pageable_sources.data(), t->layout); });
-    m.report = [pack_s](benchmark::State& state, const Totals&) { state.counters["pack_time_s"] = pack_s; };
-  }
+  double pack_s = -1;  // packed_pinned only
+  if (c.method == SmallTensorsMethod::packed_pinned)
+    pack_s = median_wall_seconds(5, [t] { pack_tensors(t->pinned.data(), t->pageable_sources.data(), t->layout); });
+  m.report = [pack_s, device = c.device](benchmark::State& state, const Totals&) {
+    if (pack_s >= 0) state.counters["pack_time_s"] = pack_s;
+    report_link_under_load(state, device, 1);
+  };
   return made;
 }
 

@@ -33,8 +33,11 @@ double PcieLink::theoretical_bytes_per_second() const {
   return pcie_link_bytes_per_second(current_generation, current_width);
 }
 
+int PcieLink::ceiling_generation() const { return std::max({max_generation, current_generation, gpu_max_generation}); }
+int PcieLink::ceiling_width() const { return std::max({max_width, current_width, gpu_max_width}); }
+
 double PcieLink::ceiling_bytes_per_second() const {
-  return pcie_link_bytes_per_second(std::max(max_generation, current_generation), std::max(max_width, current_width));
+  return pcie_link_bytes_per_second(ceiling_generation(), ceiling_width());
 }
 
 bool PcieLink::degraded() const {
@@ -54,14 +57,33 @@ PcieLink read_sysfs_link(const std::string& pci_bus_id, const std::string& sysfs
   link.max_generation = pcie_generation_from_speed(max_speed);
   link.current_width = std::atoi(cur_width.c_str());
   link.max_width = std::atoi(max_width.c_str());
+  // The GPU function's own Link Capabilities register: what the GPU can do, whatever its slot.
+  link.gpu_max_generation = link.max_generation;
+  link.gpu_max_width = link.max_width;
   link.source = "sysfs";
   return link;
 }
 
+PcieLink merge_link_readings(const PcieLink& nvml, const PcieLink& sysfs) {
+  if (!nvml.known()) return sysfs;
+  PcieLink link = nvml;
+  link.gpu_max_generation = std::max(nvml.gpu_max_generation, sysfs.gpu_max_generation);
+  link.gpu_max_width = std::max(nvml.gpu_max_width, sysfs.gpu_max_width);
+  if (!sysfs.source.empty()) link.source = nvml.source + "+" + sysfs.source;
+  return link;
+}
+
+double link_ceiling_under_load(const PcieLink& first, const PcieLink& now) {
+  return std::max(first.ceiling_bytes_per_second(), now.ceiling_bytes_per_second());
+}
+
 PcieLink read_pcie_link(const std::string& pci_bus_id) {
-  if (auto link = Nvml::instance().pcie_link(pci_bus_id))
-    return {link->current_generation, link->max_generation, link->current_width, link->max_width, "nvml"};
-  return read_sysfs_link(pci_bus_id);
+  PcieLink nvml;
+  if (auto link = Nvml::instance().pcie_link(pci_bus_id)) {
+    nvml = {link->current_generation, link->max_generation, link->current_width, link->max_width, "nvml",
+            link->gpu_max_generation, 0};
+  }
+  return merge_link_readings(nvml, read_sysfs_link(pci_bus_id));
 }
 
 int read_sysfs_numa_node(const std::string& pci_bus_id, const std::string& sysfs_root) {
@@ -89,7 +111,11 @@ nlohmann::json to_json(const GpuInfo& gpu) {
   const auto& l = gpu.link;
   nlohmann::json link = {{"current_generation", l.current_generation}, {"max_generation", l.max_generation},
                          {"current_width", l.current_width},           {"max_width", l.max_width},
+                         {"gpu_max_generation", l.gpu_max_generation},
+                         {"gpu_max_width", l.gpu_max_width},
                          {"source", l.source},
+                         {"ceiling_generation", l.ceiling_generation()},
+                         {"ceiling_width", l.ceiling_width()},
                          {"theoretical_bytes_per_second", l.theoretical_bytes_per_second()},
                          {"ceiling_bytes_per_second", l.ceiling_bytes_per_second()},
                          {"degraded", l.degraded()}};

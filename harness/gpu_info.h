@@ -12,18 +12,24 @@ namespace offloadbench {
 
 struct PcieLink {
   int current_generation = 0;  // 0 = unknown
-  int max_generation = 0;
+  int max_generation = 0;      // NVML: "possible with this device and system" (a VM's root port can cap it)
   int current_width = 0;
   int max_width = 0;
-  std::string source;  // "nvml", "sysfs" or "" when unknown
+  std::string source;  // "nvml", "sysfs", "nvml+sysfs" or "" when unknown
+  // The GPU's own capability, whatever its slot: NVML's GpuMaxPcieLinkGeneration, and the GPU
+  // function's Link Capabilities as sysfs shows them (max_link_speed, max_link_width).
+  int gpu_max_generation = 0;
+  int gpu_max_width = 0;
 
   // Per direction, at the current generation and width; 0 when unknown.
   double theoretical_bytes_per_second() const;
-  // Per direction at the maximum generation and width: the ceiling copies are checked against,
-  // since an idle GPU down-clocks its link. A link never runs above what it can, so where the
-  // "maximum" reads below the current state (unknown, or a virtual machine's emulated root port
-  // limiting what NVML calls the system's maximum) the current generation or width stands in.
+  // Per direction at the highest generation and width any reading allows: the ceiling copies are
+  // checked against. An idle GPU down-clocks its link, and inside a virtual machine the system's
+  // "maximum" can read below what the GPU runs at (an emulated root port), so the GPU's own
+  // capability counts too: a ceiling must never be below what the link can really carry.
   double ceiling_bytes_per_second() const;
+  int ceiling_generation() const;
+  int ceiling_width() const;
   bool known() const { return current_generation > 0 && current_width > 0; }
   // True when the link runs below its maximum generation or width.
   bool degraded() const;
@@ -71,8 +77,16 @@ std::string cuda_version_string(int encoded);
 nlohmann::json to_json(const GpuInfo& gpu);
 nlohmann::json to_json(const GpuInventory& inventory);
 
-// The link as it is now (NVML, else sysfs): read again right after copies ran, under load.
+// The link as it is now (NVML, with the GPU function's sysfs capability; sysfs alone without NVML):
+// read again right after copies ran, under load.
 PcieLink read_pcie_link(const std::string& pci_bus_id);
+
+// NVML's reading completed by sysfs's: the GPU's own maximum is the higher of the two.
+PcieLink merge_link_readings(const PcieLink& nvml, const PcieLink& sysfs);
+
+// Per-direction ceiling of a copy checked after it ran: the higher of the link as first read and as
+// read `now`, under load (a link that trained up while busy can run above its idle reading).
+double link_ceiling_under_load(const PcieLink& first, const PcieLink& now);
 
 // PCIe link from /sys/bus/pci/devices/<bus id>/{current,max}_link_{speed,width}; empty when absent.
 PcieLink read_sysfs_link(const std::string& pci_bus_id, const std::string& sysfs_root = "/sys/bus/pci/devices");

@@ -81,8 +81,14 @@ std::optional<PcieLinkState> Nvml::pcie_link(const std::string& pci_bus_id) cons
   if (cur_gen(device, &values[0]) || max_gen(device, &values[1]) || cur_width(device, &values[2]) ||
       max_width(device, &values[3]))
     return std::nullopt;
-  return PcieLinkState{static_cast<int>(values[0]), static_cast<int>(values[1]),
-                       static_cast<int>(values[2]), static_cast<int>(values[3])};
+  PcieLinkState state{static_cast<int>(values[0]), static_cast<int>(values[1]), static_cast<int>(values[2]),
+                      static_cast<int>(values[3])};
+  // Newer drivers only; NVML has no such query for the width (sysfs gives the GPU function's).
+  unsigned gpu_max = 0;
+  if (auto gpu_max_gen = symbol<uint_query_fn>(library_, "nvmlDeviceGetGpuMaxPcieLinkGeneration");
+      gpu_max_gen && gpu_max_gen(device, &gpu_max) == 0)
+    state.gpu_max_generation = static_cast<int>(gpu_max);
+  return state;
 }
 
 std::optional<SmClockReading> Nvml::sm_clock(const std::string& pci_bus_id) const {

@@ -13,6 +13,7 @@ struct PcieLinkState {
   int max_generation = 0;
   int current_width = 0;
   int max_width = 0;
+  int gpu_max_generation = 0;  // nvmlDeviceGetGpuMaxPcieLinkGeneration: the GPU's own, not the system's; 0 = unknown
 };
 
 class Nvml {

@@ -52,6 +52,8 @@ TEST_F(SysfsLink, ReadsADegradedLinkByCudaBusId) {
     EXPECT_EQ(link.current_width, 8);
     EXPECT_EQ(link.max_width, 16);
     EXPECT_EQ(link.source, "sysfs");
+    EXPECT_EQ(link.gpu_max_generation, 5);  // the GPU function's own capability
+    EXPECT_EQ(link.gpu_max_width, 16);
     EXPECT_TRUE(link.degraded());
   }
   EXPECT_EQ(read_sysfs_numa_node("0000:1B:00.0", root.string()), 1);
@@ -68,6 +70,52 @@ TEST_F(SysfsLink, MissingDeviceIsUnknownNotAnError) {
   EXPECT_FALSE(link.degraded());
   EXPECT_EQ(link.theoretical_bytes_per_second(), 0.0);
   EXPECT_EQ(read_sysfs_numa_node("0000:ff:00.0", root.string()), -1);
+}
+
+TEST(PcieCeiling, AVirtualMachinesRootPortDoesNotCapTheCeiling) {
+  // Inside a VM, NVML's system maximum can read Gen1 (an emulated root port) and an idle GPU trains
+  // its link down to Gen1 too; the GPU function's own capability (sysfs) says Gen5 x16.
+  PcieLink nvml{1, 1, 16, 16, "nvml", 5, 0};
+  PcieLink sysfs;
+  sysfs.current_generation = 1;
+  sysfs.current_width = 16;
+  sysfs.max_generation = sysfs.gpu_max_generation = 5;
+  sysfs.max_width = sysfs.gpu_max_width = 16;
+  sysfs.source = "sysfs";
+  const auto link = merge_link_readings(nvml, sysfs);
+  EXPECT_EQ(link.source, "nvml+sysfs");
+  EXPECT_EQ(link.max_generation, 1);  // NVML's reading is kept as read, and recorded
+  EXPECT_EQ(link.ceiling_generation(), 5);
+  EXPECT_EQ(link.ceiling_width(), 16);
+  EXPECT_NEAR(link.ceiling_bytes_per_second(), pcie_link_bytes_per_second(5, 16), 1);
+  // Without NVML's GPU maximum, sysfs alone raises it; without sysfs, NVML's alone does.
+  nvml.gpu_max_generation = 0;
+  EXPECT_EQ(merge_link_readings(nvml, sysfs).ceiling_generation(), 5);
+  nvml.gpu_max_generation = 5;
+  const auto nvml_only = merge_link_readings(nvml, PcieLink{});
+  EXPECT_EQ(nvml_only.ceiling_generation(), 5);
+  EXPECT_EQ(nvml_only.source, "nvml");
+  // No NVML: the sysfs reading as it is.
+  EXPECT_EQ(merge_link_readings(PcieLink{}, sysfs).source, "sysfs");
+}
+
+TEST(PcieCeiling, ALinkReadHigherUnderLoadRaisesTheCeiling) {
+  PcieLink idle{2, 2, 16, 16, "nvml"};  // read at start: Gen2, nothing says more
+  PcieLink busy{5, 2, 16, 16, "nvml"};  // read again after the copies: Gen5
+  EXPECT_NEAR(link_ceiling_under_load(idle, busy), pcie_link_bytes_per_second(5, 16), 1);
+  EXPECT_NEAR(link_ceiling_under_load(busy, idle), pcie_link_bytes_per_second(5, 16), 1);  // never lowered
+  EXPECT_NEAR(link_ceiling_under_load(idle, PcieLink{}), pcie_link_bytes_per_second(2, 16), 1);
+}
+
+TEST(PcieCeiling, TheGpuMaximumIsInTheJson) {
+  GpuInfo gpu;
+  gpu.link = PcieLink{1, 1, 16, 16, "nvml+sysfs", 5, 16};
+  const auto j = to_json(gpu)["pcie_link"];
+  EXPECT_EQ(j["gpu_max_generation"], 5);
+  EXPECT_EQ(j["gpu_max_width"], 16);
+  EXPECT_EQ(j["ceiling_generation"], 5);
+  EXPECT_EQ(j["max_generation"], 1);
+  EXPECT_NEAR(j["ceiling_bytes_per_second"].get<double>(), pcie_link_bytes_per_second(5, 16), 1);
 }
 
 TEST(GpuInventory, AnswersWithOrWithoutAGpu) {

@@ -20,9 +20,14 @@ void print_gpu(const GpuInfo& g) {
   fmt::print("  DRAM bandwidth         {:.0f} GB/s theoretical ({}-bit bus)\n", g.dram_bytes_per_second / 1e9,
              g.memory_bus_width_bits);
   if (l.known())
+  {
     fmt::print("  PCIe link              Gen{} x{} now, Gen{} x{} max ({}): {:.1f} GB/s per direction theoretical\n",
                l.current_generation, l.current_width, l.max_generation, l.max_width, l.source,
                l.theoretical_bytes_per_second() / 1e9);
+    fmt::print("  copy ceiling           Gen{} x{} (the GPU's own maximum Gen{} x{}): {:.1f} GB/s per direction\n",
+               l.ceiling_generation(), l.ceiling_width(), l.gpu_max_generation, l.gpu_max_width,
+               l.ceiling_bytes_per_second() / 1e9);
+  }
   else
     fmt::print("  PCIe link              unknown (no NVML and no sysfs entry for {})\n", g.pci_bus_id);
   fmt::print("  copy engines           {} (asyncEngineCount)\n", g.async_engine_count);
