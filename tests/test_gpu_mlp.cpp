@@ -1,6 +1,7 @@
 // GPU tests (label gpu) of the MLP twins: the GPU's loss and gradients equal the CPU reference's per
 // precision, a replayed CUDA Graph equals eager launches, 200-step fp32 loss curves agree, fp16 loss
-// scaling skips a step whose gradients overflow, and the suite's GPU rows validate.
+// scaling skips a step whose gradients overflow, a pinned_overlap step's timed window holds its
+// prefetch, and the suite's GPU rows validate.
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "kernels/cuda/cuda_graph.h"
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/gpu_info.h"
+#include "harness/measure.h"
 #include "kernels/mlp_check.h"
 #include "kernels/mlp_gpu.h"
 #include "tests/test_support.h"
@@ -83,6 +85,11 @@ TEST_F(GpuMlp, GraphReplayGivesTheSameWeightsAsEagerLaunches) {
     CudaStream stream;
     const float* x = data.device_x.as<float>();
     const int* labels = data.device_labels.as<int>();
+    // One eager step first (on both, so they stay in step), as the runner does: cuBLAS binds its
+    // stream, picks its kernels and loads modules outside the capture.
+    eager.train_step(x, labels, config, stream.get());
+    graphed.train_step(x, labels, config, stream.get());
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     auto graph = capture_graph(stream.get(), [&] { graphed.train_step(x, labels, config, stream.get()); });
     for (int step = 0; step < 5; ++step) {
       eager.train_step(x, labels, config, stream.get());
@@ -91,7 +98,7 @@ TEST_F(GpuMlp, GraphReplayGivesTheSameWeightsAsEagerLaunches) {
     const auto a = eager.params(), b = graphed.params();
     // Atomic sums (loss, bias gradients, norm) may add in another order: equal to rounding, not bitwise.
     EXPECT_TRUE(testing::all_close(b.data(), a.data(), static_cast<std::int64_t>(a.size()), 1e-7, 1e-5));
-    EXPECT_EQ(graphed.scalars().step, 5) << "the step count lives on the device and advances on replay";
+    EXPECT_EQ(graphed.scalars().step, 1 + 5) << "the step count lives on the device and advances on replay";
   }
 }
 
@@ -144,6 +151,42 @@ TEST_F(GpuMlp, Fp16LossScalingSkipsAStepWhoseGradientsOverflow) {
   gpu.train_step(data.device_x.as<float>(), data.device_labels.as<int>(), config, stream.get());
   EXPECT_EQ(gpu.scalars().skip, 0);
   EXPECT_NE(gpu.params(), params);
+}
+
+// A copy-bound pinned_overlap step: its batch's device window must last at least as long as the
+// prefetch the step enqueues on the copy stream. A timer that does not join the copy stream ends
+// the window with the compute, a small fraction of the copy here.
+TEST_F(GpuMlp, PinnedOverlapWindowHoldsTheStepsPrefetch) {
+  MlpCase c;
+  c.batch = 4096;  // 12.8 MB of input a step against a forward pass of a few tens of µs
+  c.step = MlpStep::inference;
+  c.data_path = DataPath::pinned_overlap;
+  c.device = 0;
+  MeasuredCase made = setup_mlp_gpu(c);
+  if (!made.skip_reason.empty()) GTEST_SKIP() << made.skip_reason;
+  Measurement& m = made.measurement;
+  ASSERT_TRUE(m.device);
+  time_once(*m.device, m.call);  // first-call costs (module loading, cuBLAS heuristics)
+  // One step a batch, from an idle device: the previous batch's prefetch cannot spill into this window.
+  const double step_s = median_of(5, [&] {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return time_once(*m.device, m.call);
+  });
+
+  // The same bytes copied alone from pinned memory.
+  const auto bytes = static_cast<std::size_t>(c.samples_per_step()) * (c.shape.inputs * sizeof(float) + sizeof(int));
+  HostBuffer host(bytes, HostMemoryKind::pinned);
+  DeviceBuffer device(bytes);
+  CudaStream stream;
+  CudaEvent start, end;
+  const double copy_s = median_of(5, [&] {
+    start.record(stream.get());
+    CUDA_CHECK(cudaMemcpyAsync(device.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream.get()));
+    end.record(stream.get());
+    return elapsed_seconds(start, end);
+  });
+  // Loose: the copy in the step shares the link with nothing, but clocks and the link's state vary.
+  EXPECT_GE(step_s, 0.7 * copy_s) << "step window " << step_s << " s, the copy alone " << copy_s << " s";
 }
 
 TEST_F(GpuMlp, SuiteRowsValidateOnTheGpu) {
