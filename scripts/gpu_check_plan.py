@@ -7,6 +7,7 @@ summary of a real run puts each stage's measured time beside its estimate, to co
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 H100_CORES = 16
@@ -24,6 +25,32 @@ SANITIZER_TOOLS = {  # tool: (limit seconds, slowdown over a plain run, extra op
     "synccheck": (90, 4, []),
     "initcheck": (90, 4, []),
 }
+# first-light: every GPU code path once (scripts/gpu-check --stage first-light), in one short call.
+FIRST_LIGHT_SUITES = "mlp,transfer,streams,compute"  # run in this order: the most asked-for rows first
+# One case of each GPU code path (a regex search, as --benchmark_filter does), by family.
+FIRST_LIGHT_CASES = [
+    r"^mlp/784-128-10/(inference|train_sgd|train_adamw)/b(1|64|1024)/gpu/fp32/(eager|graph)/resident/",
+    r"^mlp/784-128-10/train_sgd/b(1|64|1024)/gpu/bf16/(eager|graph)/resident/",
+    r"^mlp/784-128-10/train_sgd/b64/(gpu/fp32/(eager|graph)/(pageable|pinned_overlap)|cpu_1t|cpu_all)/",
+    r"^transfer/(h2d|d2h|bidirectional)/[a-z_]+/(64KiB|256MiB)/",
+    r"^transfer/(device_local/[a-z_]+|sm_copy/[a-z0-9]+)/256MiB/",
+    r"^transfer/(latency/|managed/[a-z_]+/64MiB/|small_tensors/[a-z_]+/n:256/|pin_cost/[a-z_]+/64MiB/)",
+    r"^streams/((serial|async)/[a-z]+/ratio:1/|pipelined/[a-z]+/ratio:1/K:4/C:16/depth_first/"
+    r"|pipelined_best/pinned/ratio:1/|bidirectional/pinned/|host_overlap/[a-z_]+/ratio:1/)64MiB/",
+    r"^compute/(triad|dot)/fp32/(gpu_kernel/(256Mi|16Mi)|gpu_(pinned|pageable)/16Mi)/",
+    r"^compute/sgemm/square/((tiled|cublas_fp32|cublas_tf32|cublas_bf16)/gpu_kernel/4096"
+    r"|cublas_bf16/gpu_kernel/8192|tiled/gpu_pinned/4096)/",
+]
+FIRST_LIGHT_FILTER = "|".join(f"({case})" for case in FIRST_LIGHT_CASES)
+FIRST_LIGHT_TEST_JOBS = 4  # correctness tests side by side (they check outputs, not times)
+# Each part's share of the stage, in the order they run; the stage's own limit still stops all of it.
+FIRST_LIGHT_LIMITS_S = {"info": 20, "tests": 90, "run": 170, "pytorch": 60, "summary": 15, "plots": 35}
+FIRST_LIGHT_BUDGET_S = 360  # the stage's estimate must fit here, machine start not counted
+FIRST_LIGHT_LIMIT_S = 400  # and it is stopped here (its parts' limits add up to 390)
+PYTORCH_FIRST_LIGHT_S = 40  # import, CUDA start, 12 mlp cases and two 256 MiB copies of ~1.5 s each
+SMI_FIELDS = ["name", "persistence_mode", "clocks.sm", "clocks.max.sm", "clocks.mem", "power.draw",
+              "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax",
+              "pcie.link.width.current", "pcie.link.width.max", "driver_version"]
 SANITIZER_START_S = 10  # context, cuBLAS handle and the tool's own start, per tool
 PROCESS_START_S = 5  # CUDA context, cuBLAS handles, machine info, per offloadbench or test process
 
@@ -90,6 +117,36 @@ def case_seconds(fields, repetitions=SUITE_REPETITIONS, min_time=QUICK_MIN_TIME_
     later = max(LATER_REPETITION_MIN_TIMES * min_time * wall / timed, wall)
     setup = CASE_SETUP_S + SETUP_PASSES * (fields.get("bytes") or 0) / HOST_BYTES_PER_S_ONE_THREAD
     return setup + first + later * (repetitions - 1)
+
+
+def stage_limit_s(name):
+    return FIRST_LIGHT_LIMIT_S if name == "first-light" else STAGE_LIMIT_S
+
+
+def first_light_cases(offloadbench, pattern=None):
+    """The cases the first-light run selects: the full sweep of its suites, filtered as Google Benchmark
+    filters them (a regex search in the case's name)."""
+    regex = re.compile(pattern or FIRST_LIGHT_FILTER)
+    cases = _run_json([str(offloadbench), "list", "--full", "--json", "--suite", FIRST_LIGHT_SUITES])
+    return [c for c in cases if regex.search(c["name"] + "/")]  # Google Benchmark's names go on: /manual_time
+
+
+def first_light_plan(build_dir, offloadbench, ctest="ctest"):
+    tests = [t for t in gpu_tests(build_dir, ctest) if t["kind"] == "correctness"]
+    # Side by side: the longest test, or the total over the jobs, whichever is longer.
+    tests_s = PROCESS_START_S + max([t["cost"] for t in tests] + [sum(t["cost"] for t in tests) / FIRST_LIGHT_TEST_JOBS])
+    cases = first_light_cases(offloadbench)
+    by_family = {}
+    for case in cases:
+        fields = dict(case["fields"], **({"min_time_s": case["min_time_s"]} if "min_time_s" in case else {}))
+        by_family.setdefault(fields.get("family", "?"), []).append(case_seconds(fields))
+    run_s = PROCESS_START_S + sum(sum(v) for v in by_family.values())
+    seconds = 2 * PROCESS_START_S + tests_s + run_s + PYTORCH_FIRST_LIGHT_S + 10
+    parts = ", ".join(f"{name} {len(v)} ({sum(v):.0f} s)" for name, v in by_family.items())
+    return {"count": len(tests) + len(cases), "estimate_s": seconds, "tests_s": tests_s, "run_s": run_s,
+            "families": sorted(by_family),
+            "what": f"info; {len(tests)} correctness tests, {FIRST_LIGHT_TEST_JOBS} at a time ({tests_s:.0f} s); "
+                    f"one run of {len(cases)} cases: {parts}; PyTorch ({PYTORCH_FIRST_LIGHT_S} s); summary, charts"}
 
 
 def suite_plan(offloadbench):
@@ -182,11 +239,12 @@ def build_plan(build_dir, cores=H100_CORES, measured_path=BUILD_TIMES):
 
 def plan(build_dir, offloadbench, ctest="ctest", cores=H100_CORES):
     tests = gpu_tests(build_dir, ctest)
-    stages = {"build": build_plan(build_dir, cores), "test": test_plan(tests),
+    stages = {"build": build_plan(build_dir, cores),
+              "first-light": first_light_plan(build_dir, offloadbench, ctest), "test": test_plan(tests),
               "suite": suite_plan(offloadbench), "sanitize": sanitize_plan(tests)}
     for name, stage in stages.items():
-        stage["limit_s"] = STAGE_LIMIT_S
-        stage["fits"] = stage["estimate_s"] <= STAGE_LIMIT_S
+        stage["limit_s"] = stage_limit_s(name)
+        stage["fits"] = stage["estimate_s"] <= (FIRST_LIGHT_BUDGET_S if name == "first-light" else stage["limit_s"])
         if name != "build":  # on a machine gone cold, the call builds first
             stage["cold_call_s"] = stages["build"]["estimate_s"] + stage["estimate_s"]
             stage["fits"] &= stage["cold_call_s"] <= DEVICE_CALL_S - RESERVE_S

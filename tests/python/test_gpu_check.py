@@ -310,3 +310,89 @@ def test_sanitizer_summaries_are_read_for_every_tool():
     assert findings("========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n") == (1, 0)
     assert findings("========= RACECHECK SUMMARY: 2 hazards displayed (0 errors, 2 warnings)\n") == (0, 2)
     assert findings("[  PASSED  ] 8 tests.\n") is None
+
+
+def test_first_light_dry_run_lists_info_tests_side_by_side_the_run_and_pytorch(tmp_path):
+    out = tmp_path / "out"
+    result = gpu_check("--stage", "first-light", "--dry-run", "--out", out, env=NO_GPU)
+    assert result.returncode == 0, result.stderr
+    log = (out / "first-light.log").read_text()
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_plan
+    steps = [line for line in log.splitlines() if line.startswith("$ ")]
+    # Most important first: info, the correctness tests side by side, the run (mlp first), PyTorch merged in.
+    assert "info --json" in steps[0]
+    assert "-L '^gpu_correctness$'" in steps[1] and f"-j {gpu_check_plan.FIRST_LIGHT_TEST_JOBS}" in steps[1]
+    assert "run --full --suite mlp," in steps[2] and "--benchmark_filter=" in steps[2]
+    assert "gpu_anchors.py --first-light --merge" in steps[3]
+    # The parts' own limits fit inside the stage's.
+    assert sum(gpu_check_plan.FIRST_LIGHT_LIMITS_S.values()) <= gpu_check_plan.FIRST_LIGHT_LIMIT_S
+    assert "| first-light |" in (out / "summary.md").read_text()
+    assert_travels(out)
+
+
+def test_first_light_selects_every_gpu_family_and_fits_its_window(build_dir, offloadbench_bin):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_plan
+    cases = gpu_check_plan.first_light_cases(offloadbench_bin)
+    if not any(c["fields"].get("device") not in (None, "cpu") for c in cases):
+        pytest.skip("built without CUDA: no GPU cases to select")
+    names = [c["name"] for c in cases]
+    gpu = [c for c in cases if c["fields"].get("device") != "cpu"]
+
+    def some(*parts):
+        return any(all(p in n for p in parts) for n in names)
+    # The paths the first light must reach once each (README, "GPU check").
+    for parts in [("mlp/", "/b1/", "graph"), ("mlp/", "/b64/", "eager"), ("mlp/", "/b1024/", "bf16"),
+                  ("transfer/", "pinned", "256MiB"), ("transfer/", "pageable", "64KiB"), ("bidirectional",),
+                  ("streams/",), ("triad",), ("dot",), ("sgemm", "4096"), ("cublas",), ("8192",)]:
+        assert some(*parts), parts
+    assert {c["fields"]["family"] for c in gpu} >= {"mlp", "transfer", "streams", "compute"}
+    plan = gpu_check_plan.first_light_plan(build_dir, offloadbench_bin)
+    assert plan["estimate_s"] <= gpu_check_plan.FIRST_LIGHT_BUDGET_S, plan
+
+
+def test_persistence_mode_is_asked_for_and_a_refusal_is_said(tmp_path, monkeypatch):
+    gpu_check_module = load_gpu_check()
+    calls = tmp_path / "calls"
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\necho 'Enabled persistence mode for GPU 00000000:1B:00.0.'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    line = gpu_check_module.enable_persistence()
+    assert calls.read_text().split() == ["-pm", "1"]
+    assert line.startswith("persistence mode: on") and "Enabled" in line
+    smi.write_text("#!/bin/sh\necho 'Unable to set persistence mode: Insufficient Permissions' >&2\nexit 4\n")
+    line = gpu_check_module.enable_persistence()
+    assert line.startswith("persistence mode: not allowed here") and "Insufficient Permissions" in line
+
+
+def test_first_light_anchor_rows_follow_our_rows_fields_and_schema():
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_anchors
+    ours = mlp_row(0, "eager", 100.0)
+    ours.update(run_name="mlp/784-128-10/train_sgd/b64/gpu/fp32/eager/resident/manual_time", view="gpu_resident",
+                series="fp32 eager", compare_group="mlp/784-128-10/train_sgd/b64")
+    graph = dict(ours, launch_mode="graph", real_time=20.0)
+    results = {"benchmarks": [ours, graph]}
+    assert gpu_anchors.matching_row(results, family="mlp", batch=64, launch_mode="eager") is ours
+    samples = [(80e-6, 100, 90e-6), (82e-6, 100, 91e-6), (81e-6, 100, 95e-6)]
+    entry = gpu_anchors.anchor_entry(ours, "unused", {"launch_mode": "eager"}, samples,
+                                     {"samples_per_second": 64}, {"impl": "fused"})
+    entry["validated"] = True
+    assert entry["name"] == "mlp/784-128-10/train_sgd/b64/gpu/fp32/eager/resident/pytorch"
+    assert entry["base"]["series"] == "pytorch" and entry["base"]["compare_group"] == ours["compare_group"]
+    rows = gpu_anchors.to_rows([entry], 3)
+    iterations = [r for r in rows if r["run_type"] == "iteration"]
+    assert [r["device_time_s"] for r in iterations] == [s[0] for s in samples]
+    assert [r["host_time_s"] for r in iterations] == [s[2] for s in samples]
+    assert all(r["validated"] and r["series"] == "pytorch" for r in iterations)
+    median = next(r for r in rows if r.get("aggregate_name") == "median")
+    assert median["real_time"] == pytest.approx(81.0)  # µs
+    assert iterations[0]["samples_per_second"] == pytest.approx(64 / 80e-6)
+    # The table: ours eager and graph beside PyTorch's, the ratio of the medians.
+    table = gpu_anchors.first_light_table(results, [entry])
+    assert "| 100.0 µs | 81.0 µs | 0.81x | yes |" in table[2]
+    assert "(ours graph) | 20.0 µs | 81.0 µs | 4.05x | yes |" in table[3]
+    # Rows written by gpu_anchors never count as ours.
+    assert gpu_anchors.matching_row({"benchmarks": [dict(ours, series="pytorch")]}, family="mlp") is None
