@@ -5,9 +5,7 @@
 //   latency            latency_ns per dependent access (chase) or per round trip; no bandwidth
 //   managed            bytes / t for the host's bytes to be consumed on the device, ceiling = the link
 //   small_tensors      Σ tensor bytes (payload, no padding) / t, ceiling = the link
-#include <algorithm>
 #include <cstring>
-#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -65,22 +63,67 @@ const char* to_string(SmallTensorsMethod method) {
   return "unknown";
 }
 
+namespace {
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;  // splitmix64's increment
+
+// splitmix64's finalizer: a bijection of 64-bit words, so distinct counters give distinct words.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// base = mix64(seed), hoisted out of the loops.
+constexpr std::uint64_t word_at(std::uint64_t base, std::uint64_t index) { return mix64(base + (index + 1) * kGolden); }
+
+// The first wrong byte among bytes [from, from + n) of p (from a multiple of 8), or from + n; byte
+// by byte, and only where a whole-word compare already failed or for the tail.
+std::uint64_t first_wrong_byte_in(const unsigned char* p, std::uint64_t from, std::uint64_t n, std::uint64_t seed) {
+  const std::uint64_t base = mix64(seed);
+  for (std::uint64_t at = from; at < from + n; at += 8) {
+    unsigned char expected[8];
+    const std::uint64_t word = word_at(base, at / 8);
+    std::memcpy(expected, &word, 8);
+    for (std::uint64_t j = 0; j < 8 && at + j < from + n; ++j)
+      if (p[at + j] != expected[j]) return at + j;
+  }
+  return from + n;
+}
+}  // namespace
+
+std::string small_tensors_problem(const SmallTensorsCase& c) {
+  if (c.method != SmallTensorsMethod::batch_api || c.tensors <= kMaxBatchApiTensors) return "";
+  return fmt::format("cudaMemcpyBatchAsync is measured up to {} tensors: 4096 pageable tensors faulted the CUDA "
+                     "context on an H100 (driver 580.159, CUDA 13.0), which would end every later GPU case",
+                     kMaxBatchApiTensors);
+}
+
+std::uint64_t seeded_word(std::uint64_t seed, std::uint64_t index) { return word_at(mix64(seed), index); }
+
+// memcpy for every load and store: the buffers need not be 8-byte aligned, and compilers make plain
+// (unaligned) 8-byte moves of them.
 void fill_seeded_bytes(void* data, std::uint64_t bytes, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
   auto* out = static_cast<unsigned char*>(data);
-  for (std::uint64_t at = 0; at < bytes; at += 8) {
-    const std::uint64_t word = rng();
-    std::memcpy(out + at, &word, std::min<std::uint64_t>(8, bytes - at));
+  const std::uint64_t words = bytes / 8, base = mix64(seed);
+  for (std::uint64_t k = 0; k < words; ++k) {
+    const std::uint64_t word = word_at(base, k);
+    std::memcpy(out + 8 * k, &word, 8);
+  }
+  if (const std::uint64_t tail = bytes % 8; tail != 0) {
+    const std::uint64_t word = word_at(base, words);
+    std::memcpy(out + 8 * words, &word, tail);
   }
 }
 
 std::uint64_t first_unseeded_byte(const void* got, std::uint64_t bytes, std::uint64_t seed) {
-  std::vector<unsigned char> expected(bytes);
-  fill_seeded_bytes(expected.data(), bytes, seed);
   const auto* p = static_cast<const unsigned char*>(got);
-  for (std::uint64_t i = 0; i < bytes; ++i)
-    if (p[i] != expected[i]) return i;
-  return bytes;
+  const std::uint64_t words = bytes / 8, base = mix64(seed);
+  for (std::uint64_t k = 0; k < words; ++k) {
+    std::uint64_t word;
+    std::memcpy(&word, p + 8 * k, 8);
+    if (word != word_at(base, k)) return first_wrong_byte_in(p, 8 * k, 8, seed);
+  }
+  return first_wrong_byte_in(p, 8 * words, bytes % 8, seed);
 }
 
 double device_local_ceiling(std::uint64_t bytes, const GpuInfo& gpu) {

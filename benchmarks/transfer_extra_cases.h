@@ -88,6 +88,12 @@ struct SmallTensorsCase {
 };
 
 inline constexpr std::uint64_t kSmallTensorsSeed = 18;
+// cudaMemcpyBatchAsync of 4096 pageable tensors (197 MB) faulted the CUDA context on an H100 with
+// driver 580.159 and CUDA 13.0 (cudaErrorLaunchFailure; 1 to 256 tensors ran clean), and a fault
+// ends every later GPU case of the process, so the batch API is measured up to this many tensors.
+inline constexpr std::uint64_t kMaxBatchApiTensors = 256;
+// "" when the case can run, else why it is left out (the batch API above kMaxBatchApiTensors).
+std::string small_tensors_problem(const SmallTensorsCase& c);
 inline constexpr std::uint64_t kPackAlignment = 256;
 
 // Each case's setup for the measurement layer (harness/measure.h), or why it cannot run here.
@@ -97,8 +103,14 @@ MeasuredCase setup_latency(const LatencyCase& c);
 MeasuredCase setup_managed(const ManagedCase& c);
 MeasuredCase setup_small_tensors(const SmallTensorsCase& c);
 
-// Seeded bytes for the output checks (mt19937_64 words, so any seed gives a different pattern),
-// and the index of the first byte of `got` that differs from that pattern (bytes when none does).
+// Seeded bytes for the transfer family's output checks, and the index of the first byte of `got`
+// that differs from that pattern (bytes when none does; every byte is checked, any alignment).
+// Bytes [8k, 8k + 8) hold seeded_word(seed, k) in host byte order, and a tail shorter than 8 bytes
+// the first bytes of the next word: counter-based, so the check regenerates each word where it reads
+// it (no copy of the expected bytes), and every word differs from every other word and every other
+// seed's, so a copy from the wrong offset or of the wrong buffer fails. A stale buffer that already
+// holds the same seed's pattern passes: the callers poison destinations before the copy.
+std::uint64_t seeded_word(std::uint64_t seed, std::uint64_t index);
 void fill_seeded_bytes(void* data, std::uint64_t bytes, std::uint64_t seed);
 std::uint64_t first_unseeded_byte(const void* got, std::uint64_t bytes, std::uint64_t seed);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "benchmarks/transfer_cases.h"
+#include "benchmarks/transfer_extra_cases.h"
 #include "harness/benchmark_case.h"
 #include "harness/system_info.h"
 
@@ -40,9 +41,8 @@ bool same_bytes(const std::vector<char>& src, const char* dst) {
   return std::memcmp(src.data(), dst, src.size()) == 0;
 }
 
-void fill_pattern(std::vector<char>& data) {
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 131u + 7u) >> 3);
-}
+// Seeded, so a copy from the wrong offset also differs (the old byte ramp repeated every 2 KiB).
+void fill_pattern(std::vector<char>& data) { fill_seeded_bytes(data.data(), data.size(), 7); }
 
 void parallel_memcpy(char* dst, const char* src, std::uint64_t bytes, int threads) {
   if (threads <= 1) {

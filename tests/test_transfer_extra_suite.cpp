@@ -3,8 +3,11 @@
 // skips with the reason here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "benchmarks/transfer_extra_cases.h"
 #include "harness/gpu_info.h"
@@ -87,6 +90,72 @@ TEST(TransferExtraSuite, SeededPatternFindsTheFirstWrongByte) {
   EXPECT_EQ(first_unseeded_byte(data.data(), data.size(), 7), 1001u);
 }
 
+// The check compares whole words but must still catch, and place, a single wrong bit in any byte:
+// first, middle, last, in a tail shorter than a word, at every alignment of the buffer.
+TEST(TransferExtraSuite, SeededPatternCatchesOneFlippedBitAnywhereAtAnyAlignment) {
+  for (std::uint64_t bytes : {1ull, 7ull, 8ull, 9ull, 64ull, 1003ull, (1ull << 16) + 5})
+    for (std::uint64_t misalign = 0; misalign < 8; ++misalign) {
+      std::vector<unsigned char> storage(bytes + 16);
+      unsigned char* data = storage.data() + misalign;
+      fill_seeded_bytes(data, bytes, 11);
+      ASSERT_EQ(first_unseeded_byte(data, bytes, 11), bytes) << bytes << " bytes at +" << misalign;
+      const std::uint64_t tail_byte = bytes - 1 - (bytes % 8 > 1 ? 1 : 0);  // inside the tail when there is one
+      for (std::uint64_t at : std::vector<std::uint64_t>{0, bytes / 2, bytes - 1, tail_byte})
+        for (unsigned char bit : {0x01, 0x80}) {
+          data[at] ^= bit;
+          EXPECT_EQ(first_unseeded_byte(data, bytes, 11), at) << bytes << " bytes at +" << misalign;
+          data[at] ^= bit;
+        }
+      EXPECT_EQ(first_unseeded_byte(data, bytes, 11), bytes);
+    }
+}
+
+TEST(TransferExtraSuite, SeededPatternIsSeededWordsInOrderWithATruncatedTail) {
+  const std::uint64_t bytes = 8 * 100 + 5;
+  std::vector<unsigned char> data(bytes), shorter(bytes - 7);
+  fill_seeded_bytes(data.data(), bytes, 3);
+  for (std::uint64_t k = 0; k <= bytes / 8; ++k) {
+    const std::uint64_t word = seeded_word(3, k);
+    unsigned char expected[8];
+    std::memcpy(expected, &word, 8);
+    for (std::uint64_t j = 0; j < 8 && 8 * k + j < bytes; ++j) ASSERT_EQ(data[8 * k + j], expected[j]) << k << ", " << j;
+  }
+  // Any prefix is the same pattern: a check of part of a buffer needs no state from the rest.
+  fill_seeded_bytes(shorter.data(), shorter.size(), 3);
+  EXPECT_TRUE(std::equal(shorter.begin(), shorter.end(), data.begin()));
+  EXPECT_EQ(first_unseeded_byte(data.data(), shorter.size(), 3), shorter.size());
+}
+
+// What a broken copy looks like: from the wrong offset, only partly done, not done at all, or of
+// the other direction's buffer. Every one fails, at the first byte it got wrong.
+TEST(TransferExtraSuite, SeededPatternCatchesShiftedPartialStaleAndCrossedCopies) {
+  const std::uint64_t bytes = (256ull << 10) + 3, seed = 5;
+  std::vector<unsigned char> source(bytes + (64ull << 10)), got(bytes);
+  fill_seeded_bytes(source.data(), source.size(), seed);
+  // The old patterns repeated every 2 KiB and 32 KiB: shifts by those are caught now as well.
+  for (std::uint64_t shift : {1ull, 4ull, 8ull, 16ull, 2048ull, 32768ull}) {
+    std::memcpy(got.data(), source.data() + shift, bytes);
+    EXPECT_LT(first_unseeded_byte(got.data(), bytes, seed), 8u) << "shifted by " << shift;
+  }
+  std::memcpy(got.data(), source.data(), bytes);
+  ASSERT_EQ(first_unseeded_byte(got.data(), bytes, seed), bytes);
+  std::fill(got.begin() + 100001, got.end(), 0);  // a partial copy into a poisoned buffer
+  EXPECT_EQ(first_unseeded_byte(got.data(), bytes, seed), 100001u);
+  std::fill(got.begin(), got.end(), 0xA5);  // nothing copied
+  EXPECT_EQ(first_unseeded_byte(got.data(), bytes, seed), 0u);
+  fill_seeded_bytes(got.data(), bytes, seed + 1);  // the other direction's bytes
+  EXPECT_LT(first_unseeded_byte(got.data(), bytes, seed), 8u);
+  EXPECT_EQ(first_unseeded_byte(got.data(), 0, seed), 0u) << "nothing to check";
+}
+
+TEST(TransferExtraSuite, SeededWordsAreDistinctWithinAndAcrossSeeds) {
+  std::vector<std::uint64_t> words;
+  for (std::uint64_t seed : {1, 2, 3, 4, 5, 6, 7, 100, 101})
+    for (std::uint64_t k = 0; k < 50000; ++k) words.push_back(seeded_word(seed, k));
+  std::sort(words.begin(), words.end());
+  EXPECT_EQ(std::adjacent_find(words.begin(), words.end()), words.end()) << "two words are equal";
+}
+
 TEST(TransferExtraSuite, DeviceLocalCeilingIsDramUnlessBothBuffersFitInL2) {
   GpuInfo gpu;
   gpu.l2_cache_bytes = 50ull << 20;
@@ -113,4 +182,18 @@ TEST(TransferExtraSuite, EveryCaseSkipsWithTheReasonWhenNoGpu) {
   }
 }
 
+}  // namespace offloadbench
+
+namespace offloadbench {
+TEST(SmallTensorsCases, TheBatchApiIsLeftOutAboveItsLimitWithAReason) {
+  SmallTensorsCase c;
+  c.method = SmallTensorsMethod::batch_api;
+  c.tensors = kMaxBatchApiTensors;
+  EXPECT_EQ(small_tensors_problem(c), "");
+  c.tensors = 4096;
+  const auto reason = small_tensors_problem(c);
+  EXPECT_NE(reason.find("faulted the CUDA context"), std::string::npos) << reason;
+  c.method = SmallTensorsMethod::separate_pageable;  // the other methods run at every count
+  EXPECT_EQ(small_tensors_problem(c), "");
+}
 }  // namespace offloadbench
