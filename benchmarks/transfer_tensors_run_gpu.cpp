@@ -13,6 +13,7 @@
 #include "benchmarks/transfer_extra_cases.h"
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
+#include "harness/gpu_info.h"
 #include "kernels/copy_kernels.h"
 #include "kernels/tensor_packing.h"
 
@@ -135,7 +136,8 @@ struct SmallTensors {
 
 cudaError_t copy_as_batch(const SmallTensors& t, int device, cudaStream_t stream) {
   cudaMemcpyAttributes attributes{};
-  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;  // the same promise as cudaMemcpyAsync
+  // Read during the call, as cudaMemcpyAsync reads pageable memory (it stages it before returning).
+  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderDuringApiCall;
   attributes.srcLocHint = {cudaMemLocationTypeHost, 0};
   attributes.dstLocHint = {cudaMemLocationTypeDevice, device};
   std::size_t first_copy = 0;
@@ -166,10 +168,13 @@ MeasuredCase setup_small_tensors(const SmallTensorsCase& c) {
   const auto layout =
       pack_layout(draw_tensor_sizes(bert_tiny_layer_parameters(), c.tensors, kSmallTensorsSeed), kPackAlignment);
   if (auto problem = gpu_problem(c.device, layout.total_bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = small_tensors_problem(c); !problem.empty()) return MeasuredCase::skip(problem);
   auto t = std::make_shared<SmallTensors>(layout);
   if (c.method == SmallTensorsMethod::batch_api) {
     if (const auto rc = copy_as_batch(*t, c.device, t->stream.get()); rc != cudaSuccess) {
-      (void)cudaGetLastError();  // clear the (non-sticky) error before the run goes on
+      (void)cudaGetLastError();  // clears a non-sticky error; a fault stays, and gpu_context_error says so
+      if (auto broken = gpu_context_error(); !broken.empty())
+        return MeasuredCase::skip(fmt::format("cudaMemcpyBatchAsync faulted the CUDA context: {}", cudaGetErrorName(rc)));
       return MeasuredCase::skip(fmt::format("cudaMemcpyBatchAsync is not available here: {}", cudaGetErrorName(rc)));
     }
     t->stream.synchronize();

@@ -151,7 +151,14 @@ std::string gpu_unavailable_reason(int index) {
   if (!inv.unavailable_reason.empty()) return inv.unavailable_reason;
   if (index < 0 || index >= static_cast<int>(inv.gpus.size()))
     return fmt::format("GPU {} does not exist ({} visible)", index, inv.gpus.size());
-  return "";
+  return gpu_context_error();
+}
+
+std::string broken_context_reason(int first, int second, const std::string& error_text) {
+  if (first == 0 || second == 0) return "";
+  return fmt::format("an earlier GPU case broke this process's CUDA context ({}); every later GPU case is "
+                     "skipped: run the failing case alone (--benchmark_filter) to see which",
+                     error_text);
 }
 
 }  // namespace offloadbench

@@ -65,8 +65,19 @@ struct GpuInventory {
 // Queried once per process; later calls return the same answer.
 const GpuInventory& gpu_inventory();
 
-// "" when device `index` can run GPU cases, else why not (no GPU, no driver, out of range).
+// "" when device `index` can run GPU cases, else why not (no GPU, no driver, out of range, or this
+// process's CUDA context broken by an earlier fault).
 std::string gpu_unavailable_reason(int index);
+
+// "" while this process's CUDA context works, else the error that broke it. A fault in device work
+// (cudaErrorLaunchFailure, cudaErrorIllegalAddress, ...) is sticky: every later CUDA call of the
+// process fails, so the cases after it are skipped with this reason instead of failing or crashing.
+// Waits for the device's outstanding work (set-up only, never inside a timed region).
+std::string gpu_context_error();
+
+// The rule gpu_context_error applies: `first` is what a synchronize returned, `second` what it
+// returned again after the error was cleared; only an error that stays is a broken context.
+std::string broken_context_reason(int first, int second, const std::string& error_text);
 
 // A plain sentence when a GPU's link runs below its maximum, else "".
 std::string link_warning(const GpuInfo& gpu);

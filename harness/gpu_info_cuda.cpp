@@ -41,6 +41,17 @@ GpuInfo query_one(int index) {
 }
 }  // namespace
 
+std::string gpu_context_error() {
+  static std::string broken;  // a broken context stays broken
+  if (!broken.empty() || gpu_inventory().gpus.empty()) return broken;
+  const cudaError_t first = cudaDeviceSynchronize();  // a fault in earlier work is reported here
+  if (first == cudaSuccess) return "";
+  cudaGetLastError();  // a non-sticky error is cleared by this, a sticky one is not
+  const cudaError_t second = cudaDeviceSynchronize();
+  broken = broken_context_reason(static_cast<int>(first), static_cast<int>(second), cuda_error_text(second));
+  return broken;
+}
+
 const GpuInventory& gpu_inventory() {
   static const GpuInventory inventory = [] {
     GpuInventory inv;

@@ -4,6 +4,8 @@
 
 namespace offloadbench {
 
+std::string gpu_context_error() { return ""; }
+
 const GpuInventory& gpu_inventory() {
   static const GpuInventory inventory = [] {
     GpuInventory inv;

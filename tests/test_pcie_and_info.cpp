@@ -118,6 +118,18 @@ TEST(PcieCeiling, TheGpuMaximumIsInTheJson) {
   EXPECT_NEAR(j["ceiling_bytes_per_second"].get<double>(), pcie_link_bytes_per_second(5, 16), 1);
 }
 
+TEST(GpuContext, OnlyAnErrorThatStaysAfterClearingIsABrokenContext) {
+  EXPECT_EQ(broken_context_reason(0, 0, "none"), "");
+  EXPECT_EQ(broken_context_reason(1, 0, "cudaErrorInvalidValue"), "");  // cleared: the context works
+  const auto reason = broken_context_reason(719, 719, "cudaErrorLaunchFailure (719): unspecified launch failure");
+  EXPECT_NE(reason.find("cudaErrorLaunchFailure"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("every later GPU case is skipped"), std::string::npos) << reason;
+  // Without a GPU there is no context to break, and no case reaches the check.
+  if (gpu_inventory().gpus.empty()) {
+    EXPECT_EQ(gpu_context_error(), "");
+  }
+}
+
 TEST(GpuInventory, AnswersWithOrWithoutAGpu) {
   const auto& inv = gpu_inventory();
   if (inv.gpus.empty()) {
