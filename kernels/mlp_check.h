@@ -2,8 +2,10 @@
 // fp32 differs only in summation order (cuBLAS vs OpenBLAS): the loss within 1e-4 relative, each
 // gradient within 1e-4·|ref| + 1e-5·max|ref| plus its ReLU-tie allowance (below). bf16 (unit roundoff
 // 2⁻⁸) and fp16 (2⁻¹¹) round every GEMM input and flip ReLUs near zero by the hundred, so they are held
-// to a normwise bound: ‖got − ref‖ ≤ rtol·‖ref‖ with rtol 3e-2 (bf16) and 5e-3 (fp16), and the loss
-// within 2e-2 and 5e-3 relative.
+// to a normwise bound: ‖got − ref‖ ≤ rtol·‖ref‖ with rtol 6e-2 (bf16, ~15 unit roundoffs) and 5e-3
+// (fp16, ~10), and the loss within 2e-2 and 5e-3 relative. The step rounds x, W1, h, W2, dlogits and
+// dh before their GEMMs, and the ReLU flips add whole rows: on an H100, 784-128-10 at batch 64 gave
+// 0.039 for bf16 (10 roundoffs), above the 3e-2 first guessed, with its 200-step loss curve on the CPU's.
 #pragma once
 #include <cstddef>
 #include <string>

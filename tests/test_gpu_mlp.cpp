@@ -3,6 +3,7 @@
 // scaling skips a step whose gradients overflow, a pinned_overlap step's timed window holds its
 // prefetch, and the suite's GPU rows validate.
 #include <cmath>
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,14 @@ TEST_F(GpuMlp, LossAndGradientsMatchTheCpuInEveryPrecision) {
     const auto grads = gpu.grads();
     EXPECT_EQ(mlp_gradient_mismatch(grads.data(), cpu.grads.data(), grads.size(), precision), "")
         << to_string(precision);
+    // The measured margin, for tuning the rule on real GPUs (the log keeps it).
+    double diff_sq = 0, ref_sq = 0;
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      diff_sq += (static_cast<double>(grads[i]) - cpu.grads[i]) * (static_cast<double>(grads[i]) - cpu.grads[i]);
+      ref_sq += static_cast<double>(cpu.grads[i]) * cpu.grads[i];
+    }
+    std::printf("%s: gradients differ from the CPU reference by %.3g of their norm\n", to_string(precision),
+                std::sqrt(diff_sq / ref_sq));
     const auto logits = gpu.logits();
     EXPECT_EQ(mlp_gradient_mismatch(logits.data(), cpu.logits.data(), logits.size(), precision), "")
         << to_string(precision);
