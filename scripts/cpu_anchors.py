@@ -392,7 +392,7 @@ def merge_into(ours_path, anchor_rows):
         for key, theirs in sorted(by_series.get(series, {}).items(), key=lambda kv: str(kv[0])):
             if key in mine:
                 group, view, size = key
-                lines.append(f"{group:34} {view:8} {size!s:>7}  ours {mine[key] * 1e6:10.1f} us  {series} "
+                lines.append(f"{group!s:34} {view!s:8} {size!s:>7}  ours {mine[key] * 1e6:10.1f} us  {series} "
                              f"{theirs * 1e6:10.1f} us  {series}/ours {theirs / mine[key]:5.2f}x")
     return ours, lines
 
