@@ -1,7 +1,8 @@
 // The reproductions of issue 17, one test each where the library can be tested directly (the CLI side,
 // Ctrl-C included, is tests/python/test_hostile_cli.py): output paths that are not regular files,
 // sizes that wrap, deep nesting, an existing file kept until replaced, a second writer, field types,
-// Google Benchmark flags, inputs that are not regular files, and one skipped row per case.
+// Google Benchmark flags, inputs that are not regular files, and one skipped row per case. Then issue
+// 38's: links planted where we create files, and an output that is an input.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "benchmarks/cli/benchmark_flags.h"
+#include "benchmarks/cli/child_process.h"
 #include "benchmarks/cli/commands.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
@@ -191,6 +193,60 @@ TEST(HostileInputs, ASkippedCaseIsOneRowWhateverTheRepetitions) {
   EXPECT_EQ(rows[0]["skipped"], true);
   EXPECT_EQ(rows[0]["skip_reason"], "no usable GPU: test");
   clear_registered_cases();
+}
+
+// Issue 38, 1: `ab` opened its logs with O_TRUNC in a folder of a predictable name; a link planted
+// there made a root `ab` overwrite the file it pointed to. Nothing we create follows a planted link.
+TEST(HostileInputs, FilesWeCreateNeverFollowALinkOrReuseAFile) {
+  Sandbox box("planted");
+  box.write("victim", "precious");
+  fs::create_symlink(box.path("victim"), box.path("round001-base.log"));
+  EXPECT_THROW(cli::run_child("/bin/sh", {"-c", "echo overwritten"}, box.path("round001-base.log")), FileError);
+  EXPECT_THROW(create_new_file(box.path("victim")), FileError) << "an existing file is never reused";
+  EXPECT_EQ(box.read("victim"), "precious");
+  fs::create_symlink(box.path("absent"), box.path("r.json.lock"));  // nor created through a lock's link
+  EXPECT_THROW({ OutputLock lock(box.path("r.json")); }, FileError);
+  EXPECT_FALSE(fs::exists(box.path("absent")));
+
+  EXPECT_EQ(cli::run_child("/bin/sh", {"-c", "echo logged"}, box.path("new.log")), 0);
+  EXPECT_EQ(box.read("new.log"), "logged\n");
+  EXPECT_EQ(fs::status(box.path("new.log")).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST(HostileInputs, TemporaryFoldersAreNewAndPrivate) {
+  Sandbox box("tmpdir");
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  setenv("TMPDIR", box.dir.c_str(), 1);
+  const auto first = make_temporary_folder("offloadbench-ab"), second = make_temporary_folder("offloadbench-ab");
+  old ? setenv("TMPDIR", saved.c_str(), 1) : unsetenv("TMPDIR");
+  EXPECT_NE(first, second);
+  for (const auto& folder : {first, second}) {
+    EXPECT_EQ(fs::path(folder).parent_path(), box.dir);
+    EXPECT_EQ(fs::status(folder).permissions(), fs::perms::owner_all) << folder;
+  }
+}
+
+// Issue 38, 2: `export r.json --out r.json` replaced the input by its own export.
+TEST(HostileInputs, AnOutputThatIsAnInputIsRefused) {
+  Sandbox box("same_file");
+  box.write("r.json", "input");
+  box.write("other.json", "other");
+  fs::create_hard_link(box.path("r.json"), box.path("hard.json"));
+  fs::create_symlink(box.path("r.json"), box.path("soft.json"));
+  fs::create_directory(box.path("sub"));
+  for (const char* out : {"r.json", "hard.json", "soft.json", "sub/../r.json"}) {
+    const auto message = message_of([&] { check_not_same_file(box.path(out), "--out", box.path("r.json"), "FILE"); });
+    EXPECT_NE(message.find("is the same file as FILE"), std::string::npos) << out << ": " << message;
+  }
+  EXPECT_THROW(check_not_same_file(box.path("other.json"), "--out", box.path("soft.json"), "FILE"), FileError)
+      << "an input given through a link is still that file";
+  EXPECT_THROW(check_not_same_file(box.path("new.md"), "--markdown", box.path("sub/../new.md"), "--out"), FileError)
+      << "two outputs not written yet: the same name in the same folder";
+  EXPECT_NO_THROW(check_not_same_file(box.path("other.json"), "--out", box.path("r.json"), "FILE"));
+  EXPECT_NO_THROW(check_not_same_file(box.path("new.json"), "--out", box.path("r.json"), "FILE"));
+  EXPECT_NO_THROW(check_not_same_file(box.path("new.md"), "--markdown", box.path("sub/new.md"), "--out"));
+  EXPECT_EQ(box.read("r.json"), "input");
 }
 
 }  // namespace offloadbench

@@ -3,9 +3,11 @@ write a results file) but with known timings: a slowdown, none, noise, GPU rows 
 import json
 import os
 import pathlib
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -134,3 +136,111 @@ def test_a_malformed_injected_slowdown_is_bad_input_before_anything_runs(run_off
     assert done.returncode == 2
     assert "OFFLOADBENCH_INJECT_SLOWDOWN" in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert not out.exists()
+
+
+def one_line_exit_2(done):
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    return done.stderr
+
+
+# Issue 38, 1. ab ran its rounds in $TMPDIR/offloadbench-ab-<pid>, reused when it existed, and opened
+# the logs there with O_TRUNC: links planted by another user made a root ab overwrite what they name.
+PLANT = 'd="$TMPDIR/offloadbench-ab-$1" && mkdir -p "$d" && for s in base new; do ln -s "$2" "$d/round001-$s.log"; done'
+
+
+@pytest.mark.parametrize("attacker", ["same user", "another user"])
+def test_links_planted_where_ab_used_to_run_its_rounds_are_never_followed(offloadbench_bin, tmp_path, attacker):
+    runas, tmpdir = "", tmp_path / "tmp"
+    if attacker == "another user":
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            pytest.skip("planting as another user needs root and setpriv")
+        runas = "setpriv --reuid=65534 --regid=65534 --clear-groups"
+        tmpdir = pathlib.Path(tempfile.mkdtemp(prefix="ob-ab-tmp-"))  # outside tmp_path, which is root's only
+        tmpdir.chmod(0o1777)  # as /tmp is
+    else:
+        tmpdir.mkdir()
+    try:
+        victim = tmp_path / "victim"
+        victim.write_text("precious")
+        calls = tmp_path / "calls.txt"
+        out = tmp_path / "ab.json"
+        # The attacker plants for ab's pid: this shell's, which exec keeps.
+        script = f'p=$1; v=$2; shift 2; {runas} sh -c "$p" plant $$ "$v" || exit 99; exec "$@"'
+        done = subprocess.run(["sh", "-c", script, "sh", PLANT, str(victim), offloadbench_bin, "ab",
+                               str(fake(tmp_path / "base", calls)), str(fake(tmp_path / "new", calls)),
+                               "--rounds", "2", "--max-rounds", "2", "--seed", "1", "--out", str(out)],
+                              env=dict(os.environ, TMPDIR=str(tmpdir)), capture_output=True, text=True, timeout=120)
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+        assert victim.read_text() == "precious"
+        assert len(calls_in(calls)) == 4 and out.exists()
+        (planted,) = tmpdir.iterdir()  # ab's own folder is gone; the planted one was left alone
+        assert all(link.is_symlink() for link in planted.iterdir())
+    finally:
+        if attacker == "another user":
+            shutil.rmtree(tmpdir)
+
+
+def test_keep_runs_must_be_a_new_or_empty_folder(run_offloadbench, tmp_path):
+    calls, victim, kept = tmp_path / "calls.txt", tmp_path / "victim", tmp_path / "kept"
+    victim.write_text("precious")
+    kept.mkdir()
+    (kept / "round001-base.log").symlink_to(victim)
+    done = run_offloadbench("ab", fake(tmp_path / "base", calls), fake(tmp_path / "new", calls), "--rounds", "2",
+                            "--keep-runs", kept, "--out", tmp_path / "ab.json")
+    assert "--keep-runs" in one_line_exit_2(done) and "is not empty" in done.stderr
+    assert not calls.exists() and victim.read_text() == "precious"
+
+
+# Issue 38, 2. `--out BASE` replaced the program under test by the results; `--out X --markdown X` lost one.
+@pytest.mark.parametrize("outputs, problem", [
+    (["--out", "base"], "--out 'base' is the same file as BASE"),
+    (["--out", "hard-link-to-base"], "is the same file as BASE"),
+    (["--out", "ab.json", "--markdown", "new"], "--markdown 'new' is the same file as NEW"),
+    (["--out", "x", "--markdown", "x"], "--markdown 'x' is the same file as --out 'x'"),
+    (["--out", "x", "--markdown", "./x"], "--markdown './x' is the same file as --out 'x'"),
+])
+def test_ab_outputs_that_are_inputs_or_each_other_are_refused(run_offloadbench, tmp_path, outputs, problem):
+    calls = tmp_path / "calls.txt"
+    fake(tmp_path / "base", calls)
+    fake(tmp_path / "new", calls)
+    os.link(tmp_path / "base", tmp_path / "hard-link-to-base")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    done = run_offloadbench("ab", "base", "new", "--rounds", "2", *outputs, cwd=tmp_path)
+    assert problem in one_line_exit_2(done)
+    assert not calls.exists()
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+# Issue 38, 3. --markdown went through a truncating stream (a full disk lost the old summary); it is now
+# a new file renamed over the old one, which is never written into.
+def test_ab_markdown_is_replaced_whole_never_written_in_place(run_offloadbench, tmp_path):
+    calls, md = tmp_path / "calls.txt", tmp_path / "ab.md"
+    md.write_text("the old summary")
+    os.link(md, tmp_path / "old.md")  # a second name for the old file's inode
+    done = run_offloadbench("ab", fake(tmp_path / "base", calls), fake(tmp_path / "new", calls), "--rounds", "2",
+                            "--max-rounds", "2", "--out", tmp_path / "ab.json", "--markdown", md)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "| " in md.read_text()
+    assert (tmp_path / "old.md").read_text() == "the old summary"
+
+
+# Issue 38, 5. Without --out, ab ran every round and only then found it could not write ab-<time>.json.
+def test_ab_in_a_read_only_folder_stops_before_round_1(offloadbench_bin, tmp_path):
+    calls, folder = tmp_path / "calls.txt", tmp_path / "read-only"
+    folder.mkdir()
+    command = [offloadbench_bin, "ab", str(fake(tmp_path / "base", calls)), str(fake(tmp_path / "new", calls)),
+               "--rounds", "2", "--max-rounds", "2"]
+    if os.geteuid() == 0:  # root writes through permissions: a read-only mount of the process's own
+        probe = subprocess.run(["unshare", "-m", "mount", "-t", "tmpfs", "-o", "ro", "tmpfs", str(folder)],
+                               capture_output=True) if shutil.which("unshare") else None
+        if not probe or probe.returncode != 0:
+            pytest.skip("as root, a read-only folder needs a private read-only mount (unshare -m)")
+        command = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o ro tmpfs "$0" && cd "$0" && exec "$@"',
+                   str(folder), *command]
+    else:
+        folder.chmod(0o555)
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
+    line = one_line_exit_2(done)
+    assert "--out 'ab-" in line and "cannot write there" in line
+    assert not calls.exists(), "no round ran"

@@ -396,3 +396,62 @@ def test_first_light_anchor_rows_follow_our_rows_fields_and_schema():
     assert "(ours graph) | 20.0 µs | 81.0 µs | 4.05x | yes |" in table[3]
     # Rows written by gpu_anchors never count as ours.
     assert gpu_anchors.matching_row({"benchmarks": [dict(ours, series="pytorch")]}, family="mlp") is None
+
+
+SANITIZER_OUTPUT = """========= COMPUTE-SANITIZER
+========= Invalid __global__ read of size 4 bytes
+=========     at void offloadbench::gpu::(anonymous namespace)::sum_kernel<float>(double *, const T1 *)+0x1d0 in elementwise.cu:45
+=========     by thread (0,0,0) in block (0,0,0)
+=========
+========= Error: Race reported between Write access at sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n+0x2b0
+=========     and Read access at sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n+0x4c0 [256 hazards]
+=========
+========= Warning: Race reported between Write access at void offloadbench::gpu::matmul_kernel(float *)+0x80 in matmul.cu:49
+=========     and Read access at void offloadbench::gpu::matmul_kernel(float *)+0x90 in matmul.cu:55 [2 hazards]
+=========
+========= Program hit cudaErrorInvalidValue (error 1) due to "invalid argument" on CUDA API call to cudaFuncSetAttribute.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: [0x2ba4f] in libcudart.so.13
+=========         Host Frame: [0x3b7a4f] in libcublasLt.so.13
+=========         Host Frame: offloadbench::gpu::cublas_gemm(...) [0x1234] in /b/tests/gpu_tests
+=========
+========= Program hit cudaErrorInvalidDevicePointer on CUDA API call to cudaFree.
+=========         Host Frame: [0x2ba4f] in libcuda.so.1
+=========         Host Frame: offloadbench::DeviceBuffer::~DeviceBuffer() [0x99] in /b/tests/gpu_tests
+=========
+========= ERROR SUMMARY: 4 errors
+[  PASSED  ] 2 tests.
+"""
+
+
+def test_sanitizer_findings_are_ours_or_a_librarys_by_their_frame():
+    ours, library = load_gpu_check().classify_findings(SANITIZER_OUTPUT)
+    assert [f.split(" (at")[0].split(" between")[0] for f in ours] == [
+        "Invalid __global__ read of size 4 bytes", "Warning: Race reported",
+        "Program hit cudaErrorInvalidDevicePointer on CUDA API call to cudaFree."]
+    assert "sum_kernel" in ours[0] and "DeviceBuffer" in ours[2]
+    # cuBLAS's own kernel, and an error inside cuBLAS (below the runtime, above our call): listed apart.
+    assert len(library) == 2 and "sm90_xmma" in library[0] and "libcublasLt" in library[1]
+    assert load_gpu_check().classify_findings("========= ERROR SUMMARY: 0 errors\n") == ([], [])
+
+
+def test_each_sanitizer_runs_its_own_listed_tests(gpu_tests, tmp_path):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_plan
+    correctness = {t["name"] for t in gpu_tests if t["kind"] == "correctness"}
+    for tool in gpu_check_plan.SANITIZER_TOOLS:
+        names = [t["name"] for t in gpu_check_plan.sanitizer_tests(tool, gpu_tests)]  # raises on a renamed test
+        assert names
+        if tool == "memcheck":
+            assert set(names) == correctness
+    assert set(gpu_check_plan.SHARED_MEMORY_TESTS) < set(gpu_check_plan.OUR_KERNEL_TESTS)
+    renamed = [dict(t, name=t["name"] + "Renamed") for t in gpu_tests]
+    with pytest.raises(ValueError, match="racecheck: no GPU test named"):
+        gpu_check_plan.sanitizer_tests("racecheck", renamed)
+    out = tmp_path / "out"
+    result = gpu_check("--stage", "sanitize", "--dry-run", "--out", out, env=NO_GPU)
+    log = (out / "sanitize.log").read_text()
+    for tool in gpu_check_plan.SANITIZER_TOOLS:
+        line = next(line for line in log.splitlines() if f"--tool {tool}" in line)
+        if tool != "memcheck":
+            assert f"--gtest_filter={':'.join(gpu_check_plan.SANITIZER_TOOLS[tool][3])}" in line

@@ -219,3 +219,50 @@ def test_plot_without_matplotlib_leaves_nothing(run_offloadbench, tmp_path):
     assert "matplotlib" in one_line_exit_2(run_offloadbench("plot", good, env=env))
     assert good.read_bytes() == before
     assert not (tmp_path / "good-plots").exists()
+
+
+# Issue 38, 2. An output that is an input, by its path or through a link, would destroy it: refused.
+@pytest.mark.parametrize("via", ["same path", "hard link", "linked input"])
+def test_export_to_its_own_input_is_refused(run_offloadbench, tmp_path, via):
+    good = good_copy(tmp_path)
+    before = good.read_bytes()
+    given, out = good, good
+    if via == "hard link":
+        out = tmp_path / "hard.json"
+        os.link(good, out)
+    elif via == "linked input":
+        given = tmp_path / "link.json"
+        given.symlink_to(good)
+    line = one_line_exit_2(run_offloadbench("export", "--format", "bencher", given, "--out", out))
+    assert "is the same file as FILE" in line
+    assert good.read_bytes() == before
+
+
+@pytest.mark.parametrize("via", ["same path", "hard link"])
+def test_history_json_over_one_of_its_inputs_is_refused(run_offloadbench, tmp_path, via):
+    history = tmp_path / "hist"
+    history.mkdir()
+    for i in range(3):
+        good_copy(history, f"r{i}.json")
+    victim = history / "r1.json"
+    before = victim.read_bytes()
+    out = victim if via == "same path" else tmp_path / "hard.json"
+    if via == "hard link":
+        os.link(victim, out)
+    assert "is the same file as input" in one_line_exit_2(run_offloadbench("history", history, "--json", out))
+    assert victim.read_bytes() == before
+
+
+# Issue 38, 4. analyze rewrote a file that a running `run` was still writing, putting back a stale
+# snapshot over the rows finished since: while the run holds the lock, analyze is refused.
+def test_analyze_is_refused_while_a_run_holds_the_file(run_offloadbench, tmp_path):
+    good = good_copy(tmp_path)
+    before = good.read_bytes()
+    with open(f"{good}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # what a running offloadbench holds
+        assert "another offloadbench run is writing" in one_line_exit_2(run_offloadbench("analyze", good))
+    assert good.read_bytes() == before
+    done = run_offloadbench("analyze", good)  # once the run is gone, analyze takes the lock and goes ahead
+    assert done.returncode == 0, done.stderr
+    assert "analysis" in load_json(good)
+    assert os.listdir(tmp_path) == ["good.json"], "the lock goes with analyze"
