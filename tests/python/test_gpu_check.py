@@ -109,6 +109,7 @@ def test_dry_run_of_every_stage_ends_with_a_no_gpu_summary(tmp_path):
         assert f"| {stage} |" in summary
     assert "--preset device" in (out / "build.log").read_text()
     assert "-L '^gpu_correctness$'" in (out / "test.log").read_text()
+    assert "run --quick --suite mlp,transfer," in (out / "suite.log").read_text()  # stopped early, mlp is kept
     sanitize_log = (out / "sanitize.log").read_text()
     for tool in ("memcheck", "racecheck", "synccheck", "initcheck"):
         assert f"--tool {tool}" in sanitize_log
