@@ -71,6 +71,12 @@ PYTORCH_FIRST_LIGHT_S = 40  # import, CUDA start, 12 mlp cases and two 256 MiB c
 SMI_FIELDS = ["name", "persistence_mode", "clocks.sm", "clocks.max.sm", "clocks.mem", "power.draw",
               "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax",
               "pcie.link.width.current", "pcie.link.width.max", "driver_version"]
+# regression: the GPU half of the A/B self-test (scripts/regression-selftest --gpu) at a size that fits
+# one call: 2 A/A runs and 2 runs at each injected slowdown, 6 rounds (10 at most) of two processes each.
+REGRESSION_ARGS = ["--aa", "2", "--power-runs", "2", "--levels", "5,10", "--rounds", "6", "--max-rounds", "10",
+                   "--min-time", "0.05"]
+REGRESSION_REPETITIONS = 3  # what regression-selftest asks ab for
+AB_PROCESS_S = 2  # one ab round's process: CUDA context and cuBLAS handle (persistence on), machine info; a guess
 SANITIZER_START_S = 10  # context, cuBLAS handle and the tool's own start, per tool
 PROCESS_START_S = 5  # CUDA context, cuBLAS handles, machine info, per offloadbench or test process
 
@@ -238,6 +244,34 @@ def sanitize_plan(tests):
                     f"the long mlp test shortened"}
 
 
+def selftest_module():
+    """scripts/regression-selftest as a module (its probe lists live there)."""
+    import importlib.machinery
+    import importlib.util
+    path = pathlib.Path(__file__).with_name("regression-selftest")
+    loader = importlib.machinery.SourceFileLoader("regression_selftest", str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+def regression_plan(offloadbench, args=REGRESSION_ARGS):
+    """Every ab run of the self-test, each a number of rounds of two processes that run the GPU probe."""
+    option = {args[i]: args[i + 1] for i in range(0, len(args), 2)}
+    probe = [name for names in selftest_module().GPU_PROBE.values() for name in names]
+    listed = {c["name"]: c for c in _run_json([str(offloadbench), "list", "--full", "--json", "--suite", "transfer,compute"])}
+    missing = [name for name in probe if name not in listed]
+    if missing:
+        raise ValueError(f"the GPU probe names cases this build does not list: {', '.join(missing)}")
+    min_time = float(option["--min-time"])
+    process_s = AB_PROCESS_S + sum(case_seconds(listed[name]["fields"], REGRESSION_REPETITIONS, min_time) for name in probe)
+    runs = int(option["--aa"]) + int(option["--power-runs"]) * len(option["--levels"].split(","))
+    rounds, max_rounds = int(option["--rounds"]), int(option["--max-rounds"])
+    return {"count": runs, "estimate_s": runs * rounds * 2 * process_s, "worst_s": runs * max_rounds * 2 * process_s,
+            "what": f"regression-selftest --gpu: {runs} ab runs of {rounds} rounds (up to {max_rounds}), two processes "
+                    f"a round of {process_s:.1f} s each ({len(probe)} probe cases, min time {min_time} s)"}
+
+
 # ---- build ----
 
 def lpt_makespan(durations, workers):
@@ -274,7 +308,8 @@ def plan(build_dir, offloadbench, ctest="ctest", cores=H100_CORES):
     tests = gpu_tests(build_dir, ctest)
     stages = {"build": build_plan(build_dir, cores),
               "first-light": first_light_plan(build_dir, offloadbench, ctest), "test": test_plan(tests),
-              "suite": suite_plan(offloadbench), "sanitize": sanitize_plan(tests)}
+              "suite": suite_plan(offloadbench), "sanitize": sanitize_plan(tests),
+              "regression": regression_plan(offloadbench)}
     for name, stage in stages.items():
         stage["limit_s"] = stage_limit_s(name)
         stage["fits"] = stage["estimate_s"] <= (FIRST_LIGHT_BUDGET_S if name == "first-light" else stage["limit_s"])

@@ -105,7 +105,7 @@ def test_dry_run_of_every_stage_ends_with_a_no_gpu_summary(tmp_path):
     summary = (out / "summary.md").read_text()
     assert summary.startswith("# gpu-check: DRY RUN, NO GPU")
     assert "**No GPU**" in summary
-    for stage in ("build", "test", "suite", "sanitize"):
+    for stage in ("build", "test", "suite", "sanitize", "regression"):
         assert f"| {stage} |" in summary
     assert "--preset device" in (out / "build.log").read_text()
     assert "-L '^gpu_correctness$'" in (out / "test.log").read_text()
@@ -113,6 +113,8 @@ def test_dry_run_of_every_stage_ends_with_a_no_gpu_summary(tmp_path):
     sanitize_log = (out / "sanitize.log").read_text()
     for tool in ("memcheck", "racecheck", "synccheck", "initcheck"):
         assert f"--tool {tool}" in sanitize_log
+    regression_log = (out / "regression.log").read_text()
+    assert "regression-selftest --gpu --offloadbench" in regression_log and "--levels 5,10" in regression_log
     assert_travels(out)
 
 
@@ -456,3 +458,16 @@ def test_each_sanitizer_runs_its_own_listed_tests(gpu_tests, tmp_path):
         line = next(line for line in log.splitlines() if f"--tool {tool}" in line)
         if tool != "memcheck":
             assert f"--gtest_filter={':'.join(gpu_check_plan.SANITIZER_TOOLS[tool][3])}" in line
+
+
+def test_regression_plan_counts_the_selftests_runs_from_its_own_probe(offloadbench_bin, monkeypatch):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_plan
+    plan = gpu_check_plan.regression_plan(offloadbench_bin)
+    assert plan["count"] == 2 + 2 * 2  # A/A runs, then two runs at each of +5% and +10%
+    assert 0 < plan["estimate_s"] < plan["worst_s"] <= gpu_check_plan.STAGE_LIMIT_S
+    module = gpu_check_plan.selftest_module()
+    monkeypatch.setitem(module.GPU_PROBE, "transfer", ["transfer/h2d/pinned/3MiB"])
+    monkeypatch.setattr(gpu_check_plan, "selftest_module", lambda: module)
+    with pytest.raises(ValueError, match="transfer/h2d/pinned/3MiB"):
+        gpu_check_plan.regression_plan(offloadbench_bin)
