@@ -15,13 +15,22 @@ SERIES_STYLE = ["-", "--", "-.", ":"]
 CPU_PREFERENCE = ["cpu_all", "cpu_1t"]
 
 
+# Rows another library measured (scripts/cpu_anchors.py, scripts/gpu_anchors.py): a colour of their
+# own, so they never read as one of offloadbench's views.
+ANCHOR_STYLE = {"pytorch": ("tab:red", "PyTorch"), "numpy": ("tab:brown", "numpy")}
+
+
 def view_label(view, series):
     label = VIEW_STYLE.get(view, (None, view))[1]
+    if series in ANCHOR_STYLE:
+        return f"{ANCHOR_STYLE[series][1]}: {label.replace('GPU kernel only', 'GPU, data resident')}"
     return f"{label} [{series}]" if series else label
 
 
-def style(view, series_index):
-    color = VIEW_STYLE.get(view, ("tab:red", view))[0]
+def style(view, series_index, series=""):
+    if series in ANCHOR_STYLE:
+        return {"color": ANCHOR_STYLE[series][0], "linestyle": ":" if view.startswith("cpu") else "-"}
+    color = VIEW_STYLE.get(view, ("tab:cyan", view))[0]
     dashes = SERIES_STYLE[series_index % len(SERIES_STYLE)]
     if view.startswith("cpu"):  # offloadbench's own CPU rows dashed; other CPU series (PyTorch, numpy anchors) dotted
         return {"color": color, "linestyle": "--" if series_index == 0 else ":"}
@@ -63,7 +72,7 @@ def draw_time_lines(ax, curves, value=lambda case: case["seconds"]):
         index = series_index.setdefault(series, len(series_index))
         xs = [c["size"] for c in case_list]
         ax.plot(xs, [value(c) for c in case_list], marker="o", markersize=4, label=view_label(view, series),
-                **style(view, index))
+                **style(view, index, series))
 
 
 def mark_crossovers(ax, crossovers, sweep):
@@ -127,7 +136,7 @@ def speedup_chart(doc, outdir, group, sweep):
     for (view, series), pts in sorted(curves.items()):
         pts.sort(key=lambda s: s["size"])
         xs = [s["size"] for s in pts]
-        st = style(view, series_index.setdefault(series, len(series_index)))
+        st = style(view, series_index.setdefault(series, len(series_index)), series)
         ax.plot(xs, [s["speedup"] for s in pts], marker="o", markersize=4, label=view_label(view, series), **st)
         ax.fill_between(xs, [s["speedup_low"] for s in pts], [s["speedup_high"] for s in pts], color=st["color"],
                         alpha=0.12, linewidth=0)

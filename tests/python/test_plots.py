@@ -232,3 +232,14 @@ def test_gpu_rows_skipped_leave_the_cpu_curves(tmp_path, run_offloadbench):
     assert "compute/triad/fp32: speedup vs size: no GPU row to pair with the CPU rows (GPU rows skipped: " \
            "no usable GPU: test)" in report
     assert not (outdir / "speedup_compute_triad_fp32.png").exists()
+
+
+def test_anchor_series_are_drawn_apart_from_offloadbench_views():
+    from plots import timing
+    ours = timing.style("gpu_kernel", 0, "fp32 eager")
+    theirs = timing.style("gpu_kernel", 1, "pytorch")
+    assert theirs["color"] != ours["color"]
+    assert timing.view_label("gpu_kernel", "pytorch") == "PyTorch: GPU, data resident"
+    assert timing.view_label("gpu_kernel", "fp32 graph") == "GPU kernel only [fp32 graph]"
+    assert timing.style("cpu_all", 1, "numpy")["linestyle"] == ":"
+    assert timing.style("cpu_all", 1, "numpy")["color"] != timing.style("cpu_all", 0)["color"]
