@@ -58,9 +58,8 @@ TEST(GpuClocks, ReporterReadsTheClockForGpuRowsOnly) {
   });
   register_case({"fake/gpu", "fake", {{"device", 1}}, Clock::device_events, [](benchmark::State&) {}});
   register_case({"fake/cpu", "fake", {{"device", "cpu"}}, Clock::host_wall, [](benchmark::State&) {}});
-  benchmark::BenchmarkReporter::Run gpu, cpu;
-  gpu.run_name.function_name = "fake/gpu";
-  cpu.run_name.function_name = "fake/cpu";
+  const auto gpu = testing::synthetic_run("fake/gpu");
+  const auto cpu = testing::synthetic_run("fake/cpu");
   reporter.ReportRuns({gpu, cpu});
   clear_registered_cases();
   EXPECT_EQ(asked, std::vector<int>{1});

@@ -117,14 +117,7 @@ TEST(HostileInputs, AnExistingResultsFileIsKeptUntilARowReplacesIt) {
                            std::chrono::milliseconds(0));
   reporter.ReportContext(benchmark::BenchmarkReporter::Context{});
   EXPECT_EQ(box.read("r.json"), "the previous run") << "a run killed now must not have destroyed it";
-  benchmark::BenchmarkReporter::Run run;
-  run.run_name.function_name = "synthetic/first";
-  run.iterations = 10;
-  run.real_accumulated_time = 1e-3;
-  run.cpu_accumulated_time = 1e-3;
-  run.repetitions = 1;
-  run.repetition_index = 0;
-  reporter.ReportRuns({run});
+  reporter.ReportRuns({testing::synthetic_run("synthetic/first")});
   EXPECT_EQ(load_results(box.path("r.json"))["benchmarks"].size(), 1u);
 }
 

@@ -83,13 +83,7 @@ TEST(ResultsReporter, FileOnDiskIsValidAndIncompleteAfterEveryBenchmark) {
   RunDescription description{{"test"}, "quick", 1, "0", {}};
   ResultsReporter reporter(path, make_run_context(description), 2, false, std::chrono::milliseconds(0));
   reporter.ReportContext(benchmark::BenchmarkReporter::Context{});
-  benchmark::BenchmarkReporter::Run run;
-  run.run_name.function_name = "synthetic/first";
-  run.iterations = 10;
-  run.real_accumulated_time = 1e-3;
-  run.cpu_accumulated_time = 1e-3;
-  run.repetitions = 1;
-  run.repetition_index = 0;
+  auto run = testing::synthetic_run("synthetic/first");
   reporter.ReportRuns({run});
 
   // This is what a run killed here leaves behind.

@@ -20,6 +20,22 @@
 
 namespace offloadbench::testing {
 
+// A run as Google Benchmark reports one, every field set: Run() leaves family_index,
+// per_family_instance_index, repetitions and repetition_index uninitialised, and a reporter that
+// writes them out then writes whatever the stack held.
+inline benchmark::BenchmarkReporter::Run synthetic_run(const std::string& function_name) {
+  benchmark::BenchmarkReporter::Run run;
+  run.run_name.function_name = function_name;
+  run.family_index = 0;
+  run.per_family_instance_index = 0;
+  run.repetitions = 1;
+  run.repetition_index = 0;
+  run.iterations = 10;
+  run.real_accumulated_time = 1e-3;
+  run.cpu_accumulated_time = 1e-3;
+  return run;
+}
+
 inline std::string temp_path(const std::string& stem) {
   return (std::filesystem::temp_directory_path() / (stem + "_" + std::to_string(::getpid()) + ".json")).string();
 }
