@@ -49,6 +49,10 @@ inline nlohmann::json run_registered(const std::string& filter = ".", int repeti
   args.insert(args.end(), more_flags.begin(), more_flags.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
+  // Google Benchmark keeps argv[0] (Context::executable_name) after Initialize returns, and the
+  // results reporter writes it into every later file: it must outlive `args`.
+  static char program_name[] = "tests";
+  argv[0] = program_name;
   int argc = static_cast<int>(argv.size());
   benchmark::Initialize(&argc, argv.data());
   const auto path = temp_path("ob_test_run");
