@@ -1,6 +1,5 @@
 #include "benchmarks/cli/child_process.h"
 
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +8,8 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "harness/results/files.h"
 
 namespace offloadbench::cli {
 
@@ -30,20 +31,21 @@ int run_child(const std::string& executable, const std::vector<std::string>& arg
   std::vector<char*> argv;
   for (auto& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // Created here, not in the child, so that a path we may not use is an error that names it.
+  const int log = log_path.empty() ? -1 : create_new_file(log_path);
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("cannot start '{}': {}", executable, std::strerror(errno)));
+  if (pid < 0) {
+    const int err = errno;
+    if (log >= 0) close(log);
+    throw std::runtime_error(fmt::format("cannot start '{}': {}", executable, std::strerror(err)));
+  }
   if (pid == 0) {
-    if (log_path.empty()) {
-      dup2(STDERR_FILENO, STDOUT_FILENO);
-    } else {
-      const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (log < 0) _exit(126);
-      dup2(log, STDOUT_FILENO);
-      dup2(log, STDERR_FILENO);
-    }
+    dup2(log >= 0 ? log : STDERR_FILENO, STDOUT_FILENO);
+    if (log >= 0) dup2(log, STDERR_FILENO);
     execv(executable.c_str(), argv.data());
     _exit(127);
   }
+  if (log >= 0) close(log);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) throw std::runtime_error(fmt::format("waiting for '{}': {}", executable, std::strerror(errno)));

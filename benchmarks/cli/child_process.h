@@ -10,8 +10,9 @@ namespace offloadbench::cli {
 std::string exact_name_filter(const std::vector<std::string>& names);
 
 // Runs `executable` with `arguments` and returns its exit status (128 + signal when killed). Its stdout
-// and stderr go to `log_path` (truncated) when given, else stdout goes to our stderr so that our own
-// output stays clean. Throws std::runtime_error when it cannot be started.
+// and stderr go to `log_path` when given, a new file (create_new_file: never an existing file or a
+// link, FileError), else stdout goes to our stderr so that our own output stays clean. Throws
+// std::runtime_error when it cannot be started.
 int run_child(const std::string& executable, const std::vector<std::string>& arguments,
               const std::string& log_path = "");
 

@@ -18,6 +18,7 @@
 #include "benchmarks/cli/child_process.h"
 #include "benchmarks/cli/commands.h"
 #include "harness/analysis/compare.h"
+#include "harness/results/files.h"
 #include "harness/results/results.h"
 #include "harness/analysis/stats.h"
 #include "harness/system_info.h"
@@ -57,12 +58,30 @@ void check_executable(const std::string& path, const char* which) {
   if (access(path.c_str(), X_OK) != 0) throw UsageError(fmt::format("{} '{}' is not executable", which, path));
 }
 
-void check_writable(const std::string& path, const char* option) {
-  if (path.empty()) return;
-  if (fs::is_directory(path)) throw UsageError(fmt::format("{} '{}' is a directory", option, path));
-  const std::string probe = fmt::format("{}.tmp.{}", path, getpid());
-  if (!std::ofstream(probe)) throw UsageError(fmt::format("cannot write {} '{}'", option, path));
-  fs::remove(probe);
+// Every output is checked before round 1, so that one that cannot be written is bad input now, not a
+// failure after the rounds; and none may be BASE, NEW or the other output, which it would destroy.
+void check_outputs(const AbCliOptions& o, const std::string& out) {
+  for (const auto& [path, option] : {std::pair{out, "--out"}, std::pair{o.markdown, "--markdown"}}) {
+    if (path.empty()) continue;
+    check_output_path(path, option);
+    check_not_same_file(path, option, o.base, "BASE");
+    check_not_same_file(path, option, o.candidate, "NEW");
+  }
+  if (!o.markdown.empty()) check_not_same_file(o.markdown, "--markdown", out, "--out");
+}
+
+// Where the rounds' files go: a new folder of our own (mkdtemp), never a predictable name another user
+// could have made first; or --keep-runs, which must be new or empty: each round's files are created new,
+// and an older run's file must never pass for this one's.
+fs::path rounds_folder(const std::string& keep_runs) {
+  if (keep_runs.empty()) return make_temporary_folder("offloadbench-ab");
+  std::error_code error;
+  fs::create_directories(keep_runs, error);
+  const bool empty = !error && fs::is_empty(keep_runs, error);
+  if (error) throw FileError(fmt::format("--keep-runs '{}': {}", keep_runs, error.message()));
+  if (!empty) throw FileError(fmt::format("--keep-runs '{}' is not empty (give a new or empty folder)", keep_runs));
+  check_output_path((fs::path(keep_runs) / "round001-base.json").string(), "--keep-runs");
+  return keep_runs;
 }
 
 AbOptions statistics_options(const AbCliOptions& o) {
@@ -90,8 +109,6 @@ void check_options(const AbCliOptions& o) {
         flag.rfind("--benchmark_repetitions", 0) == 0)
       throw UsageError(fmt::format("'{}' after -- is not a Google Benchmark flag that ab can pass on "
                                    "(--benchmark_out and --benchmark_repetitions are ab's own)", flag));
-  check_writable(o.out, "--out");
-  check_writable(o.markdown, "--markdown");
 }
 
 // Everything the rounds measured: per benchmark and round, each side's per-process median.
@@ -236,9 +253,9 @@ int execute_ab(const AbCliOptions& o, const std::vector<std::string>& command_li
   const std::uint64_t seed = o.seed >= 0 ? static_cast<std::uint64_t>(o.seed) : std::random_device{}();
   std::mt19937_64 coin(seed);
 
-  const fs::path work = o.keep_runs.empty() ? fs::temp_directory_path() / fmt::format("offloadbench-ab-{}", getpid())
-                                            : fs::path(o.keep_runs);
-  fs::create_directories(work);
+  const std::string out = o.out.empty() ? fmt::format("ab-{}.json", utc_now_stamp()) : o.out;
+  check_outputs(o, out);
+  const fs::path work = rounds_folder(o.keep_runs);
   nlohmann::json context = {
       {"base", {{"path", o.base}, {"content_hash", content_hash(o.base)}}},
       {"new", {{"path", o.candidate}, {"content_hash", content_hash(o.candidate)}}},
@@ -273,13 +290,8 @@ int execute_ab(const AbCliOptions& o, const std::vector<std::string>& command_li
   const auto notes = notes_for(context, m);
   print_ab(stdout, outcome);
   for (const auto& note : notes) fmt::print("ab: note: {}\n", note);
-  const std::string out = o.out.empty() ? fmt::format("ab-{}.json", utc_now_stamp()) : o.out;
   write_json_atomically(out, ab_json(outcome, m, context));
-  if (!o.markdown.empty()) {
-    std::ofstream md(o.markdown, std::ios::trunc);
-    md << ab_markdown(outcome, notes);
-    if (!md) throw std::runtime_error(fmt::format("cannot write '{}'", o.markdown));
-  }
+  if (!o.markdown.empty()) write_file_atomically(o.markdown, ab_markdown(outcome, notes));
   fmt::print("ab: results {}\n", out);
   return outcome.slower > 0 ? 1 : 0;
 }
@@ -309,7 +321,8 @@ Command add_ab_command(CLI::App& app, const std::vector<std::string>& command_li
   cmd->add_option("--seed", o->seed, "Seed of the coin flips (default: random, recorded in the results)");
   cmd->add_option("--out", o->out, "A/B results file (default ab-<UTC time>.json)");
   cmd->add_option("--markdown", o->markdown, "Write the summary as Markdown (e.g. for $GITHUB_STEP_SUMMARY)");
-  cmd->add_option("--keep-runs", o->keep_runs, "Keep every process's results file and log in this folder");
+  cmd->add_option("--keep-runs", o->keep_runs,
+                  "Keep every process's results file and log in this folder (new or empty)");
   cmd->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
   return {cmd, [o, command_line] { return execute_ab(*o, command_line); }};
 }

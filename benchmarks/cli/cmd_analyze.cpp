@@ -5,6 +5,7 @@
 
 #include "harness/analysis/analysis.h"
 #include "benchmarks/cli/commands.h"
+#include "harness/results/files.h"
 #include "harness/results/results.h"
 #include "harness/analysis/summary.h"
 
@@ -13,6 +14,9 @@ namespace offloadbench::cli {
 namespace {
 
 int execute_analyze(const std::string& path) {
+  // The lock `run` holds on the file until its last write: while it is held, what we would read is a
+  // snapshot that our rewrite would put back over the rows finished since (refused: FileError, exit 2).
+  OutputLock lock(path);
   auto doc = load_results(path);
   doc["analysis"] = analyze(doc);
   write_json_atomically(path, doc);

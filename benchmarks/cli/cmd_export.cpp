@@ -42,7 +42,10 @@ int execute_export(const ExportOptions& o) {
   const bool rate = o.metric.size() > 11 && o.metric.compare(o.metric.size() - 11, 11, "_per_second") == 0;
   if (!time && !rate)
     throw UsageError(fmt::format("--metric '{}' is not real_time, cpu_time or a *_per_second rate", o.metric));
-  if (!o.out.empty()) check_output_path(o.out, "--out");
+  if (!o.out.empty()) {
+    check_output_path(o.out, "--out");
+    check_not_same_file(o.out, "--out", o.file, "FILE");
+  }
   const auto doc = load_results(o.file);
   const auto samples = valid_samples(doc, o.metric, time);
   if (samples.empty()) throw UsageError(fmt::format("{}: no valid measurement of '{}' to export", o.file, o.metric));

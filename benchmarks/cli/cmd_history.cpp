@@ -29,7 +29,10 @@ int execute_history(const HistoryCliOptions& o) {
   if (o.min_runs < 1 || o.min_runs > 1000)
     throw UsageError(fmt::format("--min-runs {} is out of range (1..1000)", o.min_runs));
   options.min_segment = o.min_runs;
-  if (!o.json.empty()) check_output_path(o.json, "--json");
+  if (!o.json.empty()) {
+    check_output_path(o.json, "--json");
+    for (const auto& input : history_files(o.directory)) check_not_same_file(o.json, "--json", input, "input");
+  }
   const auto history = load_history(o.directory, o.metric, o.allow_different_machines, options);
   print_history(stdout, history, o.every_benchmark);
   if (!o.json.empty()) write_json_atomically(o.json, to_json(history));

@@ -151,8 +151,7 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
   return found;
 }
 
-History load_history(const std::string& directory, const std::string& metric, bool allow_different_machines,
-                     const ChangePointOptions& options) {
+std::vector<std::string> history_files(const std::string& directory) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (!fs::is_directory(directory, error)) throw ResultsError(fmt::format("{}: not a directory", directory));
@@ -160,7 +159,12 @@ History load_history(const std::string& directory, const std::string& metric, bo
   for (const auto& entry : fs::directory_iterator(directory, error))
     if (entry.is_regular_file() && entry.path().extension() == ".json") paths.push_back(entry.path().string());
   std::sort(paths.begin(), paths.end());
+  return paths;
+}
 
+History load_history(const std::string& directory, const std::string& metric, bool allow_different_machines,
+                     const ChangePointOptions& options) {
+  const auto paths = history_files(directory);
   History h;
   h.directory = directory;
   h.metric = metric;

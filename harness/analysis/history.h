@@ -67,6 +67,10 @@ struct History {
   std::vector<BenchmarkHistory> benchmarks;
 };
 
+// The files load_history reads: every regular *.json in `directory` (not recursive), sorted. Throws
+// ResultsError when `directory` is not a directory.
+std::vector<std::string> history_files(const std::string& directory);
+
 // Reads every *.json in `directory` (not recursive). Throws ResultsError naming the file and the
 // problem for a bad file, a fingerprint different from the first file's (unless allowed), or a
 // directory without results files. Unfinished runs (context.offloadbench.incomplete) are ignored.

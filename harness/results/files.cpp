@@ -48,6 +48,20 @@ std::string target_problem(const std::string& path) {
   return "";
 }
 
+// Device and inode of `path` (links followed); false when it does not exist.
+bool identity(const std::string& path, dev_t& dev, ino_t& ino) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return false;
+  dev = st.st_dev;
+  ino = st.st_ino;
+  return true;
+}
+
+std::string temporary_root() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  return tmpdir && *tmpdir ? tmpdir : "/tmp";
+}
+
 mode_t new_file_mode(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) return st.st_mode & 07777;  // keep the replaced file's permissions
@@ -120,6 +134,28 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   if (rename(temporary.c_str(), path.c_str()) != 0) fail("cannot replace");
 }
 
+void check_not_same_file(const std::string& output, const std::string& option, const std::string& other,
+                         const std::string& what) {
+  dev_t out_dev{}, other_dev{};
+  ino_t out_ino{}, other_ino{};
+  const bool out_exists = identity(output, out_dev, out_ino), other_exists = identity(other, other_dev, other_ino);
+  bool same = out_exists && other_exists && out_dev == other_dev && out_ino == other_ino;
+  if (!out_exists && !other_exists) {  // two new paths: the same name in the same folder ("x" and "./x")
+    const auto name = [](const std::string& p) { return p.substr(p.rfind('/') + 1); };
+    same = name(output) == name(other) && identity(parent_folder(output), out_dev, out_ino) &&
+           identity(parent_folder(other), other_dev, other_ino) && out_dev == other_dev && out_ino == other_ino;
+  }
+  if (same)
+    throw FileError(fmt::format("{} '{}' is the same file as {} '{}': writing it would destroy it", option, output,
+                                what, other));
+}
+
+int create_new_file(const std::string& path) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw FileError(fmt::format("cannot create '{}': {}", path, std::strerror(errno)));
+  return fd;
+}
+
 }  // namespace offloadbench
 
 namespace offloadbench {
@@ -127,7 +163,8 @@ namespace offloadbench {
 OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
   // Retry once: the file we opened may have been unlinked by its holder between our open and flock.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    fd_ = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // O_NOFOLLOW: a link planted at <path>.lock must not make us create or lock the file it names.
+    fd_ = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd_ < 0) throw FileError(fmt::format("cannot create the lock '{}': {}", lock_path_, std::strerror(errno)));
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       close(fd_);
@@ -155,9 +192,16 @@ void OutputLock::release() {
 
 namespace offloadbench {
 
+std::string make_temporary_folder(const std::string& prefix) {
+  const std::string root = temporary_root();
+  std::string pattern = fmt::format("{}/{}-XXXXXX", root, prefix);
+  if (!mkdtemp(pattern.data()))
+    throw FileError(fmt::format("cannot make a temporary folder in '{}': {}", root, std::strerror(errno)));
+  return pattern;
+}
+
 TemporaryFile::TemporaryFile(const std::string& prefix, const std::string& suffix) {
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string pattern = fmt::format("{}/{}-XXXXXX{}", tmpdir && *tmpdir ? tmpdir : "/tmp", prefix, suffix);
+  std::string pattern = fmt::format("{}/{}-XXXXXX{}", temporary_root(), prefix, suffix);
   const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
   if (fd < 0) throw std::runtime_error(fmt::format("cannot make a temporary file {}: {}", pattern, std::strerror(errno)));
   ::close(fd);

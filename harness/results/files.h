@@ -30,6 +30,16 @@ void check_output_path(const std::string& path, const std::string& option);
 // disk) throws std::runtime_error. The temporary file never outlives a failure.
 void write_file_atomically(const std::string& path, const std::string& text);
 
+// Throws FileError when output `option` names the same file as `other` (called `what` in the message):
+// the same device and inode, so also through a symbolic or hard link, or, when neither exists yet,
+// the same name in the same folder. Writing it would destroy the input it is made from.
+void check_not_same_file(const std::string& output, const std::string& option, const std::string& other,
+                         const std::string& what);
+
+// Creates `path` as a new file (mode 0600) and returns its descriptor (close-on-exec). O_EXCL and
+// O_NOFOLLOW: never opens a file or symbolic link that someone else put there first. Throws FileError.
+int create_new_file(const std::string& path);
+
 }  // namespace offloadbench
 
 namespace offloadbench {
@@ -53,6 +63,10 @@ class OutputLock {
 }  // namespace offloadbench
 
 namespace offloadbench {
+
+// A new folder of our own (mkdtemp: an unpredictable name, mode 0700) in the system's temporary folder
+// ($TMPDIR or /tmp), so that no other user can plant files or links in it. Throws FileError.
+std::string make_temporary_folder(const std::string& prefix);
 
 // A new, empty file of our own in the system's temporary folder ($TMPDIR or /tmp), removed when this
 // object goes: for data one command hands to another without touching the user's files.
