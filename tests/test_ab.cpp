@@ -1,7 +1,9 @@
 // ab's verdicts from paired rounds: SLOWER/FASTER beyond δ, SAME inside it, INCONCLUSIVE when the
 // rounds cannot tell (too few, or too noisy), δ per CPU/GPU row, and Holm across benchmarks.
 #include <cmath>
+#include <cstdio>
 #include <random>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -100,6 +102,26 @@ TEST(AbReport, MarkdownListsNotesAndEveryRowSlowestFirst) {
   EXPECT_NE(md.find("> **Note:** BASE and NEW have the same content"), std::string::npos);
   EXPECT_LT(md.find("`slow`"), md.find("`same`"));
   EXPECT_NE(md.find("1 SLOWER"), std::string::npos) << md;
+}
+
+// Issue 38, item 13: the names come from the children's results files; raw, a CR and ESC [2K in one
+// would erase its row and could print a forged verdict, and a '|' would add a Markdown column.
+TEST(AbReport, NamesFromResultsFilesArePrintedEscaped) {
+  const std::string hostile = "x\r\x1b[2K\aSAME|y";
+  const auto outcome = ab_verdicts({series(hostile, 1.1, 0.01, 20, 21)}, AbOptions{});
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  print_ab(file, outcome);
+  std::string table(static_cast<std::size_t>(std::ftell(file)), '\0');
+  std::rewind(file);
+  ASSERT_EQ(std::fread(table.data(), 1, table.size(), file), table.size());
+  std::fclose(file);
+  const auto md = ab_markdown(outcome, {});
+  for (const auto& text : {table, md}) {
+    EXPECT_EQ(text.find_first_of("\r\x1b\a"), std::string::npos) << text;
+    EXPECT_NE(text.find("x\\r\\x1b[2K\\x07SAME"), std::string::npos) << text;
+  }
+  EXPECT_NE(md.find("SAME\\|y`"), std::string::npos) << md;
 }
 
 TEST(AbVerdict, RoundsHitByABurstAreLeftOutOfTheTestsOnly) {

@@ -103,4 +103,33 @@ TEST(Results, LoadRejectsBadFilesWithOneLineNamingFileAndProblem) {
   EXPECT_NE(load_error(path).find("cannot open"), std::string::npos);
 }
 
+// Issue 38, item 13: a name holding CR, ESC [2K or BEL must not reach a terminal raw, where it could
+// erase its own line and print a forged verdict in its place.
+TEST(Printable, ControlCharactersAreEscapedAndPrintableTextKept) {
+  EXPECT_EQ(printable("transfer/h2d/pinned/4KiB"), "transfer/h2d/pinned/4KiB");
+  EXPECT_EQ(printable("\r\x1b[2K\aSLOWER"), "\\r\\x1b[2K\\x07SLOWER");
+  EXPECT_EQ(printable("a\nb\tc"), "a\\nb\\tc");  // a name's newline would start a line of its own
+  EXPECT_EQ(printable(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(printable("del\x7f"), "del\\x7f");
+  // Valid UTF-8 outside the controls passes: µ, →, and a 4-byte emoji.
+  EXPECT_EQ(printable("1 \xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80"), "1 \xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80");
+  // C1 controls (U+009B is CSI), line separators and bidi overrides as code points.
+  EXPECT_EQ(printable("\xc2\x9b" "2K"), "\\u009b2K");
+  EXPECT_EQ(printable("a\xe2\x80\xa8" "b\xe2\x80\xae" "c\xe2\x81\xa6"), "a\\u2028b\\u202ec\\u2066");
+}
+
+TEST(Printable, BytesThatAreNotUtf8AreEscapedOneByOne) {
+  EXPECT_EQ(printable("\x9b" "2K"), "\\x9b2K");                // a lone C1 byte: CSI to a Latin-1 terminal
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");              // overlong '/'
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");     // a UTF-16 surrogate
+  EXPECT_EQ(printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
+  EXPECT_EQ(printable("\xe2\x86"), "\\xe2\\x86");              // cut short at the end
+  EXPECT_EQ(printable("\xe2" "A"), "\\xe2" "A");               // a lead byte without its continuation
+}
+
+TEST(Printable, MarkdownCellsAlsoEscapeThePipe) {
+  EXPECT_EQ(markdown_cell("a|b\r"), "a\\|b\\r");
+  EXPECT_EQ(markdown_cell("plain"), "plain");
+}
+
 }  // namespace offloadbench

@@ -33,9 +33,20 @@ int execute_history(const HistoryCliOptions& o) {
     check_output_path(o.json, "--json");
     for (const auto& input : history_files(o.directory)) check_not_same_file(o.json, "--json", input, "input");
   }
-  const auto history = load_history(o.directory, o.metric, o.allow_different_machines, options);
+  auto history = load_history(o.directory, o.metric, o.allow_different_machines, options);
+  const auto json = o.json.empty() ? nlohmann::json() : to_json(history);
+  // The JSON keeps names as they are; the terminal gets them printable (a CR or ESC in a name or a
+  // git SHA could otherwise forge a line), made so in place here once the JSON no longer needs them.
+  history.directory = printable(history.directory);
+  for (auto& why : history.ignored) why = printable(why);
+  for (auto& run : history.runs) run.start_time = printable(run.start_time);
+  for (auto& benchmark : history.benchmarks) {
+    benchmark.name = printable(benchmark.name);
+    for (auto& step : benchmark.change_points)
+      for (auto* text : {&step.start_time, &step.git_sha, &step.previous_git_sha}) *text = printable(*text);
+  }
   print_history(stdout, history, o.every_benchmark);
-  if (!o.json.empty()) write_json_atomically(o.json, to_json(history));
+  if (!o.json.empty()) write_json_atomically(o.json, json);
   return 0;
 }
 

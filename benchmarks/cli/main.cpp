@@ -1,12 +1,36 @@
 // offloadbench: when does moving work to the GPU pay off, and what does the move cost?
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
+#include <system_error>
 
 #include <fmt/format.h>
 
 #include "benchmarks/cli/commands.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
+
+namespace {
+
+// stdout is block-buffered when redirected, so a full disk or /dev/full shows only when the buffer is
+// flushed, after every print "succeeded": check once, after the command, or the results are lost with
+// exit 0. README's exit codes have none for this; 1 as for any failure after the work was done.
+int stdout_failed(int error, int code) {
+  fmt::print(stderr, "offloadbench: error: could not write to standard output{}\n",
+             error ? fmt::format(": {}", std::strerror(error)) : "");
+  return code == 0 ? 1 : code;
+}
+
+int with_stdout_checked(int code) {
+  errno = 0;
+  if (std::fflush(stdout) != 0) return stdout_failed(errno, code);
+  std::cout.flush();
+  return std::ferror(stdout) || !std::cout.good() ? stdout_failed(0, code) : code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace offloadbench::cli;
@@ -35,7 +59,7 @@ int main(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + command.app->get_name();
     }
     if (!known) {
-      fmt::print(stderr, "offloadbench: unknown command '{}' (known: {})\n", argv[1], names);
+      fmt::print(stderr, "offloadbench: unknown command '{}' (known: {})\n", offloadbench::printable(argv[1]), names);
       return 2;
     }
   }
@@ -46,23 +70,28 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "offloadbench: {} (see offloadbench --help)\n", e.what());
+    fmt::print(stderr, "offloadbench: {} (see offloadbench --help)\n", offloadbench::printable(e.what()));
     return 2;
   }
   try {
     for (auto& command : commands)
-      if (command.app->parsed()) return command.execute();
-  } catch (const UsageError& e) {
-    fmt::print(stderr, "offloadbench: {}\n", e.what());
+      if (command.app->parsed()) return with_stdout_checked(command.execute());
+  } catch (const UsageError& e) {  // messages quote names and paths from input files: printable, one line
+    fmt::print(stderr, "offloadbench: {}\n", offloadbench::printable(e.what()));
     return 2;
   } catch (const offloadbench::ResultsError& e) {
-    fmt::print(stderr, "offloadbench: {}\n", e.what());
+    fmt::print(stderr, "offloadbench: {}\n", offloadbench::printable(e.what()));
     return 2;
   } catch (const offloadbench::FileError& e) {
-    fmt::print(stderr, "offloadbench: {}\n", e.what());
+    fmt::print(stderr, "offloadbench: {}\n", offloadbench::printable(e.what()));
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "offloadbench: error: {}\n", e.what());
+    // fmt::print throws (errno in the code) once stdout's buffer cannot be written: name the output.
+    if (std::ferror(stdout)) {
+      const auto* system = dynamic_cast<const std::system_error*>(&e);
+      return stdout_failed(system ? system->code().value() : 0, 1);
+    }
+    fmt::print(stderr, "offloadbench: error: {}\n", offloadbench::printable(e.what()));
     return 1;
   }
   return 2;

@@ -7,6 +7,7 @@
 
 #include "harness/analysis/signed_rank.h"
 #include "harness/analysis/stats.h"
+#include "harness/results/results.h"
 
 namespace offloadbench {
 
@@ -117,7 +118,8 @@ void print_ab(std::FILE* out, const AbOutcome& c) {
   fmt::print(out, "{:<13} {:>30} {:>7} {:>9}  {}\n", "verdict", "change [interval]", "rounds", "Holm p", "benchmark");
   for (const auto& r : c.rows)
     fmt::print(out, "{:<13} {:>30} {:>7} {:>9}  {}{}\n", verdict_name(r.verdict), format_interval(r), r.rounds,
-               format_p(r.p_holm), r.name, r.verdict == Verdict::same ? "" : fmt::format("  [{}]", r.reason));
+               format_p(r.p_holm), printable(r.name),
+               r.verdict == Verdict::same ? "" : fmt::format("  [{}]", printable(r.reason)));
   fmt::print(out, "ab: {} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE (δ {} CPU, {} GPU; family-wise alpha {}, "
                   "{:.0f}% intervals)\n",
              c.slower, c.faster, c.same, c.inconclusive, format_percent(c.options.delta_cpu).substr(1),
@@ -138,9 +140,9 @@ std::string ab_markdown(const AbOutcome& c, const std::vector<std::string>& note
   for (const auto& r : c.rows) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(), [](const AbRow* a, const AbRow* b) { return a->change > b->change; });
   for (const auto* r : order)
-    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} |\n", verdict_name(r->verdict), r->name,
+    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} |\n", verdict_name(r->verdict), markdown_cell(r->name),
                       format_metric(r->base_median, "real_time"), format_metric(r->new_median, "real_time"),
-                      format_interval(*r), r->rounds, format_p(r->p_holm), r->reason);
+                      format_interval(*r), r->rounds, format_p(r->p_holm), markdown_cell(r->reason));
   return md;
 }
 

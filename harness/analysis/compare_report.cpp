@@ -45,33 +45,34 @@ void print_comparison(std::FILE* out, const Comparison& c) {
   for (const auto& row : c.rows) {
     fmt::print(out, "{:<13} {:>8} {:>9} {:>7}  {}", verdict_name(row.verdict), change_text(row),
                row.test.empty() ? "—" : format_p(row.p_value), fmt::format("{}/{}", row.base_count, row.new_count),
-               row.name);
-    if (row.verdict != Verdict::same) fmt::print(out, "  [{}]", row.reason);
+               printable(row.name));
+    if (row.verdict != Verdict::same) fmt::print(out, "  [{}]", printable(row.reason));
     fmt::print(out, "\n");
   }
-  for (const auto& name : c.only_in_base) fmt::print(out, "only in BASE: {}\n", name);
-  for (const auto& name : c.only_in_new) fmt::print(out, "only in NEW:  {}\n", name);
+  for (const auto& name : c.only_in_base) fmt::print(out, "only in BASE: {}\n", printable(name));
+  for (const auto& name : c.only_in_new) fmt::print(out, "only in NEW:  {}\n", printable(name));
   if (!c.skipped_in_both.empty()) fmt::print(out, "{} benchmark(s) skipped in both files\n", c.skipped_in_both.size());
   fmt::print(out, "compare: {}\n", summary_line(c));
-  if (!c.machine_note.empty()) fmt::print(out, "compare: note: {}\n", c.machine_note);
+  if (!c.machine_note.empty()) fmt::print(out, "compare: note: {}\n", printable(c.machine_note));
 }
 
 std::string comparison_markdown(const Comparison& c, const std::string& base_label, const std::string& new_label) {
-  std::string md = fmt::format("### offloadbench compare\n\n`{}` → `{}`\n\n**{}**\n\n", base_label, new_label,
-                               summary_line(c));
-  if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", c.machine_note);
+  std::string md = fmt::format("### offloadbench compare\n\n`{}` → `{}`\n\n**{}**\n\n", printable(base_label),
+                               printable(new_label), summary_line(c));
+  if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", printable(c.machine_note));
   md += "| verdict | benchmark | base median | new median | change | p | reps | why |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& row : c.rows)
-    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}/{} | {} |\n", verdict_name(row.verdict), row.name,
+    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}/{} | {} |\n", verdict_name(row.verdict),
+                      markdown_cell(row.name),
                       format_metric(row.base_median, c.options.metric), format_metric(row.new_median, c.options.metric),
                       change_text(row), row.test.empty() ? "—" : format_p(row.p_value), row.base_count, row.new_count,
-                      row.reason);
+                      markdown_cell(row.reason));
   if (!c.only_in_base.empty() || !c.only_in_new.empty())
     md += fmt::format("\n{} benchmark(s) only in BASE, {} only in NEW.\n", c.only_in_base.size(),
                       c.only_in_new.size());
-  for (const auto& name : c.only_in_base) md += fmt::format("- only in BASE: `{}`\n", name);
-  for (const auto& name : c.only_in_new) md += fmt::format("- only in NEW: `{}`\n", name);
+  for (const auto& name : c.only_in_base) md += fmt::format("- only in BASE: `{}`\n", printable(name));
+  for (const auto& name : c.only_in_new) md += fmt::format("- only in NEW: `{}`\n", printable(name));
   if (!c.skipped_in_both.empty())
     md += fmt::format("\n{} benchmark(s) skipped in both files (not compared).\n", c.skipped_in_both.size());
   return md;

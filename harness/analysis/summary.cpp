@@ -87,11 +87,11 @@ void print_summary(std::FILE* out, const nlohmann::json& results) {
     const bool flops = row.contains("flop_per_second");
     const auto found = rates.find(name);
     const double rate = found == rates.end() ? std::numeric_limits<double>::quiet_NaN() : median_of_values(found->second);
-    std::string line = fmt::format("  {:<34} {}", label, rate_text(rate, flops ? "FLOP/s" : "B/s"));
+    std::string line = fmt::format("  {:<34} {}", printable(label), rate_text(rate, flops ? "FLOP/s" : "B/s"));
     // Where the size is: the swept parameter when the row names one (n = 1024), else its bytes.
     const std::string sweep = row.value("sweep", "");
     if (!sweep.empty() && sweep != "bytes" && row.contains(sweep) && row[sweep].is_number())
-      line += fmt::format(" at {} = {}", sweep, row[sweep].dump());
+      line += fmt::format(" at {} = {}", printable(sweep), row[sweep].dump());
     else if (row.contains("bytes"))
       line += fmt::format(" at {}", format_size(row["bytes"].get<std::uint64_t>()));
     const double ceiling = row.value("ceiling_bytes_per_second", 0.0);
@@ -102,11 +102,12 @@ void print_summary(std::FILE* out, const nlohmann::json& results) {
     }
     fmt::print(out, "{}\n", line);
   }
-  for (const auto& [reason, count] : skip_reasons) fmt::print(out, "  skipped {:>4}: {}\n", count, reason);
+  for (const auto& [reason, count] : skip_reasons) fmt::print(out, "  skipped {:>4}: {}\n", count, printable(reason));
   // The analysis's findings (crossovers, fits, overlap, ceilings), when the file has been analysed.
   if (results.contains("analysis") && results["analysis"].contains("headlines")) {
     fmt::print(out, "findings:\n");
-    for (const auto& line : results["analysis"]["headlines"]) fmt::print(out, "  {}\n", line.get<std::string>());
+    for (const auto& line : results["analysis"]["headlines"])
+      fmt::print(out, "  {}\n", printable(line.get<std::string>()));
   }
 }
 

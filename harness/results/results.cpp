@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,63 @@
 #include "harness/results/results_schema.h"
 
 namespace offloadbench {
+
+namespace {
+
+// Length of the UTF-8 sequence at text[i] and its code point, or 0 when it is not valid UTF-8
+// (overlong forms, surrogates and code points above U+10FFFF included).
+std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& code_point) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned lead = byte(0);
+  const std::size_t length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3
+                             : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+  if (length == 0 || i + length > text.size()) return 0;
+  code_point = lead & (0x7f >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(k) & 0xc0) != 0x80) return 0;
+    code_point = code_point << 6 | (byte(k) & 0x3f);
+  }
+  const char32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code_point < smallest[length] || code_point > 0x10ffff || (code_point >= 0xd800 && code_point <= 0xdfff))
+    return 0;
+  return length;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c < 0x80) {  // C0 control or DEL
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : fmt::format("\\x{:02x}", c);
+      ++i;
+    } else if (char32_t cp = 0; const auto length = utf8_sequence(text, i, cp)) {
+      const bool control = cp <= 0x9f || cp == 0x2028 || cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
+                           (cp >= 0x2066 && cp <= 0x2069);
+      if (control) out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(cp));
+      else out.append(text, i, length);
+      i += length;
+    } else {
+      out += fmt::format("\\x{:02x}", c);  // a lone byte: a C1 control to a Latin-1 terminal (0x9b is CSI)
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (const char c : printable(text)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
 
 nlohmann::json without_non_finite(const nlohmann::json& value) {
   if (value.is_number_float()) {

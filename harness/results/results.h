@@ -4,6 +4,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,16 @@ inline constexpr int kResultsSchemaVersion = 1;
 struct ResultsError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// `text` (a name, reason or path taken from an input file) made safe to print on one line of a terminal
+// or CI log: C0 controls (newline included), DEL, C1 controls, line separators and bidi overrides become
+// \r, \n, \t, \xNN or \uNNNN, and bytes that are not UTF-8 become \xNN. Otherwise a name holding CR or
+// ESC [2K could overwrite the line it is on and forge a verdict. Valid printable UTF-8 passes unchanged.
+std::string printable(std::string_view text);
+
+// printable(text) for a Markdown table cell: '|' also escaped (GFM honours \| inside code spans too),
+// so a name cannot add columns or end the row.
+std::string markdown_cell(std::string_view text);
 
 // Returns a copy in which every NaN or infinity (anywhere) is null: strict JSON has neither.
 nlohmann::json without_non_finite(const nlohmann::json& value);

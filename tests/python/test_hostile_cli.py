@@ -266,3 +266,132 @@ def test_analyze_is_refused_while_a_run_holds_the_file(run_offloadbench, tmp_pat
     assert done.returncode == 0, done.stderr
     assert "analysis" in load_json(good)
     assert os.listdir(tmp_path) == ["good.json"], "the lock goes with analyze"
+
+
+# Issue 38, 12. stdout is block-buffered when redirected: on a full device every print "succeeded"
+# and the results were lost with exit 0. Short outputs fail at the final flush, long ones (compare,
+# list) while printing; both are exit 1 with one line naming standard output.
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("args", [["export", "--format", "github-action-benchmark", "GOOD"], ["summary", "GOOD"],
+                                  ["info", "--json"], ["compare", "GOOD", "GOOD"], ["history", "DIR"], ["list"]],
+                         ids=["export", "summary", "info", "compare", "history", "list"])
+def test_a_full_stdout_is_an_error(offloadbench_bin, tmp_path, args):
+    history = tmp_path / "hist"
+    history.mkdir()
+    for i in range(3):
+        good_copy(history, f"r{i}.json")
+    argv = [offloadbench_bin] + [{"GOOD": str(GOOD), "DIR": str(history)}.get(a, a) for a in args]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("offloadbench:")]
+    assert errors == ["offloadbench: error: could not write to standard output: No space left on device"], \
+        done.stderr
+
+
+# Issue 38, 13. Names, skip reasons, headlines and git SHAs come from files anyone can write: raw, a CR
+# and ESC [2K erase the line they are on and BEL rings, so a name could forge a verdict in a CI log.
+HOSTILE = "\r\x1b[2K\x07SLOWER\x7f\u009b|x"
+HOSTILE_SHOWN = "\\r\\x1b[2K\\x07SLOWER\\x7f\\u009b|x"
+
+
+def hostile_results(path, slower=1.0, git_sha="e28dcc65bb00"):
+    """GOOD with HOSTILE in its first benchmark's name and headline, the second benchmark skipped for a
+    HOSTILE reason, a HOSTILE finding and `git_sha`; the first benchmark's times about 5 µs × `slower`."""
+    doc = json.loads(GOOD.read_text())
+    names = list(dict.fromkeys(row["name"] for row in doc["benchmarks"] if row["run_type"] == "iteration"))
+    for row in doc["benchmarks"]:
+        if row["name"] == names[0]:
+            row["name"] = row["run_name"] = names[0] + HOSTILE
+            row["headline"] = HOSTILE
+            row["real_time"] = (5 + 0.01 * row["repetition_index"]) * slower  # little spread: a clear verdict
+        elif row["name"] == names[1]:
+            row.update(skipped=True, skip_reason=HOSTILE)
+    doc["analysis"] = {"headlines": [HOSTILE]}
+    doc["context"]["offloadbench"]["git_sha"] = git_sha
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def assert_no_raw_controls(data, allow_del_and_c1=False):
+    text = data.decode("utf-8")  # strict: a byte that is not UTF-8 fails here
+    bad = {c for c in text if (ord(c) < 0x20 and c != "\n") or (0x7f <= ord(c) <= 0x9f and not allow_del_and_c1)}
+    assert not bad, f"raw control characters {sorted(map(hex, map(ord, bad)))} in {text[:2000]!r}"
+
+
+def test_compare_prints_names_and_reasons_from_files_escaped(offloadbench_bin, tmp_path):
+    base = hostile_results(tmp_path / "base.json")
+    new = hostile_results(tmp_path / "new.json", slower=2.0)
+    doc = json.loads(new.read_text())  # NEW also skips the third benchmark for a HOSTILE reason
+    third = list(dict.fromkeys(row["name"] for row in doc["benchmarks"] if row["run_type"] == "iteration"))[2]
+    for row in doc["benchmarks"]:
+        if row["name"] == third:
+            row.update(skipped=True, skip_reason=HOSTILE)
+    new.write_text(json.dumps(doc))
+    md = tmp_path / "c.md"
+    done = subprocess.run([offloadbench_bin, "compare", base, new, "--markdown", md], capture_output=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stderr  # the first benchmark is twice as slow: a real SLOWER
+    assert_no_raw_controls(done.stdout + done.stderr)
+    lines = done.stdout.decode().splitlines()
+    assert any(line.startswith("SLOWER") and line.count(HOSTILE_SHOWN) == 1 for line in lines)
+    assert any(line.startswith("INCONCLUSIVE") and line.endswith(f"[not measured in NEW: {HOSTILE_SHOWN}]")
+               for line in lines)
+    table = md.read_bytes()
+    assert_no_raw_controls(table)
+    rows = [line for line in table.decode().splitlines() if line.startswith("| ")]
+    assert rows and all(line.replace("\\|", "").count("|") == 9 for line in rows), "a '|' in a name adds no column"
+
+
+def test_summary_and_analyze_print_labels_reasons_and_findings_escaped(offloadbench_bin, tmp_path):
+    path = hostile_results(tmp_path / "r.json")
+    done = subprocess.run([offloadbench_bin, "summary", path], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert_no_raw_controls(done.stdout + done.stderr)
+    out = done.stdout.decode()
+    assert f"  {HOSTILE_SHOWN}\n" in out and f": {HOSTILE_SHOWN}\n" in out  # the finding and the skip reason
+    doc = json.loads(path.read_text())
+    del doc["analysis"]  # analyze writes findings of its own, and one quotes the file's reason for no GPU
+    doc["context"]["cuda"]["unavailable_reason"] = HOSTILE
+    path.write_text(json.dumps(doc))
+    done = subprocess.run([offloadbench_bin, "analyze", path], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert_no_raw_controls(done.stdout + done.stderr)
+    assert f"  no GPU measurements: {HOSTILE_SHOWN}\n" in done.stdout.decode()
+
+
+def test_history_prints_names_shas_and_file_names_escaped(offloadbench_bin, tmp_path):
+    history = tmp_path / "hist\x1b[8m"
+    history.mkdir()
+    for i in range(10):  # five nights on each side of a doubling: a change point by any test
+        night = hostile_results(history / f"r{i}.json", slower=2.0 if i >= 5 else 1.0,
+                                git_sha=f"sha{i}{HOSTILE}")
+        doc = json.loads(night.read_text())
+        doc["context"]["offloadbench"]["start_time_utc"] = f"2026-11-{i + 1:02d}T00:00:00Z"
+        night.write_text(json.dumps(doc))
+    unfinished = hostile_results(history / f"x{HOSTILE}.json")
+    doc = json.loads(unfinished.read_text())
+    doc["context"]["offloadbench"]["incomplete"] = True
+    unfinished.write_text(json.dumps(doc))
+    done = subprocess.run([offloadbench_bin, "history", history, "--all"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert_no_raw_controls(done.stdout + done.stderr)
+    out = done.stdout.decode()
+    assert f"SLOWER +100.0% at 2026-11-06T00:00:00Z (git sha5{HOSTILE_SHOWN}, after sha4{HOSTILE_SHOWN})" in out
+    assert f"x{HOSTILE_SHOWN}.json: unfinished run" in out and "hist\\x1b[8m" in out
+
+
+def test_export_and_error_messages_quote_names_escaped(offloadbench_bin, tmp_path):
+    path = hostile_results(tmp_path / "r.json")
+    done = subprocess.run([offloadbench_bin, "export", "--format", "bencher", path], capture_output=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert_no_raw_controls(done.stdout + done.stderr, allow_del_and_c1=True)  # JSON: nlohmann's escaping
+    assert any(name.endswith(HOSTILE) for name in json.loads(done.stdout))
+    doc = json.loads(path.read_text())
+    doc["benchmarks"][0]["bytes"] = "many"  # the error message quotes the row's name
+    path.write_text(json.dumps(doc))
+    done = subprocess.run([offloadbench_bin, "summary", path], capture_output=True, timeout=120)
+    assert done.returncode == 2
+    assert_no_raw_controls(done.stderr)
+    assert len(done.stderr.decode().splitlines()) == 1 and HOSTILE_SHOWN in done.stderr.decode()
