@@ -1,5 +1,7 @@
 // history: the change-point detector on synthetic series with known steps (and none), and reading a
 // directory of results files in time order, naming the git SHA where a step appeared.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -8,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/analysis/history.h"
+#include "harness/analysis/stats.h"
 #include "harness/results/results.h"
 #include "tests/test_support.h"
 
@@ -108,6 +111,199 @@ TEST(ChangePoints, FindsASlowCreepNoSingleNightShows) {
 
 namespace {
 
+namespace reference {
+
+// The change-point search as it was before it was made fast (full n×n prefix matrix, every segment
+// searched again each round, every shuffle searched in full), kept verbatim as the reference the
+// fast one must agree with exactly: same change points, same levels.
+double median_of_range(const std::vector<double>& x, std::size_t lo, std::size_t hi) {
+  return median(std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(lo),
+                                    x.begin() + static_cast<std::ptrdiff_t>(hi)));
+}
+
+double successive_difference_sigma(const std::vector<double>& x) {
+  std::vector<double> differences;
+  for (std::size_t i = 1; i < x.size(); ++i) differences.push_back(std::fabs(x[i] - x[i - 1]));
+  return differences.empty() ? 0.0 : median(differences) / 0.9539;
+}
+
+struct BestSplit {
+  std::size_t at = 0;
+  double q = -1;
+};
+
+BestSplit best_split(const std::vector<double>& x, std::size_t m) {
+  const std::size_t n = x.size();
+  BestSplit best;
+  if (m == 0 || n < 2 * m) return best;
+  std::vector<std::vector<double>> sums(n + 1, std::vector<double>(n + 1, 0.0));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      sums[i + 1][j + 1] = sums[i][j + 1] + sums[i + 1][j] - sums[i][j] + std::fabs(x[i] - x[j]);
+  const auto block = [&](std::size_t r0, std::size_t r1, std::size_t c0, std::size_t c1) {
+    return sums[r1][c1] - sums[r0][c1] - sums[r1][c0] + sums[r0][c0];
+  };
+  for (std::size_t tau = m; tau + m <= n; ++tau) {
+    const double nx = static_cast<double>(tau);
+    const double within_x = block(0, tau, 0, tau) / (nx * (nx - 1));
+    for (std::size_t kappa = tau + m; kappa <= n; ++kappa) {
+      const double ny = static_cast<double>(kappa - tau);
+      const double cross = block(0, tau, tau, kappa) / (nx * ny);
+      const double within_y = block(tau, kappa, tau, kappa) / (ny * (ny - 1));
+      const double q = nx * ny / (nx + ny) * (2 * cross - within_x - within_y);
+      if (q > best.q) best = {tau, q};
+    }
+  }
+  return best;
+}
+
+double permutation_p_value(std::vector<double> segment, double observed_q, std::size_t m, const ChangePointOptions& o,
+                           std::mt19937_64& rng) {
+  int as_strong = 0;
+  for (int i = 0; i < o.permutations; ++i) {
+    std::shuffle(segment.begin(), segment.end(), rng);
+    as_strong += best_split(segment, m).q >= observed_q - 1e-12 * std::fabs(observed_q);
+  }
+  return (as_strong + 1.0) / (o.permutations + 1.0);
+}
+
+std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options) {
+  const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
+  std::vector<double> logs;
+  for (double v : series) logs.push_back(std::log(std::max(v, 1e-300)));
+  std::mt19937_64 rng(0x0ffb0ad);
+  std::vector<std::size_t> cuts = {0, series.size()};
+  while (true) {
+    BestSplit best;
+    std::size_t segment_begin = 0, segment_end = 0;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+      const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(cuts[i]),
+                                        logs.begin() + static_cast<std::ptrdiff_t>(cuts[i + 1]));
+      const auto split = best_split(segment, m);
+      if (split.q > best.q) {
+        best = split;
+        segment_begin = cuts[i];
+        segment_end = cuts[i + 1];
+      }
+    }
+    if (best.q <= 0) break;
+    const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(segment_begin),
+                                      logs.begin() + static_cast<std::ptrdiff_t>(segment_end));
+    if (permutation_p_value(segment, best.q, m, options, rng) >= options.significance) break;
+    cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), segment_begin + best.at), segment_begin + best.at);
+  }
+  const double sigma = successive_difference_sigma(series);
+  std::vector<Step> found;
+  while (true) {
+    found.clear();
+    std::size_t weakest = 0;
+    double weakest_jump = -1;
+    for (std::size_t i = 1; i + 1 < cuts.size(); ++i) {
+      const std::size_t lo = cuts[i - 1], k = cuts[i], hi = cuts[i + 1];
+      const Step step{k, median_of_range(series, lo, k), median_of_range(series, k, hi)};
+      const double jump = std::fabs(step.after - step.before);
+      const double standard_error =
+          1.2533 * sigma * std::sqrt(1.0 / static_cast<double>(k - lo) + 1.0 / static_cast<double>(hi - k));
+      std::size_t near_before = 0, near_after = 0;
+      for (std::size_t r = lo; r < hi; ++r) {
+        const bool nearer_after = std::fabs(series[r] - step.after) < std::fabs(series[r] - step.before);
+        near_before += r < k && !nearer_after;
+        near_after += r >= k && nearer_after;
+      }
+      if (step.before > 0 && jump / step.before >= options.min_magnitude - 1e-12 &&
+          jump > options.noise_factor * standard_error && near_before >= m && near_after >= m) {
+        found.push_back(step);
+      } else if (weakest_jump < 0 || jump < weakest_jump) {
+        weakest = i;
+        weakest_jump = jump;
+      }
+    }
+    if (weakest_jump < 0) break;
+    cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(weakest));
+  }
+  return found;
+}
+
+}  // namespace reference
+
+// Series of every shape the search meets: flat noise, steps up and down, bumps, creeps, outliers,
+// exact ties (no noise, or values on a coarse grid), very short and NaN/zero-free.
+std::vector<double> random_series(std::mt19937& rng) {
+  std::uniform_int_distribution<int> length(1, 70), shape(0, 6);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::normal_distribution<double> normal(0, 1);
+  const int n = length(rng), kind = shape(rng);
+  const double cv = std::vector<double>{0, 0.001, 0.01, 0.05, 0.2}[static_cast<std::size_t>(rng() % 5)];
+  std::vector<double> x;
+  double level = 100;
+  for (int i = 0; i < n; ++i) {
+    if (kind == 1 && unit(rng) < 0.08) level *= 0.8 + 0.4 * unit(rng);  // random steps
+    if (kind == 2) level *= 1.003;                                       // creep
+    if (kind == 3 && i == n / 3) level *= 1.2;                           // bump
+    if (kind == 3 && i == 2 * n / 3) level /= 1.2;
+    double v = level * (1 + cv * normal(rng));
+    if (kind == 4) v = std::round(v / 5) * 5;                          // coarse grid: ties
+    if (kind == 5 && unit(rng) < 0.1) v *= 3;                          // outliers
+    if (kind == 6) v = (i / 4 + i / 7) % 2 ? 110 : 100;                 // exact repeats: many equal Q
+    x.push_back(v);
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST(ChangePoints, FastSearchFindsExactlyWhatTheReferenceSearchFinds) {
+  std::mt19937 rng(2026);
+  std::uniform_int_distribution<int> min_runs(1, 6);
+  int with_steps = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const auto x = random_series(rng);
+    ChangePointOptions o;
+    o.min_segment = min_runs(rng);
+    if (trial % 3 == 0) o.min_magnitude = 0.01;
+    if (trial % 5 == 0) o.significance = 0.2;  // more cuts: more rounds of the bisection
+    const auto expected = reference::detect_change_points(x, o);
+    const auto actual = detect_change_points(x, o);
+    with_steps += !expected.empty();
+    ASSERT_EQ(actual.size(), expected.size()) << "trial " << trial;
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      EXPECT_EQ(actual[i].index, expected[i].index) << "trial " << trial;
+      EXPECT_EQ(actual[i].before, expected[i].before) << "trial " << trial;
+      EXPECT_EQ(actual[i].after, expected[i].after) << "trial " << trial;
+    }
+  }
+  EXPECT_GE(with_steps, 100);  // the comparison covered many series with steps, not only empty answers
+}
+
+TEST(ChangePoints, EachSegmentIsSearchedOnceAndFailedTestsStopEarly) {
+  // A flat series: the first permutation test fails; it stops once 9 shuffles (p = 10/200 = 0.05)
+  // were as strong, instead of searching all 199 shuffles.
+  ChangePointWork flat;
+  EXPECT_TRUE(detect_change_points(series(200, 0.01, 3), kDefaults, &flat).empty());
+  EXPECT_LT(flat.shuffles_searched, 100u);
+  EXPECT_EQ(flat.searches, 1 + flat.shuffles_searched);
+  // Three steps: each round searches only the two new segments (the old search re-searched every
+  // segment every round: 1 + 2 + 3 + 4 segment searches), and each passing test searches at most
+  // its 199 shuffles.
+  ChangePointWork stepped;
+  const auto x = series(120, 0.005, 4, {{30, 1.2}, {60, 1.2}, {90, 1.2}});
+  ASSERT_EQ(steps_in(x), (std::vector<std::size_t>{30, 60, 90}));
+  detect_change_points(x, kDefaults, &stepped);
+  const std::size_t segment_searches = stepped.searches - stepped.shuffles_searched;
+  EXPECT_EQ(segment_searches, 1u + 2 * 3);
+  // One search over n values evaluates each (τ, κ) with m values on each side once: (n−2m+1)(n−2m+2)/2
+  // pairs from rows of the prefix sum kept two at a time (no n×n matrix per shuffle).
+  ChangePointWork one;
+  ChangePointOptions no_test = kDefaults;
+  no_test.permutations = 0;  // p = 1: the first test fails without shuffling
+  detect_change_points(series(100, 0.01, 0, {{50, 1.5}}), no_test, &one);
+  EXPECT_EQ(one.searches, 1u);
+  EXPECT_EQ(one.shuffles_searched, 0u);
+  EXPECT_EQ(one.splits, 95u * 96u / 2);
+}
+
+namespace {
+
 nlohmann::json nightly(int run, double real_time, const std::string& cpu = "Test CPU", bool incomplete = false) {
   nlohmann::json rows = nlohmann::json::array();
   for (int i = 0; i < 5; ++i) {
@@ -171,6 +367,33 @@ TEST(History, OrdersRunsByStartTimeAndNamesTheShaOfTheStep) {
   const auto json = to_json(h);
   EXPECT_EQ(json["runs"].size(), 9u);
   EXPECT_EQ(json["benchmarks"][1]["change_points"][0]["git_sha"], "sha5");
+}
+
+TEST(History, EveryBenchmarkGetsTheAnswerOfItsOwnSeries) {
+  // The benchmarks are searched on several threads: each must get the answer of its own series.
+  TempDir dir;
+  const int runs = 14, benchmarks = 24;
+  std::vector<std::vector<double>> level(benchmarks);
+  for (int b = 0; b < benchmarks; ++b) level[b] = series(runs, 0.003, static_cast<unsigned>(b), {{3 + b % 9, 1.15}});
+  for (int run = 0; run < runs; ++run) {
+    auto doc = nightly(run, 100.0);
+    for (int b = 0; b < benchmarks; ++b)
+      doc["benchmarks"].push_back({{"name", fmt::format("b{:02}", b)}, {"run_type", "iteration"},
+                                   {"real_time", level[b][run]}, {"time_unit", "ns"}});
+    write_json_atomically(dir.file(fmt::format("{:02}.json", run)), doc);
+  }
+  const auto h = load_history(dir.path.string(), "real_time", false, kDefaults);
+  int with_steps = 0;
+  for (const auto& b : h.benchmarks) {
+    std::vector<double> medians;
+    for (const auto& p : b.points) medians.push_back(p.median);
+    std::vector<std::size_t> expected, actual;
+    for (const auto& step : detect_change_points(medians, kDefaults)) expected.push_back(step.index);
+    for (const auto& cp : b.change_points) actual.push_back(cp.point);
+    EXPECT_EQ(actual, expected) << b.name;
+    with_steps += !expected.empty();
+  }
+  EXPECT_GE(with_steps, 20);  // steps at different runs: a mix-up between benchmarks would show
 }
 
 TEST(History, BadDirectoriesAndFilesGiveOneLineNamingThem) {

@@ -1,10 +1,15 @@
 #include "harness/analysis/history.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <random>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -32,47 +37,167 @@ double successive_difference_sigma(const std::vector<double>& x) {
 // The strongest split of one segment by the energy statistic of E-divisive means (exponent 1):
 // for X = [0, τ) and Y = [τ, κ), Q(τ, κ) = nx·ny/(nx+ny) · (2·mean|X−Y| − mean|X−X'| − mean|Y−Y'|),
 // maximised over τ and κ (κ lets a bump in the middle stand out), with at least m values in X and Y.
-// Pairwise distance sums come from a 2-D prefix sum, so the whole search is O(n²).
+// Pairwise distance sums come from the 2-D prefix sum S[a][b] = Σ_{i<a, j<b} |xᵢ − xⱼ|, so one search
+// is O(n²) time. S is symmetric, and every Q(·, κ) reads only row κ and the diagonal, so the search
+// walks κ upwards keeping a few rows: O(n) memory instead of n² doubles (200 MB at n = 5000, per shuffle).
+// Each S cell and each Q is computed by the same floating-point expression, in the same order of
+// operations, as the full-matrix form (S[0][·] = 0 terms dropped: x − 0 and x + 0 are exact), so
+// the values, and hence the change points, are bit-identical to it.
 struct BestSplit {
   std::size_t at = 0;  // τ: index within the segment of the first value after the change
   double q = -1;
 };
 
-BestSplit best_split(const std::vector<double>& x, std::size_t m) {
-  const std::size_t n = x.size();
-  BestSplit best;
-  if (m == 0 || n < 2 * m) return best;
-  // sums[a][b] = Σ_{i<a, j<b} |xᵢ − xⱼ|
-  std::vector<std::vector<double>> sums(n + 1, std::vector<double>(n + 1, 0.0));
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j)
-      sums[i + 1][j + 1] = sums[i][j + 1] + sums[i + 1][j] - sums[i][j] + std::fabs(x[i] - x[j]);
-  const auto block = [&](std::size_t r0, std::size_t r1, std::size_t c0, std::size_t c1) {
-    return sums[r1][c1] - sums[r0][c1] - sums[r1][c0] + sums[r0][c0];
-  };
-  for (std::size_t tau = m; tau + m <= n; ++tau) {
-    const double nx = static_cast<double>(tau);
-    const double within_x = block(0, tau, 0, tau) / (nx * (nx - 1));  // mean over ordered pairs
-    for (std::size_t kappa = tau + m; kappa <= n; ++kappa) {
-      const double ny = static_cast<double>(kappa - tau);
-      const double cross = block(0, tau, tau, kappa) / (nx * ny);
-      const double within_y = block(tau, kappa, tau, kappa) / (ny * (ny - 1));
-      const double q = nx * ny / (nx + ny) * (2 * cross - within_x - within_y);
-      if (q > best.q) best = {tau, q};
+struct SplitWorkspace {  // reused across searches: no allocation per shuffle
+  std::vector<double> rows, diagonal, within_x, within_x_scaled, inverse_pairs;
+};
+
+// Q(τ, κ) as the full-matrix search computed it, from row κ of S and the diagonal.
+inline double split_q(const double* row, const SplitWorkspace& w, std::size_t tau, std::size_t kappa) {
+  const double nx = static_cast<double>(tau), ny = static_cast<double>(kappa - tau);
+  const double cross = (row[tau] - w.diagonal[tau]) / (nx * ny);
+  const double within_y = (row[kappa] - row[tau] - row[tau] + w.diagonal[tau]) / (ny * (ny - 1));
+  return nx * ny / (nx + ny) * (2 * cross - w.within_x[tau] - within_y);
+}
+
+// Walks κ = 1..n computing row κ of S, and calls on_row(κ, row) for each κ ≥ 2m (the rows that end
+// a split) until it returns true. Rows are made kRows at a time, their cells interleaved: each cell
+// waits on its left neighbour (three dependent additions), so one row at a time runs at the adders'
+// latency; four independent chains keep them busy. Cell values do not depend on this order.
+template <class OnRow>
+void scan_rows(const double* x, std::size_t n, std::size_t m, SplitWorkspace& w, ChangePointWork* work,
+               OnRow&& on_row) {
+  if (m == 0 || n < 2 * m) return;
+  if (work) ++work->searches;
+  constexpr std::size_t kRows = 4;
+  w.rows.assign((kRows + 1) * (n + 1), 0.0);
+  w.diagonal.assign(n + 1, 0.0);
+  w.within_x.assign(n + 1, 0.0);
+  w.within_x_scaled.assign(n + 1, 0.0);
+  double* r[kRows + 1];  // r[0]: S[κ−1]; r[i]: S[κ−1+i]
+  for (std::size_t i = 0; i <= kRows; ++i) r[i] = w.rows.data() + i * (n + 1);
+  for (std::size_t kappa = 1; kappa <= n; kappa += kRows) {
+    const std::size_t count = std::min(kRows, n + 1 - kappa);
+    for (std::size_t i = 1; i <= count; ++i) r[i][0] = 0;
+    if (count == kRows) {
+      for (std::size_t j = 0; j + 1 < kappa; ++j)  // columns every row of the block has from its upper row
+        for (std::size_t i = 1; i <= kRows; ++i)
+          r[i][j + 1] = r[i - 1][j + 1] + r[i][j] - r[i - 1][j] + std::fabs(x[kappa + i - 2] - x[j]);
+    } else {
+      for (std::size_t i = 1; i <= count; ++i)
+        for (std::size_t j = 0; j + 1 < kappa; ++j)
+          r[i][j + 1] = r[i - 1][j + 1] + r[i][j] - r[i - 1][j] + std::fabs(x[kappa + i - 2] - x[j]);
     }
+    for (std::size_t i = 1; i <= count; ++i) {  // the rest of row ρ = κ−1+i: S[ρ−1][ρ] is S[ρ][ρ−1]
+      const std::size_t rho = kappa - 1 + i;
+      for (std::size_t j = kappa - 1; j < rho; ++j) {
+        const double up = j + 1 < rho ? r[i - 1][j + 1] : r[i][j];
+        r[i][j + 1] = up + r[i][j] - r[i - 1][j] + std::fabs(x[rho - 1] - x[j]);
+      }
+      w.diagonal[rho] = r[i][rho];
+      const double nk = static_cast<double>(rho);
+      w.within_x[rho] = r[i][rho] / (nk * (nk - 1));  // mean over ordered pairs
+      w.within_x_scaled[rho] = r[i][rho] / (nk - 1);  // τ · within_x, for reaches' quick bound
+    }
+    for (std::size_t i = 1; i <= count; ++i) {
+      const std::size_t rho = kappa - 1 + i;
+      if (rho < 2 * m) continue;
+      if (work) work->splits += rho - 2 * m + 1;
+      if (on_row(rho, static_cast<const double*>(r[i]))) return;
+    }
+    std::swap(r[0], r[count]);
   }
+}
+
+// The maximum, and the first (τ, κ) in τ-major order that reaches it (the order the search used to
+// scan in, so ties resolve as before). q stays −1 when no split beats −1.
+BestSplit best_split(const double* x, std::size_t n, std::size_t m, SplitWorkspace& w, ChangePointWork* work) {
+  BestSplit best;
+  std::size_t best_kappa = 0;
+  scan_rows(x, n, m, w, work, [&](std::size_t kappa, const double* row) {
+    for (std::size_t tau = m; tau + m <= kappa; ++tau) {
+      const double q = split_q(row, w, tau, kappa);
+      if (q > best.q || (q == best.q && best_kappa != 0 && tau < best.at)) {  // same τ: the earlier κ came first
+        best = {tau, q};
+        best_kappa = kappa;
+      }
+    }
+    return false;
+  });
   return best;
 }
 
-// The share of shuffles of the segment whose best split is at least as strong (with the observed one).
-double permutation_p_value(std::vector<double> segment, double observed_q, std::size_t m, const ChangePointOptions& o,
-                           std::mt19937_64& rng) {
+// Whether any split reaches `threshold`. Most splits of a shuffle are far below it, so each is first
+// bounded without divisions: κ·Q = 2·cross_sum − ny·τ·within_x − τ·within_y_sum/(ny−1), from the same
+// S values; its rounding differs from split_q's by ~1e-15 of the terms' sizes, so a split clearly
+// below (by 1e-9 of them) is below, and any other is decided by split_q itself (NaN included).
+bool reaches(const double* x, std::size_t n, std::size_t m, double threshold, SplitWorkspace& w,
+             ChangePointWork* work) {
+  // inverse_pairs[n − ny] = 1/(ny − 1): ascending in τ for a fixed κ, so blocks of τ read it in order.
+  w.inverse_pairs.resize(n + 1);
+  for (std::size_t ny = 1; ny <= n; ++ny) w.inverse_pairs[n - ny] = 1.0 / (static_cast<double>(ny) - 1);
+  bool reached = false;
+  scan_rows(x, n, m, w, work, [&](std::size_t kappa, const double* row) {
+    const double scaled_threshold = static_cast<double>(kappa) * threshold;
+    const double limit = scaled_threshold - 1e-9 * std::fabs(scaled_threshold);
+    const double total = row[kappa], kd = static_cast<double>(kappa);
+    const double* diagonal = w.diagonal.data();
+    const double* scaled = w.within_x_scaled.data();
+    const double* inverse = w.inverse_pairs.data() + (n - kappa);
+    // 0 when the split is certainly below the threshold, else 1 (NaN included).
+    const auto maybe = [&](std::size_t tau) -> int {
+      const double nx = static_cast<double>(tau), ny = kd - nx;
+      const double a = 2 * (row[tau] - diagonal[tau]), b = ny * scaled[tau];
+      const double c = nx * (total - row[tau] - row[tau] + diagonal[tau]) * inverse[tau];
+      return !(a - b - c + 1e-9 * (std::fabs(a) + std::fabs(b) + std::fabs(c)) < limit);
+    };
+    const auto exact = [&](std::size_t tau) { return split_q(row, w, tau, kappa) >= threshold; };
+    constexpr std::size_t kBlock = 8;  // one well-predicted branch per eight splits, not per split
+    std::size_t tau = m;
+    for (; tau + kBlock - 1 + m <= kappa; tau += kBlock) {
+      int any = 0;
+      for (std::size_t k = 0; k < kBlock; ++k) any |= maybe(tau + k);
+      if (!any) continue;
+      for (std::size_t k = 0; k < kBlock; ++k)
+        if (maybe(tau + k) && exact(tau + k)) {
+          reached = true;
+          return true;
+        }
+    }
+    for (; tau + m <= kappa; ++tau)
+      if (maybe(tau) && exact(tau)) {
+        reached = true;
+        return true;
+      }
+    return false;
+  });
+  return reached;
+}
+
+// Whether the segment, shuffled P times, gives a split at least as strong as the observed one in
+// fewer than significance·(P+1) − 1 shuffles. A test that has already seen that many stops: the
+// answer cannot change, and the random stream is not read again after a failed test (the search
+// ends). One that can no longer fail still shuffles, so a later test reads the stream where it did.
+bool passes_permutation_test(std::vector<double> segment, double observed_q, std::size_t m,
+                             const ChangePointOptions& o, std::mt19937_64& rng, SplitWorkspace& w,
+                             ChangePointWork* work) {
+  const double threshold = observed_q - 1e-12 * std::fabs(observed_q);
+  const double denominator = o.permutations + 1.0;
+  const auto fails = [&](int as_strong) { return (as_strong + 1.0) / denominator >= o.significance; };
   int as_strong = 0;
+  // Fewest shuffles as strong that make the test fail (p is monotone in the count).
+  int enough = 0;
+  while (enough <= o.permutations && !fails(enough)) ++enough;
+  if (fails(as_strong)) return false;
   for (int i = 0; i < o.permutations; ++i) {
     std::shuffle(segment.begin(), segment.end(), rng);
-    as_strong += best_split(segment, m).q >= observed_q - 1e-12 * std::fabs(observed_q);
+    if (as_strong + (o.permutations - i) < enough) continue;  // it passes whatever the rest show
+    if (work) ++work->shuffles_searched;
+    const bool reached = reaches(segment.data(), segment.size(), m, threshold, w, work);
+    as_strong += reached;
+    if (fails(as_strong)) return false;
   }
-  return (as_strong + 1.0) / (o.permutations + 1.0);
+  return !fails(as_strong);
 }
 
 std::string context_string(const nlohmann::json& doc, const char* key) {
@@ -85,33 +210,74 @@ struct LoadedRun {
   std::vector<BenchmarkSamples> samples;
 };
 
+// The benchmarks' searches spread over the cores: they are independent (each seeds its
+// own generator), so the answers are the same for any number of threads, and a whole suite's
+// history (hundreds of benchmarks) uses every core of the machine.
+std::vector<std::vector<Step>> search_every_benchmark(const std::vector<BenchmarkHistory>& benchmarks,
+                                                      const ChangePointOptions& options) {
+  std::vector<std::vector<Step>> steps(benchmarks.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  const auto work = [&] {
+    try {
+      for (std::size_t i; (i = next++) < benchmarks.size();) {
+        std::vector<double> medians;
+        for (const auto& p : benchmarks[i].points) medians.push_back(p.median);
+        steps[i] = detect_change_points(medians, options);
+      }
+    } catch (...) {  // bad_alloc: rethrown on the calling thread, not std::terminate
+      const std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = benchmarks.size();
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                                    std::max<std::size_t>(benchmarks.size(), 1));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads: the ones started (and this one) do the rest
+      break;
+    }
+  }
+  work();
+  for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
+  return steps;
+}
+
 }  // namespace
 
-std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options) {
+std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options,
+                                       ChangePointWork* work) {
   const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
   std::vector<double> logs;
   for (double v : series) logs.push_back(std::log(std::max(v, 1e-300)));
   std::mt19937_64 rng(0x0ffb0ad);  // fixed: the same history gives the same answer
+  SplitWorkspace workspace;
+  const auto search = [&](std::size_t begin, std::size_t end) {
+    return best_split(logs.data() + begin, end - begin, m, workspace, work);
+  };
   std::vector<std::size_t> cuts = {0, series.size()};  // segment boundaries, sorted
+  std::vector<BestSplit> splits = {search(0, series.size())};  // splits[i]: of [cuts[i], cuts[i+1])
   // Bisection: the strongest split over all current segments, kept while the permutation test passes.
+  // A segment's best split is searched once, when the segment is made, not again every round.
   while (true) {
-    BestSplit best;
-    std::size_t segment_begin = 0, segment_end = 0;
-    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
-      const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(cuts[i]),
-                                        logs.begin() + static_cast<std::ptrdiff_t>(cuts[i + 1]));
-      const auto split = best_split(segment, m);
-      if (split.q > best.q) {
-        best = split;
-        segment_begin = cuts[i];
-        segment_end = cuts[i + 1];
-      }
-    }
+    std::size_t strongest = 0;
+    for (std::size_t i = 1; i < splits.size(); ++i)
+      if (splits[i].q > splits[strongest].q) strongest = i;  // the first of equals, as before
+    const BestSplit best = splits[strongest];
     if (best.q <= 0) break;
+    const std::size_t segment_begin = cuts[strongest], segment_end = cuts[strongest + 1];
     const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(segment_begin),
                                       logs.begin() + static_cast<std::ptrdiff_t>(segment_end));
-    if (permutation_p_value(segment, best.q, m, options, rng) >= options.significance) break;
-    cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), segment_begin + best.at), segment_begin + best.at);
+    if (!passes_permutation_test(segment, best.q, m, options, rng, workspace, work)) break;
+    const std::size_t cut = segment_begin + best.at;
+    cuts.insert(cuts.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, cut);
+    splits[strongest] = search(segment_begin, cut);
+    splits.insert(splits.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, search(cut, segment_end));
   }
   // Report the cuts whose levels differ by enough and by more than the noise. A cut that does not is
   // dropped, weakest first, and its neighbours' levels are read again over the merged segment: a slow
@@ -214,10 +380,10 @@ History load_history(const std::string& directory, const std::string& metric, bo
     }
   }
   const bool rate = higher_is_better(metric);
-  for (auto& b : h.benchmarks) {
-    std::vector<double> medians;
-    for (const auto& p : b.points) medians.push_back(p.median);
-    for (const auto& step : detect_change_points(medians, options)) {
+  const auto steps = search_every_benchmark(h.benchmarks, options);
+  for (std::size_t i = 0; i < h.benchmarks.size(); ++i) {
+    auto& b = h.benchmarks[i];
+    for (const auto& step : steps[i]) {
       ChangePoint cp;
       cp.point = step.index;
       cp.git_sha = h.runs[b.points[step.index].run].git_sha;

@@ -32,7 +32,15 @@ struct Step {
 // side differ by at least min_magnitude and by more than noise_factor standard errors (the
 // run-to-run σ from successive differences, which a step or creep barely moves), with at least
 // min_segment runs on each side that sit nearer their own side's level.
-std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options);
+// Counts of the search's work, for tests of how it scales.
+struct ChangePointWork {
+  std::size_t searches = 0;           // best-split searches over a segment or a shuffle of one
+  std::size_t splits = 0;             // (τ, κ) pairs evaluated, all searches together
+  std::size_t shuffles_searched = 0;  // permutation-test shuffles that were searched
+};
+
+std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options,
+                                       ChangePointWork* work = nullptr);
 
 struct HistoryRun {
   std::string path, start_time, git_sha;
