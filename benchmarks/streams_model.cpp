@@ -34,6 +34,12 @@ double bound_seconds(const StageTimes& s, OverlapBound bound) {
   return s.h2d_s + s.kernel_s + s.d2h_s;
 }
 
+double shared_link_bound_seconds(const StageTimes& s, OverlapBound bound, double both_directions_s) {
+  const double alone = bound_seconds(s, bound);
+  if (bound != OverlapBound::two_copy_engines || !(both_directions_s > 0)) return alone;
+  return std::max(alone, both_directions_s);
+}
+
 double overlap_efficiency(double bound_s, double achieved_s) {
   if (bound_s <= 0 || achieved_s <= 0) return 0;
   return bound_s / achieved_s;

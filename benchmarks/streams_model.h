@@ -25,6 +25,13 @@ OverlapBound overlap_bound_for(int async_engine_count);
 // no overlap: H2D + K + D2H; one engine: max(H2D + D2H, K); two or more: max(H2D, K, D2H).
 double bound_seconds(const StageTimes& stages, OverlapBound bound);
 
+// The bound once both directions share one link. With two or more copy engines H2D and D2H overlap,
+// but a PCIe link carries less both ways at once than twice one way (about 98 of 110 GB/s on a Gen5
+// x16 H100), so no pipeline moves its copies faster than `both_directions_s`, the measured time of
+// the whole buffer's H2D and D2H at once: max(bound_seconds, both_directions_s). Other bounds
+// serialize the copies already and are returned as they are; a non-positive time is ignored.
+double shared_link_bound_seconds(const StageTimes& stages, OverlapBound bound, double both_directions_s);
+
 // Achieved gain ÷ bound gain, both over the same serial time: (serial/achieved)/(serial/bound)
 // = bound/achieved. 1 means the pipeline reached the bound; 0 when a time is not positive.
 double overlap_efficiency(double bound_s, double achieved_s);

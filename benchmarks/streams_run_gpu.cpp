@@ -141,6 +141,8 @@ struct Parts {
   int async_engine_count = 0;
   OverlapBound bound = OverlapBound::no_overlap;
   double bound_s = 0;
+  double both_directions_s = 0;  // H2D and D2H of the whole buffer at once (two copy engines only)
+  double shared_link_bound_s = 0;
 };
 
 double kernel_seconds(const Buffers& b, int fma_iterations, cudaStream_t stream) {
@@ -158,6 +160,22 @@ int calibrate_fma_iterations(const Buffers& b, double target_s, cudaStream_t str
   return iterations;
 }
 
+// The whole buffer in and out at once on two streams: what the shared link allows both ways.
+double both_directions_seconds(const Buffers& b, cudaStream_t up) {
+  const Chunk all{0, b.elements};
+  CudaStream down;
+  EventTimerOptions timing;
+  timing.stream = up;
+  timing.side_streams = {down.get()};
+  return median_of(3, [&] {
+    EventTimer timer(timing);
+    return time_once(timer, [&] {
+      copy_in(b, all, up);
+      copy_out(b, all, down.get());
+    });
+  });
+}
+
 Parts measure_parts(const StreamsCase& c, const Buffers& b, cudaStream_t stream) {
   const Chunk all{0, b.elements};
   Parts p;
@@ -169,6 +187,8 @@ Parts measure_parts(const StreamsCase& c, const Buffers& b, cudaStream_t stream)
   p.async_engine_count = gpu_inventory().gpus.at(c.device).async_engine_count;
   p.bound = overlap_bound_for(p.async_engine_count);
   p.bound_s = bound_seconds(p.stages, p.bound);
+  if (p.bound == OverlapBound::two_copy_engines) p.both_directions_s = both_directions_seconds(b, stream);
+  p.shared_link_bound_s = shared_link_bound_seconds(p.stages, p.bound, p.both_directions_s);
   return p;
 }
 
@@ -245,6 +265,9 @@ void report_parts(benchmark::State& state, const Parts& p, double achieved_s) {
   state.counters["speedup_over_serial"] = p.serial_s / achieved_s;
   state.counters["overlap_efficiency"] = overlap_efficiency(p.bound_s, achieved_s);
   state.counters["overlap_realized"] = overlap_realized(p.serial_s, p.bound_s, achieved_s);
+  if (p.both_directions_s > 0) state.counters["both_directions_time_s"] = p.both_directions_s;
+  state.counters["shared_link_bound_time_s"] = p.shared_link_bound_s;
+  state.counters["shared_link_efficiency"] = overlap_efficiency(p.shared_link_bound_s, achieved_s);
   state.counters["async_engine_count"] = p.async_engine_count;
 }
 

@@ -262,6 +262,16 @@ TEST(Analyze, OverlapComputesEfficiencyWhenAbsent) {
   EXPECT_EQ(a["overlap"][0]["streams"], 4);
 }
 
+TEST(Analyze, OverlapCarriesTheSharedLinkEfficiency) {
+  const auto a = analyze(document({row("streams/pipelined_best/pinned", 0.01,
+                                       {{"family", "streams"}, {"speedup_over_serial", 2.3}, {"bound_speedup", 3.0},
+                                        {"overlap_efficiency", 0.78}, {"shared_link_efficiency", 0.88}})}));
+  ASSERT_EQ(a["overlap"].size(), 1u);
+  EXPECT_NEAR(a["overlap"][0]["shared_link_efficiency"].get<double>(), 0.88, 1e-12);
+  EXPECT_FALSE(analyze(document({row("streams/serial", 0.01, {{"family", "streams"}, {"speedup_over_serial", 1.0}})}))
+                   ["overlap"][0].contains("shared_link_efficiency"));
+}
+
 TEST(Analyze, OverlapReadsOtherNamesForTheBound) {
   const auto a = analyze(document({row("streams/pipelined/k2", 0.01,
                                        {{"family", "streams"}, {"speedup_vs_serial", 1.5}, {"bound_time_s", 0.004},

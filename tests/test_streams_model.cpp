@@ -30,6 +30,24 @@ TEST(StreamsModel, BoundsAreSimpleMultiCopys) {
   }
 }
 
+TEST(StreamsModel, SharedLinkBoundWaitsForBothDirectionsAtOnce) {
+  const StageTimes balanced{1.0, 1.0, 1.0};
+  // 2 copy engines: H2D and D2H of the buffer together took 1.12 s, not 1 s: the link is shared.
+  EXPECT_DOUBLE_EQ(shared_link_bound_seconds(balanced, OverlapBound::two_copy_engines, 1.12), 1.12);
+  // A link that keeps both directions at full rate leaves the bound where it was.
+  EXPECT_DOUBLE_EQ(shared_link_bound_seconds(balanced, OverlapBound::two_copy_engines, 0.9), 1.0);
+  const StageTimes compute_bound{1.0, 4.0, 1.0};
+  EXPECT_DOUBLE_EQ(shared_link_bound_seconds(compute_bound, OverlapBound::two_copy_engines, 1.12), 4.0);
+  // Fewer engines serialize the copies already; an unmeasured time changes nothing.
+  EXPECT_DOUBLE_EQ(shared_link_bound_seconds(balanced, OverlapBound::one_copy_engine, 5.0), 2.0);
+  EXPECT_DOUBLE_EQ(shared_link_bound_seconds(balanced, OverlapBound::no_overlap, 5.0), 3.0);
+  EXPECT_DOUBLE_EQ(shared_link_bound_seconds(balanced, OverlapBound::two_copy_engines, 0.0), 1.0);
+  // Never below the engine-count bound, so efficiency against it is never lower.
+  for (double both : {0.5, 1.0, 1.5, 3.0})
+    EXPECT_GE(shared_link_bound_seconds(balanced, OverlapBound::two_copy_engines, both),
+              bound_seconds(balanced, OverlapBound::two_copy_engines));
+}
+
 TEST(StreamsModel, EfficiencyIsAchievedGainOverBoundGain) {
   const double serial = 3.0, bound = 1.0;
   for (double achieved : {3.0, 2.0, 1.2, 1.0}) {

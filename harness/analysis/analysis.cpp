@@ -224,6 +224,8 @@ void add_overlap(const std::vector<Measured>& cases, nlohmann::json& out) {
     if (!std::isfinite(e) && std::isfinite(s) && std::isfinite(b) && b > 1) e = (s - 1) / (b - 1);
     nlohmann::json j = {{"name", c.name}, {"seconds", median(c.seconds)}, {"speedup_vs_serial", s},
                         {"bound_speedup", b}, {"overlap_efficiency", e}};
+    if (double shared = median_field(c, {"shared_link_efficiency"}); std::isfinite(shared))
+      j["shared_link_efficiency"] = shared;
     for (const char* key : parameters)
       if (c.row().contains(key)) j[key] = c.row()[key];
     out["overlap"].push_back(j);

@@ -179,8 +179,12 @@ void overlap_lines(const nlohmann::json& analysis, std::vector<std::string>& out
     if ((*best)["bound_speedup"].is_number())
       line += fmt::format(" (bound {:.2f}×", (*best)["bound_speedup"].get<double>()) +
               ((*best)["overlap_efficiency"].is_number()
-                   ? fmt::format(", {:.0f}% efficiency)", 100 * (*best)["overlap_efficiency"].get<double>())
-                   : ")");
+                   ? fmt::format(", {:.0f}% efficiency", 100 * (*best)["overlap_efficiency"].get<double>())
+                   : "") +
+              ((*best)["shared_link_efficiency"].is_number()
+                   ? fmt::format("; {:.0f}% of the bound with H2D and D2H sharing the link",
+                                 100 * (*best)["shared_link_efficiency"].get<double>())
+                   : "") + ")";
     out.push_back(line + fmt::format(": {}", (*best)["name"].get<std::string>()));
   }
   if (!std::isnan(best_pageable)) out.push_back(fmt::format("streams: pageable pipelines at most {:.2f}× over serial", best_pageable));
