@@ -454,10 +454,26 @@ def test_each_sanitizer_runs_its_own_listed_tests(gpu_tests, tmp_path):
     out = tmp_path / "out"
     result = gpu_check("--stage", "sanitize", "--dry-run", "--out", out, env=NO_GPU)
     log = (out / "sanitize.log").read_text()
-    for tool in gpu_check_plan.SANITIZER_TOOLS:
-        line = next(line for line in log.splitlines() if f"--tool {tool}" in line)
-        if tool != "memcheck":
-            assert f"--gtest_filter={':'.join(gpu_check_plan.SANITIZER_TOOLS[tool][3])}" in line
+    for name, run in gpu_check_plan.SANITIZER_TOOLS.items():
+        if name != "memcheck":
+            wanted = f"--tool {run.tool or name} --error-exitcode 86 {' '.join(run.options)}".replace("  ", " ")
+            assert any(wanted in line and f"--gtest_filter={':'.join(run.tests)}" in line
+                       for line in log.splitlines()), name
+
+
+def test_reduced_precision_initcheck_findings_are_listed_with_their_reason(tmp_path):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_plan
+    runs = gpu_check_plan.SANITIZER_TOOLS
+    # Our kernels stay under initcheck in fp32; only the reduced precisions run apart, with a reason.
+    assert runs["initcheck"].env == {"OFFLOADBENCH_GPU_TEST_PRECISIONS": "fp32"} and not runs["initcheck"].library_writes
+    apart = [run for run in runs.values() if run.library_writes]
+    assert [run.tool for run in apart] == ["initcheck"]
+    assert "fp32" not in apart[0].env["OFFLOADBENCH_GPU_TEST_PRECISIONS"]
+    gpu_check = load_gpu_check()
+    assert gpu_check.reported_errors("========= ERROR SUMMARY: 16384 errors\n") == 16384
+    assert gpu_check.reported_errors("========= RACECHECK SUMMARY: 0 hazards displayed (2 errors, 1 warnings)\n") == 2
+    assert gpu_check.reported_errors("========= ERROR SUMMARY: 0 errors\n") == 0
 
 
 def test_regression_plan_counts_the_selftests_runs_from_its_own_probe(offloadbench_bin, monkeypatch):
