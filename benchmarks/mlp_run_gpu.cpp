@@ -169,17 +169,18 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
       return "logits: " + problem;
     return "";
   }
+  if (c.precision == Precision::fp16) {
+    // fp16 is checked with a loss scale of B, as loss scaling is meant to be used: (p − y)·scale/B then
+    // lies in [−1, 1] at every batch. Unscaled, a batch of 1024's gradients sank into fp16's
+    // subnormals (0.009 of the norm off on an H100, 0.005 allowed); the run's 65536 overflows at b1.
+    cpu.scalars.loss_scale = static_cast<float>(c.batch);
+    TrainScalars scaled;
+    scaled.loss_scale = cpu.scalars.loss_scale;
+    gpu.set_scalars(scaled);
+  }
   mlp_begin_step(cpu.grads.data(), &cpu.scalars, static_cast<std::int64_t>(params.size()));
   mlp_forward_backward(cpu.grads.data(), &cpu.scalars, cpu.activations(), cpu.params.data(), data.x.data(),
                        data.labels.data(), 1, c.shape, c.batch);
-  if (c.precision == Precision::fp16) {
-    // Checked as the case runs: at GradScaler's first scale. Unscaled, a batch of 1024's (p − y)/B
-    // gradients sink into fp16's subnormals (0.009 of the norm off on an H100, against 0.005 allowed).
-    cpu.scalars.loss_scale = kInitialLossScale;
-    TrainScalars scaled;
-    scaled.loss_scale = kInitialLossScale;
-    gpu.set_scalars(scaled);
-  }
   gpu.begin_step(stream.get());
   gpu.forward_backward(x.as<float>(), labels.as<int>(), 1, stream.get());
   const float gpu_loss = gpu.scalars().loss, cpu_loss = cpu.scalars.loss;
