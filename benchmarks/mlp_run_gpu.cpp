@@ -7,7 +7,10 @@
 // kMlpCheckSteps steps through the timed path must lower the loss.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <string>
+#include <utility>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -150,7 +153,19 @@ class GpuStepper {
 };
 
 // The GPU's loss and gradients (logits for inference) on the first micro-batch against the CPU's.
-std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const std::vector<float>& params) {
+// ‖got − ref‖ / ‖ref‖ over n values: the measured margin a row reports beside its verdict.
+double normwise_difference(const float* got, const float* ref, std::size_t n) {
+  double diff_sq = 0, ref_sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    diff_sq += (static_cast<double>(got[i]) - ref[i]) * (static_cast<double>(got[i]) - ref[i]);
+    ref_sq += static_cast<double>(ref[i]) * ref[i];
+  }
+  return std::sqrt(diff_sq / std::max(ref_sq, 1e-300));
+}
+
+// `margins` gets the normwise difference of the gradients from the CPU's, whole and per tensor.
+std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const std::vector<float>& params,
+                              std::map<std::string, double>& margins) {
   MlpCpuModel cpu(c.shape, c.batch, kMlpWeightSeed);
   cpu.params = params;
   MlpGpuModel gpu(c.shape, c.batch, c.precision, params);
@@ -187,13 +202,24 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   if (!(std::abs(gpu_loss - cpu_loss) <= mlp_loss_rtol(c.precision) * std::abs(cpu_loss)))
     return fmt::format("{} loss {:.8g} differs from the CPU's {:.8g}", to_string(c.precision), gpu_loss, cpu_loss);
   const auto grads = gpu.grads();
+  const auto layout = mlp_param_layout(c.shape);
+  margins["check_grad_difference"] = normwise_difference(grads.data(), cpu.grads.data(), grads.size());
+  const std::pair<const char*, std::size_t> tensors[] = {{"w1", layout.w1}, {"b1", layout.b1}, {"w2", layout.w2},
+                                                         {"b2", layout.b2}, {nullptr, layout.count}};
+  for (int t = 0; t < 4; ++t) {
+    const std::size_t begin = tensors[t].second, end = tensors[t + 1].second;
+    margins[fmt::format("check_grad_difference_{}", tensors[t].first)] =
+        normwise_difference(grads.data() + begin, cpu.grads.data() + begin, end - begin);
+  }
   ReluTieAllowance ties;  // fp32 only: the normwise bounds of bf16 and fp16 already cover ReLU ties
   if (c.precision == Precision::fp32)
     ties = mlp_relu_tie_allowance(params.data(), data.x.data(), cpu.dlogits.data(), c.shape, c.batch);
   if (auto problem = mlp_gradient_mismatch(grads.data(), cpu.grads.data(), grads.size(), c.precision,
                                            ties.per_param.empty() ? nullptr : ties.per_param.data());
-      !problem.empty())
-    return "gradients: " + problem;
+      !problem.empty())  // an invalid row keeps no counters: the per-tensor margins go in its reason
+    return fmt::format("gradients: {} (per tensor: w1 {:.3g}, b1 {:.3g}, w2 {:.3g}, b2 {:.3g})", problem,
+                       margins["check_grad_difference_w1"], margins["check_grad_difference_b1"],
+                       margins["check_grad_difference_w2"], margins["check_grad_difference_b2"]);
   return "";
 }
 
@@ -205,6 +231,7 @@ struct MlpGpuRun {
   std::size_t used_before = 0;
   std::unique_ptr<GpuStepper> stepper;
   LossCheck loss;
+  std::map<std::string, double> margins;  // from the check against the CPU
 };
 
 // kMlpCheckSteps steps through the timed path must lower the loss on the first batch.
@@ -246,7 +273,7 @@ MeasuredCase setup_mlp_gpu(const MlpCase& c) {
   Measurement& m = made.measurement;
   // Against the CPU first (a model of its own), then, for training, through the stepper.
   m.verify = [c, run]() -> std::string {
-    if (auto problem = check_against_cpu(c, run->data, run->params); !problem.empty()) return problem;
+    if (auto problem = check_against_cpu(c, run->data, run->params, run->margins); !problem.empty()) return problem;
     return c.trains() ? check_training(c, *run) : "";
   };
   m.call = [run] { run->stepper->step(); };
@@ -266,6 +293,7 @@ MeasuredCase setup_mlp_gpu(const MlpCase& c) {
     const std::size_t used_after = device_used_bytes();
     const auto steps = static_cast<double>(totals.calls);
     state.counters["host_launch_s"] = totals.enqueue_seconds / steps;
+    for (const auto& [name, value] : run->margins) state.counters[name] = value;
     state.counters["gpu_busy_s"] = totals.device_seconds / steps;
     state.counters["peak_device_memory_bytes"] =
         static_cast<double>(used_after > run->used_before ? used_after - run->used_before : 0);
