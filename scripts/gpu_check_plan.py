@@ -6,7 +6,11 @@ translation units (`compile_commands.json`) priced by compile times measured on 
 estimate, and each step's log line its seconds, to correct them by. Measured on an H100 (PCIe Gen5
 x16, 16 cores; 2026-11-26): first-light 105 and 107 s against 114 estimated; test 36 s against 221
 (the tests' COSTs were then set from their measured times); suite 447 of its 615 cases in 90 s of
-run time, transfer ~35-50 s of it (estimated 24 s: its set-up, not its copies, is underpriced)."""
+run time, transfer ~35-50 s of it (estimated 24 s: its set-up, not its copies, is underpriced).
+Second H100 run (same machine): the whole quick suite, 615 cases, in 111.6 s of run time against
+191 s estimated (mlp, transfer and streams, 238 cases, took 60-70 s of it), PyTorch 24 s, charts
+29 s; the stage 167 s against 242; test 36 s; regression 124 s against 274 (its compute probe did not
+run: ~1 s a process for the transfer probe alone); sanitize 16-19 s against 192 (the slowdowns below are from it)."""
 import collections
 import json
 import os
@@ -19,7 +23,7 @@ STAGE_LIMIT_S = 480  # each stage is stopped here: 8 of the device command's 10 
 DEVICE_CALL_S = 560  # --time-limit of one call on the GPU machine (10 minutes, less unpacking and margin)
 RESERVE_S = 20  # kept back from --time-limit for the summary and the packing
 SUITE_REPETITIONS = 3
-PYTORCH_ANCHOR_S = 45  # scripts/gpu_anchors.py on 3 batches: import and CUDA start, 15 cases of ~1.2 s
+PYTORCH_ANCHOR_S = 30  # scripts/gpu_anchors.py on 3 batches: import and CUDA start, 15 cases (measured 24 s)
 QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (benchmarks/cli/cmd_run.cpp)
 # compute-sanitizer: each tool on the tests where it can find something in our own kernels (all of
 # them in namespace offloadbench, which is how gpu-check tells our findings from a library's).

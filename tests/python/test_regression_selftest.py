@@ -66,3 +66,38 @@ def test_families_keeps_a_subset_and_rejects_unknown_ones(tmp_path):
     assert "smallest slowdown caught >= 80%: mlp" not in kept.stdout, kept.stdout
     bad = run("compute,gemm")
     assert bad.returncode == 2 and "--families 'compute,gemm'" in bad.stderr and bad.stderr.count("\n") == 1, bad
+
+
+def load_selftest():
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("regression_selftest", str(SCRIPT))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+def test_the_probe_filter_matches_cases_with_a_min_time_of_their_own():
+    import re
+    selftest = load_selftest()
+    names = [n for family in selftest.GPU_PROBE.values() for n in family]
+    pattern = re.compile(selftest.probe_filter(names))
+    # The GPU compute cases set their own MinTime; Google Benchmark puts it in the run's name.
+    for run in ["compute/triad/fp32/gpu_kernel/64Mi/min_time:0.002/manual_time",
+                "compute/sgemm/square/cublas_fp32/gpu_kernel/4096/min_time:0.002/manual_time",
+                "transfer/h2d/pinned/16MiB/manual_time", "transfer/d2h/pinned/16MiB"]:
+        assert pattern.search(run), run
+        assert selftest.probe_row_name(run) in names, run
+    for other in ["compute/triad/fp32/gpu_kernel/64Mi0/manual_time", "compute/triad/fp32/gpu_kernel/64Mi/real_time_x",
+                  "transfer/h2d/pinned/16MiB/min_time:abc/manual_time"]:
+        assert not pattern.search(other), other
+
+
+def test_a_verdict_without_an_interval_is_counted_but_not_measured(tmp_path):
+    # Too few rounds for an interval: ab writes null bounds; the verdict still counts.
+    write(tmp_path, "aa01.json", [row(QUIET, "SAME", 0.01), dict(row(NOISY, "INCONCLUSIVE", 0.05),
+                                                                 interval_low=None, interval_high=None)])
+    done = summarize(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "A/A false alarms, per benchmark verdict: 0/2" in done.stdout, done.stdout
+    assert NOISY not in done.stdout.split("what the A/A spread allows")[1], done.stdout
