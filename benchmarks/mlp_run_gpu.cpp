@@ -169,6 +169,10 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   MlpCpuModel cpu(c.shape, c.batch, kMlpWeightSeed);
   cpu.params = params;
   MlpGpuModel gpu(c.shape, c.batch, c.precision, params);
+  // The reference multiplies what the GPU multiplies: x, W1 and W2 rounded to the precision.
+  const auto x_count = static_cast<std::size_t>(c.batch * c.shape.inputs);
+  std::vector<float> x_ref(data.x.begin(), data.x.begin() + static_cast<std::ptrdiff_t>(x_count));
+  round_mlp_inputs(cpu.params.data(), x_ref.data(), x_count, c.shape, c.precision);
   DeviceBuffer x(static_cast<std::size_t>(c.batch * c.shape.inputs) * sizeof(float));
   DeviceBuffer labels(static_cast<std::size_t>(c.batch) * sizeof(int));
   CUDA_CHECK(cudaMemcpy(x.data(), data.x.data(), x.bytes(), cudaMemcpyHostToDevice));
@@ -176,7 +180,7 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   CUDA_CHECK(cudaDeviceSynchronize());  // a pageable cudaMemcpy returns once staged; `stream` is non-blocking
   CudaStream stream;
   if (!c.trains()) {
-    mlp_forward(cpu.activations(), cpu.params.data(), data.x.data(), c.shape, c.batch);
+    mlp_forward(cpu.activations(), cpu.params.data(), x_ref.data(), c.shape, c.batch);
     gpu.forward(x.as<float>(), stream.get());
     const auto logits = gpu.logits();
     if (auto problem = mlp_gradient_mismatch(logits.data(), cpu.logits.data(), logits.size(), c.precision);
@@ -185,16 +189,16 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
     return "";
   }
   if (c.precision == Precision::fp16) {
-    // fp16 is checked with a loss scale of B, as loss scaling is meant to be used: (p − y)·scale/B then
-    // lies in [−1, 1] at every batch. Unscaled, a batch of 1024's gradients sank into fp16's
-    // subnormals (0.009 of the norm off on an H100, 0.005 allowed); the run's 65536 overflows at b1.
+    // The case trains with loss scaling; the check uses a scale of B, so (p − y)·scale/B lies in
+    // [−1, 1] at every batch: unscaled, batch 4096's would reach fp16's subnormals, and the run's
+    // first scale, 65536, overflows fp16 at batch 1.
     cpu.scalars.loss_scale = static_cast<float>(c.batch);
     TrainScalars scaled;
     scaled.loss_scale = cpu.scalars.loss_scale;
     gpu.set_scalars(scaled);
   }
   mlp_begin_step(cpu.grads.data(), &cpu.scalars, static_cast<std::int64_t>(params.size()));
-  mlp_forward_backward(cpu.grads.data(), &cpu.scalars, cpu.activations(), cpu.params.data(), data.x.data(),
+  mlp_forward_backward(cpu.grads.data(), &cpu.scalars, cpu.activations(), cpu.params.data(), x_ref.data(),
                        data.labels.data(), 1, c.shape, c.batch);
   gpu.begin_step(stream.get());
   gpu.forward_backward(x.as<float>(), labels.as<int>(), 1, stream.get());

@@ -5,10 +5,42 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include <fmt/format.h>
 
 namespace offloadbench {
+
+float round_to_precision(float value, Precision precision) {
+  if (precision == Precision::fp32 || !std::isfinite(value)) return value;
+  if (precision == Precision::bf16) {  // keep the top 16 bits, rounding the rest to nearest even
+    std::uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+    std::memcpy(&value, &bits, sizeof bits);
+    return value;
+  }
+  // fp16: 11 significant bits down to 2⁻¹⁴, then a fixed step of 2⁻²⁴ (subnormals); the largest
+  // finite value is 65504, and the halfway point to the next power of two, 65520, rounds to inf.
+  const float magnitude = std::fabs(value);
+  if (magnitude >= 65520.0f) return std::copysign(INFINITY, value);
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);  // magnitude = m·2^exponent, m in [0.5, 1)
+  const float step = std::ldexp(1.0f, std::max(exponent - 11, -24));
+  return std::copysign(std::nearbyint(magnitude / step) * step, value);  // exact: step is a power of 2
+}
+
+void round_mlp_inputs(float* params, float* x, std::size_t x_count, const MlpShape& shape, Precision precision) {
+  if (precision == Precision::fp32) return;
+  const auto l = mlp_param_layout(shape);
+  auto round = [precision](float* values, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) values[i] = round_to_precision(values[i], precision);
+  };
+  round(params + l.w1, l.b1 - l.w1);
+  round(params + l.w2, l.b2 - l.w2);
+  round(x, x_count);
+}
 
 double mlp_loss_rtol(Precision precision) {
   switch (precision) {

@@ -3,6 +3,8 @@
 // exact so that both sides of it are computed by the CPU twin itself.
 #include <cmath>
 #include <limits>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -108,6 +110,72 @@ TEST(MlpCheck, ReluTieAllowanceCoversATieAndNothingElse) {
   const auto on_tie = layout.w1 + tie_unit * shape.inputs + 11;
   wrong[on_tie] = ref[on_tie] + 3 * (got[on_tie] - ref[on_tie]);
   EXPECT_NE(mlp_gradient_mismatch(wrong.data(), ref.data(), n, Precision::fp32, ties.per_param.data()), "");
+}
+
+}  // namespace offloadbench
+
+namespace offloadbench {
+
+TEST(MlpCheckRounding, Fp16RoundsToNearestEvenWithSubnormalsAndOverflow) {
+  const auto fp16 = [](float v) { return round_to_precision(v, Precision::fp16); };
+  EXPECT_EQ(fp16(1.0f + std::ldexp(1.0f, -11)), 1.0f) << "a tie goes to the even neighbour";
+  EXPECT_EQ(fp16(1.0f + 3 * std::ldexp(1.0f, -11)), 1.0f + std::ldexp(1.0f, -9));
+  EXPECT_EQ(fp16(1.0f / 3), 0.333251953125f);  // 0x3555
+  EXPECT_EQ(fp16(-1.0f / 3), -0.333251953125f);
+  EXPECT_EQ(fp16(65504.0f), 65504.0f);
+  EXPECT_EQ(fp16(65519.0f), 65504.0f);
+  EXPECT_TRUE(std::isinf(fp16(65520.0f)) && fp16(-1e6f) < 0);
+  EXPECT_EQ(fp16(std::ldexp(1.0f, -14)), std::ldexp(1.0f, -14));  // the smallest normal
+  EXPECT_EQ(fp16(std::ldexp(1.0f, -24)), std::ldexp(1.0f, -24));  // the smallest subnormal
+  EXPECT_EQ(fp16(std::ldexp(1.0f, -25)), 0.0f) << "half the smallest subnormal ties to zero";
+  EXPECT_EQ(fp16(3 * std::ldexp(1.0f, -25)), std::ldexp(1.0f, -23));
+  EXPECT_EQ(fp16(1e-3f), 0.0010004043579101562f);  // 0x1419
+  EXPECT_TRUE(std::isnan(fp16(std::nanf(""))));
+  EXPECT_EQ(round_to_precision(1.0f / 3, Precision::fp32), 1.0f / 3);
+}
+
+TEST(MlpCheckRounding, Bf16KeepsEightSignificantBits) {
+  const auto bf16 = [](float v) { return round_to_precision(v, Precision::bf16); };
+  EXPECT_EQ(bf16(1.0f + std::ldexp(1.0f, -8)), 1.0f);
+  EXPECT_EQ(bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 1.0f + std::ldexp(1.0f, -6));
+  EXPECT_EQ(bf16(1.0f / 3), 0.333984375f);  // 0x3EAB
+  EXPECT_NEAR(bf16(1e30f), 1e30f, 1e30f / 256) << "fp32's range: no overflow";
+  EXPECT_TRUE(std::isfinite(bf16(3e38f)));
+  EXPECT_TRUE(std::isinf(bf16(INFINITY)) && std::isnan(bf16(std::nanf(""))));
+}
+
+TEST(MlpCheckRounding, RoundingIsIdempotentAndWithinHalfAUnit) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-14, 15);  // fp16's normal range
+  for (int i = 0; i < 100000; ++i) {
+    const float v = std::ldexp(mantissa(rng), exponent(rng));
+    for (auto [precision, unit] : {std::pair{Precision::fp16, std::ldexp(1.0, -11)},
+                                   std::pair{Precision::bf16, std::ldexp(1.0, -8)}}) {
+      const float r = round_to_precision(v, precision);
+      ASSERT_EQ(round_to_precision(r, precision), r) << v;
+      if (std::fabs(v) >= std::ldexp(1.0f, -14) && std::isfinite(r)) {
+        ASSERT_LE(std::fabs(static_cast<double>(r) - v), unit * std::fabs(v)) << v;
+      }
+    }
+  }
+}
+
+TEST(MlpCheckRounding, ReferenceInputsRoundWeightsAndXButNotBiases) {
+  const MlpShape shape;
+  const auto l = mlp_param_layout(shape);
+  std::vector<float> params(l.count, 1.0f / 3), x(10, 1.0f / 3);
+  auto untouched = params;
+  round_mlp_inputs(params.data(), x.data(), 5, shape, Precision::fp32);
+  EXPECT_EQ(params, untouched);
+  round_mlp_inputs(params.data(), x.data(), 5, shape, Precision::fp16);
+  EXPECT_EQ(params[l.w1], 0.333251953125f);
+  EXPECT_EQ(params[l.b1 - 1], 0.333251953125f);
+  EXPECT_EQ(params[l.b1], 1.0f / 3) << "b1 stays fp32";
+  EXPECT_EQ(params[l.w2], 0.333251953125f);
+  EXPECT_EQ(params[l.b2], 1.0f / 3) << "b2 stays fp32";
+  EXPECT_EQ(x[4], 0.333251953125f);
+  EXPECT_EQ(x[5], 1.0f / 3) << "only x_count values of x";
 }
 
 }  // namespace offloadbench
