@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -60,6 +61,28 @@ std::string host_fit_problem(std::uint64_t bytes_needed) {
   if (available != 0 && bytes_needed + (512ull << 20) > available)
     return fmt::format("needs {} of host memory, {} available", format_size(bytes_needed), format_size(available));
   return "";
+}
+
+unsigned max_threads_accepted(unsigned hardware_threads) { return 4 * std::max(hardware_threads, 1u); }
+
+std::string omp_num_threads_problem(const char* value, unsigned hardware_threads) {
+  if (!value || !*value) return "";
+  const unsigned most = max_threads_accepted(hardware_threads);
+  const std::string text = value;
+  std::size_t start = 0;
+  while (true) {  // OpenMP's nesting levels: "8" or "8,2"
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const bool digits = !item.empty() && item.size() <= 9 &&
+                        std::all_of(item.begin(), item.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoul(item) == 0)
+      return fmt::format("OMP_NUM_THREADS='{}' is not a list of whole numbers of threads, e.g. 8 or 8,2", text);
+    if (std::stoul(item) > most)
+      return fmt::format("OMP_NUM_THREADS={} asks for more threads than this machine can run ({} hardware threads; "
+                         "at most {} are accepted)", text, hardware_threads, most);
+    if (end == text.size()) return "";
+    start = end + 1;
+  }
 }
 
 HostInfo query_host_info() {

@@ -28,6 +28,13 @@ std::uint64_t host_memory_available_bytes();
 // process and the system (or when what is available is unknown), else why not.
 std::string host_fit_problem(std::uint64_t bytes_needed);
 
+// The most threads a thread-count variable may ask for: 4 per hardware thread. Oversubscribing a
+// little is an experiment a user may want; 100,000 OpenMP threads made libgomp crash (SIGSEGV).
+unsigned max_threads_accepted(unsigned hardware_threads);
+// "" when OMP_NUM_THREADS's `value` (null or empty: unset) is a comma list of whole numbers from 1
+// to max_threads_accepted, else why not, naming the variable (bad input: exit 2).
+std::string omp_num_threads_problem(const char* value, unsigned hardware_threads);
+
 // Current UTC time as ISO 8601 ("2026-11-22T16:30:05Z") and as a file-name stamp ("20261122T163005Z").
 std::string utc_now_iso8601();
 std::string utc_now_stamp();

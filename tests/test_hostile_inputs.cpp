@@ -7,6 +7,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -16,9 +17,11 @@
 #include "benchmarks/cli/benchmark_flags.h"
 #include "benchmarks/cli/child_process.h"
 #include "benchmarks/cli/commands.h"
+#include "benchmarks/cli/interrupt.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 #include "harness/results/sizes.h"
+#include "harness/system_info.h"
 #include "tests/test_support.h"
 
 namespace offloadbench {
@@ -240,6 +243,53 @@ TEST(HostileInputs, AnOutputThatIsAnInputIsRefused) {
   EXPECT_NO_THROW(check_not_same_file(box.path("new.json"), "--out", box.path("r.json"), "FILE"));
   EXPECT_NO_THROW(check_not_same_file(box.path("new.md"), "--markdown", box.path("sub/new.md"), "--out"));
   EXPECT_EQ(box.read("r.json"), "input");
+}
+
+// Reliability round 2, item 11: a writer killed during its atomic write left <file>.tmp.XXXXXX (once
+// 203 MB) that nothing removed. The next holder of the file's lock removes its kind, and only those.
+TEST(HostileInputs, TheNextWriterRemovesTemporariesAKilledWriterLeft) {
+  Sandbox box("stale");
+  box.write("r.json", "{}");
+  for (const char* stale : {"r.json.tmp.AbC123", "r.json.probe.Zz9Zz9"}) box.write(stale, "half a file");
+  for (const char* kept : {"r.json.tmp.toolong1", "r.json.tmp.ab-123", "other.json.tmp.AbC123", "r.json.bak"})
+    box.write(kept, "not ours to remove");
+  fs::create_directory(box.path("r.json.tmp.Dir123"));
+  box.write("victim", "precious");
+  fs::create_symlink(box.path("victim"), box.path("r.json.tmp.Lnk123"));
+  { OutputLock lock(box.path("r.json")); }
+  for (const char* stale : {"r.json.tmp.AbC123", "r.json.probe.Zz9Zz9"})
+    EXPECT_FALSE(fs::exists(box.path(stale))) << stale;
+  for (const char* kept : {"r.json.tmp.toolong1", "r.json.tmp.ab-123", "other.json.tmp.AbC123", "r.json.bak",
+                           "r.json.tmp.Dir123", "r.json", "victim"})
+    EXPECT_TRUE(fs::exists(box.path(kept))) << kept;
+  EXPECT_TRUE(fs::is_symlink(box.path("r.json.tmp.Lnk123"))) << "a link is not a file of ours";
+  EXPECT_EQ(box.read("victim"), "precious");
+}
+
+// Item 6: SIGTERM while the disk was full: marking the file interrupted threw on the watcher thread,
+// which aborted the program (134) with the lock left. The signal's own exit code and one line instead.
+TEST(HostileInputsDeathTest, AFailureWhileHandlingCtrlCStillExitsWithTheSignalsCode) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        cli::InterruptWatch watch([](int) { throw std::runtime_error("writing 'r.json': No space left on device"); });
+        std::raise(SIGTERM);
+        sleep(10);  // the watcher exits the process long before this ends
+      },
+      ::testing::ExitedWithCode(128 + SIGTERM), "interrupted, and then: writing 'r.json': No space left on device");
+}
+
+// Item 7: OMP_NUM_THREADS=100000 crashed libgomp (SIGSEGV) with the lock left: refused first, exit 2.
+TEST(HostileInputs, ThreadCountsFromTheEnvironmentAreCheckedBeforeAnyThreadStarts) {
+  for (const char* fine : {"", "1", "8", "8,2", "16"}) EXPECT_EQ(omp_num_threads_problem(fine, 4), "") << fine;
+  EXPECT_EQ(omp_num_threads_problem(nullptr, 4), "");
+  EXPECT_NE(omp_num_threads_problem("17", 4).find("more threads than this machine can run (4 hardware threads; "
+                                                  "at most 16 are accepted)"),
+            std::string::npos);
+  EXPECT_NE(omp_num_threads_problem("100000", 4).find("OMP_NUM_THREADS=100000"), std::string::npos);
+  for (const char* bad : {"0", "abc", "8,", ",8", " 8", "8 ", "-1", "4.5", "99999999999999999999", "8,0"})
+    EXPECT_NE(omp_num_threads_problem(bad, 4).find("is not a list of whole numbers"), std::string::npos) << bad;
+  EXPECT_EQ(max_threads_accepted(0), 4u) << "an unknown count still allows a few";
 }
 
 }  // namespace offloadbench

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -123,7 +126,11 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   if (selected == 0) throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
 
   // Everything is checked: now the results folder may be made and the file claimed.
-  if (!o.out_given) std::filesystem::create_directories("results");
+  if (!o.out_given) {
+    std::error_code error;
+    std::filesystem::create_directories("results", error);
+    if (error) throw FileError(fmt::format("cannot make the default results folder 'results': {}", error.message()));
+  }
   check_output_path(out, "--out");
   OutputLock lock(out);  // a second run writing the same file is refused, not interleaved
   ResultsReporter reporter(out, make_run_context(description), selected,
@@ -132,20 +139,37 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     reporter.set_clock_reader(nvml_clock_reader());
   {
     InterruptWatch watch([&](int signal) {
-      reporter.finish("interrupted");
+      std::string kept = fmt::format("what finished is in {}", out);
+      try {
+        reporter.finish("interrupted");
+      } catch (const std::exception& e) {  // a full disk: the file keeps its last complete write
+        kept = fmt::format("{} keeps the benchmarks written before; marking it interrupted failed: {}", out, e.what());
+      }
       lock.release();
-      fmt::print(stderr, "\noffloadbench: interrupted ({}); what finished is in {}\n",
-                 signal == SIGINT ? "SIGINT" : "SIGTERM", out);
+      fmt::print(stderr, "\noffloadbench: interrupted ({}); {}\n", signal == SIGINT ? "SIGINT" : "SIGTERM", kept);
     });
+    // Once measuring began, a path that stopped being writable (its folder deleted, say) is not bad
+    // input: README's exit code 1, not 2.
+    const auto after_work_began = [](const std::exception& e) -> std::runtime_error {
+      return std::runtime_error(e.what());
+    };
     try {
       benchmark::RunSpecifiedBenchmarks(&reporter);
     } catch (const std::exception& e) {
-      reporter.finish(fmt::format("failure: {}", e.what()));
+      try {
+        reporter.finish(fmt::format("failure: {}", e.what()));
+      } catch (const std::exception&) {  // the same failure again: the first one is the one to report
+      }
+      if (dynamic_cast<const FileError*>(&e)) throw after_work_began(e);
       throw;
     }
     if (!reporter.started())  // Google Benchmark matched nothing and wrote nothing
       throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
-    reporter.finish();
+    try {
+      reporter.finish();
+    } catch (const FileError& e) {
+      throw after_work_began(e);
+    }
   }
   clear_registered_cases();  // cases may own GPU buffers: free them while CUDA is still up
   benchmark::Shutdown();

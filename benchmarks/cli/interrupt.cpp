@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -39,7 +40,15 @@ InterruptWatch::InterruptWatch(std::function<void(int)> on_signal) : on_signal_(
     while ((got = read(signal_pipe[0], &number, 1)) < 0 && errno == EINTR) {
     }
     if (got != 1) return;  // the pipe closed: the watch ended without a signal
-    on_signal_(number);
+    try {
+      on_signal_(number);
+    } catch (const std::exception& e) {  // an exception leaving this thread would abort (134), lock left
+      try {
+        fmt::print(stderr, "\noffloadbench: interrupted, and then: {}\n", e.what());
+      } catch (...) {
+      }
+    } catch (...) {
+    }
     _exit(128 + number);
   });
   struct sigaction action {};

@@ -1,16 +1,19 @@
 // offloadbench: when does moving work to the GPU pay off, and what does the move cost?
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "benchmarks/cli/commands.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
+#include "harness/system_info.h"
 
 namespace {
 
@@ -71,6 +74,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "offloadbench: {} (see offloadbench --help)\n", offloadbench::printable(e.what()));
+    return 2;
+  }
+  // Before any OpenMP region: libgomp starts its threads at the first one.
+  if (auto problem = offloadbench::omp_num_threads_problem(std::getenv("OMP_NUM_THREADS"),
+                                                           std::thread::hardware_concurrency());
+      !problem.empty()) {
+    fmt::print(stderr, "offloadbench: {}\n", offloadbench::printable(problem));
     return 2;
   }
   try {

@@ -1,10 +1,13 @@
 #include "harness/results/files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -160,6 +163,33 @@ int create_new_file(const std::string& path) {
 
 namespace offloadbench {
 
+namespace {
+
+// What a killed writer leaves beside `path`: write_file_atomically's <path>.tmp.XXXXXX (one held
+// 203 MB) and check_output_path's <path>.probe.XXXXXX, X being mkstemp's six letters and digits.
+// Only the holder of the path's lock calls this, so no other writer is using them.
+void remove_stale_temporaries(const std::string& path) {
+  const std::string folder = parent_folder(path), name = path.substr(path.rfind('/') + 1);
+  DIR* dir = opendir(folder.c_str());
+  if (!dir) return;
+  while (const dirent* entry = readdir(dir)) {
+    const std::string found = entry->d_name;
+    for (const std::string kind : {".tmp.", ".probe."}) {
+      const std::string prefix = name + kind;
+      if (found.size() != prefix.size() + 6 || found.compare(0, prefix.size(), prefix) != 0) continue;
+      if (!std::all_of(found.begin() + static_cast<std::ptrdiff_t>(prefix.size()), found.end(),
+                       [](unsigned char c) { return std::isalnum(c) != 0; }))
+        continue;
+      const std::string stale = folder + "/" + found;
+      struct stat st {};
+      if (lstat(stale.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(stale.c_str());  // never a link's target
+    }
+  }
+  closedir(dir);
+}
+
+}  // namespace
+
 OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
   // Retry once: the file we opened may have been unlinked by its holder between our open and flock.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -173,8 +203,10 @@ OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
     }
     struct stat held {}, named {};
     if (fstat(fd_, &held) == 0 && stat(lock_path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
-        held.st_dev == named.st_dev)
+        held.st_dev == named.st_dev) {
+      remove_stale_temporaries(path);
       return;
+    }
     close(fd_);
     fd_ = -1;
   }

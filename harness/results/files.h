@@ -46,7 +46,8 @@ namespace offloadbench {
 
 // An exclusive lock that says "a process is writing <path>": held on <path>.lock (the results file
 // itself is replaced by rename, so it cannot carry a lock). A second writer gets FileError at once.
-// The lock file is removed on release; one left by a killed process is stale and taken over.
+// The lock file is removed on release; one left by a killed process is stale and taken over, and so
+// are the temporary files a killed writer left beside <path> (<path>.tmp.XXXXXX, <path>.probe.XXXXXX).
 class OutputLock {
  public:
   explicit OutputLock(const std::string& path);

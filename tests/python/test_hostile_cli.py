@@ -395,3 +395,97 @@ def test_export_and_error_messages_quote_names_escaped(offloadbench_bin, tmp_pat
     assert done.returncode == 2
     assert_no_raw_controls(done.stderr)
     assert len(done.stderr.decode().splitlines()) == 1 and HOSTILE_SHOWN in done.stderr.decode()
+
+
+# Reliability, second round. 7: OMP_NUM_THREADS=100000 crashed libgomp (SIGSEGV) and left the lock.
+def test_a_thread_count_the_machine_cannot_run_is_bad_input(run_offloadbench, tmp_path):
+    out = tmp_path / "r.json"
+    env = dict(os.environ, OMP_NUM_THREADS="100000")
+    line = one_line_exit_2(run_offloadbench(*FAST_RUN, "--out", out, env=env))
+    assert "OMP_NUM_THREADS=100000" in line and "hardware threads" in line
+    assert os.listdir(tmp_path) == []
+
+
+# 16: the default results folder that cannot be made was exit 1 "filesystem error"; it is bad input.
+def test_a_default_results_folder_that_cannot_be_made_is_bad_input(run_offloadbench, tmp_path):
+    (tmp_path / "results").write_text("a file where the folder should be")
+    line = one_line_exit_2(run_offloadbench(*FAST_RUN, cwd=tmp_path))
+    assert "default results folder 'results'" in line
+    assert (tmp_path / "results").read_text() == "a file where the folder should be"
+
+
+# 16: once measuring began, an output that stopped being writable is exit 1 (it was 2, "bad input").
+def test_an_out_folder_deleted_during_the_run_is_exit_1(offloadbench_bin, tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    out = folder / "r.json"
+    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "transfer", "--device", "cpu", "--full",
+                             "--repetitions", "2", "--out", str(out), "--", "--benchmark_min_time=0.02"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not out.exists() and time.time() < deadline:
+            time.sleep(0.02)
+        subprocess.run(["rm", "-rf", str(folder)], check=True)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1, stderr
+    assert len(lines) == 1 and str(folder) in lines[0], stderr
+
+
+def small_tmpfs(path, size="4m"):
+    """A tmpfs of `size` at `path`, or a skip where this machine does not allow mounting one."""
+    path.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+
+
+def fill(folder):
+    with open(folder / "filler", "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+
+
+# 6: SIGTERM while the disk was full aborted the program (134) from its signal thread, lock left.
+def test_sigterm_on_a_full_disk_exits_143_with_the_last_good_file(offloadbench_bin, tmp_path):
+    small = tmp_path / "small"
+    small_tmpfs(small)
+    try:
+        out = small / "r.json"
+        proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "transfer", "--device", "cpu", "--full",
+                                 "--repetitions", "2", "--out", str(out), "--", "--benchmark_min_time=0.05"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 60
+            while not out.exists() and time.time() < deadline:
+                time.sleep(0.02)
+            fill(small)
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 143, stderr
+        assert "interrupted (SIGTERM)" in stderr and "keeps the benchmarks written before" in stderr, stderr
+        assert sorted(os.listdir(small)) == ["filler", "r.json"], "no lock or temporary file is left"
+        assert load_json(out)["benchmarks"], "the last complete write is intact"
+    finally:
+        subprocess.run(["umount", str(small)], capture_output=True)
+
+
+# 11: a writer killed during its atomic write left r.json.tmp.XXXXXX; the next writer removes it.
+def test_analyze_removes_the_temporary_a_killed_writer_left(run_offloadbench, tmp_path):
+    results = good_copy(tmp_path, "r.json")
+    (tmp_path / "r.json.tmp.Ab12Cd").write_text("half of a results file")
+    assert run_offloadbench("analyze", results).returncode == 0
+    assert sorted(os.listdir(tmp_path)) == ["r.json"]
