@@ -75,8 +75,13 @@ std::string omp_num_threads_problem(const char* value, unsigned hardware_threads
     const std::string item = text.substr(start, end - start);
     const bool digits = !item.empty() && item.size() <= 9 &&
                         std::all_of(item.begin(), item.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
-    if (!digits || std::stoul(item) == 0)
-      return fmt::format("OMP_NUM_THREADS='{}' is not a list of whole numbers of threads, e.g. 8 or 8,2", text);
+    if (!digits) {  // too long a number is still too many; other text libgomp ignores, with its own warning
+      if (!item.empty() && item.size() > 9 &&
+          std::all_of(item.begin(), item.end(), [](unsigned char c) { return c >= '0' && c <= '9'; }))
+        return fmt::format("OMP_NUM_THREADS={} asks for more threads than this machine can run ({} hardware "
+                           "threads; at most {} are accepted)", text, hardware_threads, most);
+      return "";
+    }
     if (std::stoul(item) > most)
       return fmt::format("OMP_NUM_THREADS={} asks for more threads than this machine can run ({} hardware threads; "
                          "at most {} are accepted)", text, hardware_threads, most);

@@ -31,8 +31,9 @@ std::string host_fit_problem(std::uint64_t bytes_needed);
 // The most threads a thread-count variable may ask for: 4 per hardware thread. Oversubscribing a
 // little is an experiment a user may want; 100,000 OpenMP threads made libgomp crash (SIGSEGV).
 unsigned max_threads_accepted(unsigned hardware_threads);
-// "" when OMP_NUM_THREADS's `value` (null or empty: unset) is a comma list of whole numbers from 1
-// to max_threads_accepted, else why not, naming the variable (bad input: exit 2).
+// "" unless OMP_NUM_THREADS's `value` asks, at any nesting level ("8" or "8,2"), for more threads
+// than max_threads_accepted; then why, naming the variable (bad input: exit 2). Text that is not a
+// number libgomp ignores itself, with its own warning, before offloadbench starts.
 std::string omp_num_threads_problem(const char* value, unsigned hardware_threads);
 
 // Current UTC time as ISO 8601 ("2026-11-22T16:30:05Z") and as a file-name stamp ("20261122T163005Z").

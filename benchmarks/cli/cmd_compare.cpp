@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "benchmarks/cli/commands.h"
@@ -41,7 +43,14 @@ int execute_compare(const CompareCliOptions& o) {
   options.min_repetitions = o.min_repetitions;
   options.allow_different_machines = o.allow_different_machines;
 
-  // Output paths are checked before any work: a bad one is bad input (2), never "SLOWER" (1).
+  // Output paths are checked before any work: a bad one is bad input (2), never "SLOWER" (1). An
+  // output that is an input, or the other output, would destroy it: refused before anything is made.
+  for (const auto& [path, option] : {std::pair{o.markdown, "--markdown"}, std::pair{o.json, "--json"}}) {
+    if (path.empty()) continue;
+    check_not_same_file(path, option, o.base, "BASE");
+    check_not_same_file(path, option, o.candidate, "NEW");
+  }
+  if (!o.markdown.empty() && !o.json.empty()) check_not_same_file(o.json, "--json", o.markdown, "--markdown");
   if (!o.markdown.empty()) check_output_path(o.markdown, "--markdown");
   if (!o.json.empty()) check_output_path(o.json, "--json");
   const auto base = load_for_comparison(o.base);

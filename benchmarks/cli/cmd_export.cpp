@@ -43,8 +43,8 @@ int execute_export(const ExportOptions& o) {
   if (!time && !rate)
     throw UsageError(fmt::format("--metric '{}' is not real_time, cpu_time or a *_per_second rate", o.metric));
   if (!o.out.empty()) {
-    check_output_path(o.out, "--out");
     check_not_same_file(o.out, "--out", o.file, "FILE");
+    check_output_path(o.out, "--out");
   }
   const auto doc = load_results(o.file);
   const auto samples = valid_samples(doc, o.metric, time);

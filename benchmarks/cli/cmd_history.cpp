@@ -30,8 +30,8 @@ int execute_history(const HistoryCliOptions& o) {
     throw UsageError(fmt::format("--min-runs {} is out of range (1..1000)", o.min_runs));
   options.min_segment = o.min_runs;
   if (!o.json.empty()) {
-    check_output_path(o.json, "--json");
     for (const auto& input : history_files(o.directory)) check_not_same_file(o.json, "--json", input, "input");
+    check_output_path(o.json, "--json");  // after: its probe file would touch the folder of a refused path
   }
   auto history = load_history(o.directory, o.metric, o.allow_different_machines, options);
   const auto json = o.json.empty() ? nlohmann::json() : to_json(history);

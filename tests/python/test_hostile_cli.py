@@ -447,13 +447,13 @@ def small_tmpfs(path, size="4m"):
 
 
 def fill(folder):
-    with open(folder / "filler", "wb") as f:
-        try:
+    try:
+        with open(folder / "filler", "wb") as f:
             while True:
                 f.write(b"\0" * 65536)
                 f.flush()
-        except OSError:
-            pass
+    except OSError:  # full, possibly before the filler could be made
+        pass
 
 
 # 6: SIGTERM while the disk was full aborted the program (134) from its signal thread, lock left.
@@ -477,7 +477,7 @@ def test_sigterm_on_a_full_disk_exits_143_with_the_last_good_file(offloadbench_b
                 proc.kill()
         assert proc.returncode == 143, stderr
         assert "interrupted (SIGTERM)" in stderr and "keeps the benchmarks written before" in stderr, stderr
-        assert sorted(os.listdir(small)) == ["filler", "r.json"], "no lock or temporary file is left"
+        assert set(os.listdir(small)) <= {"filler", "r.json"}, "no lock or temporary file is left"
         assert load_json(out)["benchmarks"], "the last complete write is intact"
     finally:
         subprocess.run(["umount", str(small)], capture_output=True)
@@ -489,3 +489,18 @@ def test_analyze_removes_the_temporary_a_killed_writer_left(run_offloadbench, tm
     (tmp_path / "r.json.tmp.Ab12Cd").write_text("half of a results file")
     assert run_offloadbench("analyze", results).returncode == 0
     assert sorted(os.listdir(tmp_path)) == ["r.json"]
+
+
+# 2 (compare): --json or --markdown naming one of the inputs, or each other, destroyed it (exit 0).
+@pytest.mark.parametrize("outputs, message", [
+    (["--json", "{base}"], "--json '{base}' is the same file as BASE"),
+    (["--markdown", "{new}"], "--markdown '{new}' is the same file as NEW"),
+    (["--json", "{dir}/o.md", "--markdown", "{dir}/o.md"], "--json '{dir}/o.md' is the same file as --markdown"),
+])
+def test_compare_outputs_that_are_inputs_or_each_other_are_refused(run_offloadbench, tmp_path, outputs, message):
+    base, new = good_copy(tmp_path, "base.json"), good_copy(tmp_path, "new.json")
+    fill = lambda text: text.format(base=base, new=new, dir=tmp_path)
+    before = sorted(os.listdir(tmp_path)), base.read_bytes(), new.read_bytes()
+    line = one_line_exit_2(run_offloadbench("compare", base, new, *map(fill, outputs)))
+    assert fill(message) in line
+    assert (sorted(os.listdir(tmp_path)), base.read_bytes(), new.read_bytes()) == before
