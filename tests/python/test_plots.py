@@ -349,3 +349,16 @@ def test_bad_mplbackend_is_one_line_exit_2_before_anything_is_written(tmp_path, 
     direct = subprocess.run([sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "MPLBACKEND": "junk"})
     assert direct.returncode == 2 and "MPLBACKEND='junk'" in stderr_line(direct)
+
+
+@pytest.mark.parametrize("python, how", [("/bin/false", "exited with status 1 and printed nothing"),
+                                         ("/bin/true", "exited with status 0 and printed nothing")])
+def test_a_python_that_cannot_draw_is_named_on_one_line(tmp_path, run_offloadbench, python, how):
+    path = tmp_path / "cpu.json"
+    shutil.copy(CPU_FIXTURE, path)
+    result = run_offloadbench("plot", path, env=plot_env(OFFLOADBENCH_PYTHON=python))
+    line = stderr_line(result)
+    assert result.returncode == 2, result.stderr
+    assert f"OFFLOADBENCH_PYTHON='{python}' {how}" in line, line
+    assert "set OFFLOADBENCH_PYTHON" in line, line
+    assert not (tmp_path / "cpu-plots").exists()
