@@ -1,13 +1,17 @@
 """python -m plots FILE [--out DIR]: every chart the results file allows, and report.html.
 
-Exit 0 when the report was written (charts that cannot be drawn are listed as missing in it),
-2 with a one-line message when the file cannot be used.
+Exit 0 when the report was written (charts that cannot be drawn are listed as missing in it);
+2 with a one-line message when nothing could be done: the file cannot be used, the output folder
+cannot be made or written in, or this Python cannot load matplotlib (not installed, a bad MPLBACKEND);
+1 with a one-line message when an output could not be written part way (a full disk). Every chart
+and report.html is written to a temporary file and renamed, so none is ever left half-written.
 """
 import argparse
+import os
 import pathlib
 import sys
 
-from . import results
+from . import files, results
 
 
 def chart_families():
@@ -16,6 +20,26 @@ def chart_families():
     return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
             ("pinning break-even", pinning), ("many small tensors", small_tensors),
             ("device-local, SM-initiated, managed, latency", transfer_extra)]
+
+
+def matplotlib_problem(error):
+    """One line for an error raised while matplotlib loads, naming MPLBACKEND when that is the cause."""
+    backend = os.environ.get("MPLBACKEND")
+    if backend is not None and "backend" in str(error):
+        return (f"MPLBACKEND={backend!r} is not a backend matplotlib knows (unset it: the charts are always "
+                "drawn with the headless Agg backend)")
+    why = " ".join(str(error).split())  # one line
+    return (f"matplotlib cannot be loaded by {sys.executable}: {type(error).__name__}: {why} (run scripts/setup, "
+            "or set OFFLOADBENCH_PYTHON to a Python with a working matplotlib)")
+
+
+def remove_if_empty(outdir, made_here):
+    """A chart folder this run made and could not write anything in is not left behind."""
+    if made_here:
+        try:
+            outdir.rmdir()  # only when empty: the charts written whole stay
+        except OSError:
+            pass
 
 
 def main(argv=None):
@@ -32,7 +56,11 @@ def main(argv=None):
         print(f"plots: {e.name or e} is not installed for {sys.executable} (run scripts/setup, or set "
               "OFFLOADBENCH_PYTHON to a Python with matplotlib)", file=sys.stderr)
         return 2
+    except Exception as e:  # matplotlib refuses its settings at import: a bad MPLBACKEND, a broken install
+        print(f"plots: {matplotlib_problem(e)}", file=sys.stderr)
+        return 2
     if args.check:
+        print("plots: ready")  # `offloadbench plot` looks for this line before it goes on
         return 0
     if not args.file:
         parser.error("the results FILE is required")
@@ -45,22 +73,36 @@ def main(argv=None):
         return 2
     source = pathlib.Path(args.file)
     outdir = pathlib.Path(args.out) if args.out else source.with_name(f"{source.stem}-plots")
+    made_outdir = not outdir.exists()
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         print(f"plots: cannot create {outdir}: {e.strerror}", file=sys.stderr)
         return 2
+    try:
+        files.check_writable(outdir)
+    except files.OutputError as e:
+        print(f"plots: {e}", file=sys.stderr)
+        remove_if_empty(outdir, made_outdir)
+        return 2
     from . import report
 
     charts, missing = [], []
-    for label, module in families:
-        try:
-            drawn, not_drawn = module.charts(doc, outdir)
-        except Exception as e:  # one broken family must not cost the others their charts
-            drawn, not_drawn = [], [f"{label}: could not be drawn ({type(e).__name__}: {e})"]
-        charts += drawn
-        missing += not_drawn
-    path = report.write(doc, source, outdir, charts, missing)
+    try:
+        for label, module in families:
+            try:
+                drawn, not_drawn = module.charts(doc, outdir)
+            except files.OutputError:
+                raise  # the disk, not the chart: no report that would call it undrawable
+            except Exception as e:  # one broken family must not cost the others their charts
+                drawn, not_drawn = [], [f"{label}: could not be drawn ({type(e).__name__}: {e})"]
+            charts += drawn
+            missing += not_drawn
+        path = report.write(doc, source, outdir, charts, missing)
+    except files.OutputError as e:
+        print(f"plots: {e} (report.html not written)", file=sys.stderr)
+        remove_if_empty(outdir, made_outdir)
+        return 1
     print(f"plots: {len(charts)} chart(s), {len(missing)} missing; report: {path}")
     return 0
 

@@ -4,6 +4,8 @@ import re
 
 import matplotlib
 
+from . import files
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
@@ -96,9 +98,12 @@ def slug(text):
 
 
 def save(fig, outdir, stem, title, caption=""):
-    """Writes stem.png and stem.svg; returns the chart record report.html lists."""
+    """Writes stem.png and stem.svg, each whole or not at all (files.OutputError when one cannot be
+    written); returns the chart record report.html lists."""
     png, svg = outdir / f"{stem}.png", outdir / f"{stem}.svg"
-    fig.savefig(png, dpi=110)
-    fig.savefig(svg)
-    plt.close(fig)
+    try:
+        files.write_atomically(png, lambda f: fig.savefig(f, format="png", dpi=110))
+        files.write_atomically(svg, lambda f: fig.savefig(f, format="svg"))
+    finally:
+        plt.close(fig)
     return {"title": title, "png": png.name, "svg": svg.name, "caption": caption}

@@ -2,7 +2,7 @@
 to its SVG) and a list of what could not be drawn and why."""
 import html
 
-from . import results
+from . import files, results
 
 
 def _machine_rows(doc):
@@ -66,6 +66,4 @@ def write(doc, source, outdir, charts, missing):
     parts.append("<ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>" if missing
                  else "<p>Nothing: every chart family could be drawn.</p>")
     parts.append("</body></html>")
-    path = outdir / "report.html"
-    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
-    return path
+    return files.write_text_atomically(outdir / "report.html", "\n".join(parts) + "\n")

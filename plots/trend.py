@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from . import files
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -110,8 +112,11 @@ def draw(history, benchmarks, out):
     last.set_xlabel("nightly run (git SHA)")
     axes[0, 0].legend(fontsize=7, loc="lower left")
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    image_format = pathlib.Path(out).suffix[1:].lower() or "png"
+    try:  # whole or not at all: a temporary file beside `out`, renamed over it
+        files.write_atomically(out, lambda f: fig.savefig(f, format=image_format, dpi=110))
+    finally:
+        plt.close(fig)
 
 
 def main(argv=None):
@@ -132,6 +137,9 @@ def main(argv=None):
     except InputError as e:
         print(f"plots.trend: {e}", file=sys.stderr)
         return 2
+    except files.OutputError as e:
+        print(f"plots.trend: {e}", file=sys.stderr)
+        return 1
     print(f"trend: {args.out} ({len(chosen)} benchmark(s), {len(history['runs'])} runs)")
     return 0
 

@@ -1,5 +1,8 @@
 // history: the change-point detector on synthetic series with known steps (and none), and reading a
 // directory of results files in time order, naming the git SHA where a step appeared.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -410,6 +413,47 @@ TEST(History, BadDirectoriesAndFilesGiveOneLineNamingThem) {
   const auto truncated = history_error(dir.path.string());
   EXPECT_NE(truncated.find("b.json: not valid JSON"), std::string::npos) << truncated;
   EXPECT_EQ(truncated.find('\n'), std::string::npos);
+}
+
+TEST(History, ALinkLoopOrDanglingLinkIsLeftOutByNameAndTheRestIsRead) {
+  TempDir dir;
+  for (int run = 0; run < 3; ++run) write_json_atomically(dir.file(fmt::format("{}.json", run)), nightly(run, 100.0));
+  std::filesystem::create_symlink("loop.json", dir.file("loop.json"));  // a link to itself
+  std::filesystem::create_symlink("nowhere.json", dir.file("dangling.json"));
+  std::filesystem::create_symlink("loop.txt", dir.file("loop.txt"));  // not *.json: not looked at
+  std::vector<std::string> problems;
+  EXPECT_EQ(history_files(dir.path.string(), &problems).size(), 3u);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0], dir.file("dangling.json") + ": cannot read: No such file or directory");
+  EXPECT_EQ(problems[1], dir.file("loop.json") + ": cannot read: Too many levels of symbolic links");
+  const auto h = load_history(dir.path.string(), "real_time", false, kDefaults);
+  EXPECT_EQ(h.runs.size(), 3u);
+  EXPECT_EQ(h.ignored, problems);
+  // With nothing else there, the error says what was left out rather than only "no results files".
+  for (int run = 0; run < 3; ++run) std::filesystem::remove(dir.file(fmt::format("{}.json", run)));
+  const auto error = history_error(dir.path.string());
+  EXPECT_NE(error.find("no finished results files (*.json) in this directory (left out: " + problems[0] +
+                       "; and 1 more)"), std::string::npos) << error;
+}
+
+TEST(History, UnreadableFileOrDirectoryIsNamedWithItsPermissionError) {
+  if (geteuid() == 0) GTEST_SKIP() << "root reads files without permission (tests/python/test_cli.py runs this "
+                                      "case as an unprivileged user)";
+  TempDir dir;
+  const auto nightly_dir = dir.path / "nightly";
+  std::filesystem::create_directories(nightly_dir);
+  for (int run = 0; run < 3; ++run)
+    write_json_atomically((nightly_dir / fmt::format("{}.json", run)).string(), nightly(run, 100.0));
+  const auto secret = (nightly_dir / "secret.json").string();
+  write_json_atomically(secret, nightly(3, 100.0));
+  ASSERT_EQ(chmod(secret.c_str(), 0), 0);
+  const auto h = load_history(nightly_dir.string(), "real_time", false, kDefaults);
+  EXPECT_EQ(h.runs.size(), 3u);
+  EXPECT_EQ(h.ignored, std::vector<std::string>{secret + ": cannot read: Permission denied"});
+  ASSERT_EQ(chmod(nightly_dir.c_str(), 0), 0);
+  const auto error = history_error(nightly_dir.string());
+  chmod(nightly_dir.c_str(), 0755);  // so that TempDir can remove it
+  EXPECT_EQ(error, nightly_dir.string() + ": cannot list this directory: Permission denied");
 }
 
 }  // namespace offloadbench

@@ -1,8 +1,13 @@
 #include "harness/analysis/history.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -205,6 +210,14 @@ std::string context_string(const nlohmann::json& doc, const char* key) {
   return ob.contains(key) && ob[key].is_string() ? ob[key].get<std::string>() : "";
 }
 
+// Why `path` cannot be opened for reading (no permission, gone since it was listed), or "" when it can.
+std::string unreadable(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // O_NONBLOCK: a FIFO must not wait
+  if (fd < 0) return std::strerror(errno);
+  close(fd);
+  return "";
+}
+
 struct LoadedRun {
   HistoryRun run;
   std::vector<BenchmarkSamples> samples;
@@ -317,21 +330,34 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
   return found;
 }
 
-std::vector<std::string> history_files(const std::string& directory) {
+std::vector<std::string> history_files(const std::string& directory, std::vector<std::string>* problems) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (!fs::is_directory(directory, error)) throw ResultsError(fmt::format("{}: not a directory", directory));
-  std::vector<std::string> paths;
-  for (const auto& entry : fs::directory_iterator(directory, error))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") paths.push_back(entry.path().string());
+  fs::directory_iterator it(directory, error);
+  std::vector<std::string> paths, unusable;
+  // Every call that can fail takes an error_code: one bad entry must not end the listing.
+  for (const fs::directory_iterator end; !error && it != end; it.increment(error)) {
+    const auto& path = it->path();
+    if (path.extension() != ".json") continue;
+    std::error_code status_error;
+    const auto status = it->status(status_error);  // follows links: a loop or a dangling one fails here
+    if (status_error)
+      unusable.push_back(fmt::format("{}: cannot read: {}", path.string(), status_error.message()));
+    else if (fs::is_regular_file(status))
+      paths.push_back(path.string());
+  }
+  if (error) throw ResultsError(fmt::format("{}: cannot list this directory: {}", directory, error.message()));
   std::sort(paths.begin(), paths.end());
+  std::sort(unusable.begin(), unusable.end());
+  if (problems) problems->insert(problems->end(), unusable.begin(), unusable.end());
   return paths;
 }
 
 History load_history(const std::string& directory, const std::string& metric, bool allow_different_machines,
                      const ChangePointOptions& options) {
-  const auto paths = history_files(directory);
   History h;
+  const auto paths = history_files(directory, &h.ignored);
   h.directory = directory;
   h.metric = metric;
   h.options = options;
@@ -339,6 +365,10 @@ History load_history(const std::string& directory, const std::string& metric, bo
   nlohmann::json first_fingerprint;
   std::string first_path;
   for (const auto& path : paths) {
+    if (const auto why = unreadable(path); !why.empty()) {  // no permission: say so, read the others
+      h.ignored.push_back(fmt::format("{}: cannot read: {}", path, why));
+      continue;
+    }
     const auto doc = load_for_comparison(path);
     const auto& ob = doc["context"]["offloadbench"];
     if (ob.contains("incomplete") && ob["incomplete"] == true) {
@@ -360,8 +390,13 @@ History load_history(const std::string& directory, const std::string& metric, bo
       throw ResultsError(fmt::format("{}: missing 'context.offloadbench.start_time_utc'", path));
     loaded.push_back(std::move(run));
   }
-  if (loaded.empty())
-    throw ResultsError(fmt::format("{}: no finished results files (*.json) in this directory", directory));
+  if (loaded.empty()) {  // what was left out, when anything was, is the likelier story
+    std::string left_out;
+    if (!h.ignored.empty())
+      left_out = fmt::format(" (left out: {}{})", h.ignored.front(),
+                             h.ignored.size() > 1 ? fmt::format("; and {} more", h.ignored.size() - 1) : "");
+    throw ResultsError(fmt::format("{}: no finished results files (*.json) in this directory{}", directory, left_out));
+  }
   // ISO 8601 UTC stamps of one format sort as text.
   std::stable_sort(loaded.begin(), loaded.end(),
                    [](const auto& a, const auto& b) { return a.run.start_time < b.run.start_time; });

@@ -71,17 +71,21 @@ struct History {
   std::string directory, metric;
   ChangePointOptions options;
   std::vector<HistoryRun> runs;  // ordered by start time
-  std::vector<std::string> ignored;  // "file: why" for files left out (unfinished runs)
+  std::vector<std::string> ignored;  // "file: why" for files left out (unfinished runs, unreadable files)
   std::vector<BenchmarkHistory> benchmarks;
 };
 
-// The files load_history reads: every regular *.json in `directory` (not recursive), sorted. Throws
-// ResultsError when `directory` is not a directory.
-std::vector<std::string> history_files(const std::string& directory);
+// The files load_history reads: every *.json in `directory` (not recursive) that is a regular file or
+// a link to one, sorted. A *.json entry that cannot be looked at (a symbolic link loop, a dangling
+// link, a directory without search permission) is left out, and added as "path: cannot read: why" to
+// `problems` when given. Throws ResultsError when `directory` is not a directory or cannot be listed.
+std::vector<std::string> history_files(const std::string& directory, std::vector<std::string>* problems = nullptr);
 
 // Reads every *.json in `directory` (not recursive). Throws ResultsError naming the file and the
 // problem for a bad file, a fingerprint different from the first file's (unless allowed), or a
-// directory without results files. Unfinished runs (context.offloadbench.incomplete) are ignored.
+// directory without results files. Unfinished runs (context.offloadbench.incomplete) and files that
+// cannot be read at all (history_files' problems, no read permission) are left out, each listed in
+// History::ignored with the reason, and the rest are read.
 History load_history(const std::string& directory, const std::string& metric, bool allow_different_machines,
                      const ChangePointOptions& options);
 

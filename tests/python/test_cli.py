@@ -3,8 +3,11 @@ a quick run writes a file that conforms to docs/results.schema.json; an interrup
 finished."""
 import json
 import os
+import pathlib
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import jsonschema
@@ -146,3 +149,81 @@ def test_a_filter_that_matches_nothing_is_bad_input(run_offloadbench, tmp_path):
     assert result.returncode == 2
     assert "no benchmark matches" in result.stderr
     assert not out.exists()
+
+
+# history DIR goes on past an entry it cannot read, and names it with the real reason.
+NIGHT = ROOT / "tests" / "data" / "quick_cpu_reps10.json"
+
+
+def nightly_folder(folder, runs=3):
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(runs):
+        shutil.copy(NIGHT, folder / f"r{i}.json")
+    return folder
+
+
+def test_history_leaves_out_a_link_loop_by_name_and_reads_the_rest(run_offloadbench, tmp_path):
+    nightly = nightly_folder(tmp_path / "nightly")
+    (nightly / "loop.json").symlink_to("loop.json")
+    result = run_offloadbench("history", nightly)
+    assert result.returncode == 0, result.stderr
+    assert "history of" in result.stdout and ": 3 runs" in result.stdout, result.stdout
+    assert f"ignored {nightly / 'loop.json'}: cannot read: Too many levels of symbolic links" in result.stdout
+
+
+@pytest.fixture
+def unprivileged(tmp_path):
+    """(folder, preexec_fn): a folder the command can reach, and how to run it without the right to read
+    what chmod forbids. Root reads everything, so as root the command runs as nobody (uid 65534)."""
+    if os.geteuid() != 0:
+        yield tmp_path, None
+        return
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="ob-unprivileged-"))  # tmp_path's parents are root's 0700
+    folder.chmod(0o755)
+
+    def drop():
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+    try:
+        yield folder, drop
+    finally:
+        for path in [folder, *folder.rglob("*")]:
+            if not path.is_symlink():
+                path.chmod(0o755)
+        shutil.rmtree(folder)
+
+
+def run_as(preexec, offloadbench_bin, *args):
+    try:
+        return subprocess.run([offloadbench_bin, *map(str, args)], capture_output=True, text=True, timeout=120,
+                              preexec_fn=preexec)
+    except PermissionError:
+        pytest.skip(f"{offloadbench_bin} cannot be run as an unprivileged user")
+
+
+def test_history_names_an_unreadable_file_and_reads_the_rest(unprivileged, offloadbench_bin):
+    folder, preexec = unprivileged
+    nightly = nightly_folder(folder / "nightly")
+    for path in [nightly, *nightly.iterdir()]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    secret = nightly / "secret.json"
+    shutil.copy(NIGHT, secret)
+    secret.chmod(0)
+    result = run_as(preexec, offloadbench_bin, "history", nightly)
+    if result.returncode == 126:
+        pytest.skip(result.stderr)
+    assert result.returncode == 0, result.stderr
+    assert ": 3 runs" in result.stdout, result.stdout
+    assert f"ignored {secret}: cannot read: Permission denied" in result.stdout
+
+
+def test_history_of_an_unreadable_folder_says_so(unprivileged, offloadbench_bin):
+    folder, preexec = unprivileged
+    nightly = nightly_folder(folder / "nightly")
+    nightly.chmod(0)
+    result = run_as(preexec, offloadbench_bin, "history", nightly)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert lines == [f"offloadbench: {nightly}: cannot list this directory: Permission denied"], result.stderr

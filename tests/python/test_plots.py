@@ -1,11 +1,15 @@
 """The analysis and the charts end to end, on committed fixtures: a real CPU-only file from a
 machine without a GPU, and a synthetic GPU-shaped file (make_gpu_fixture.py) whose crossovers are
 known from the models that made it."""
+import errno
 import importlib.util
 import json
 import math
+import os
 import pathlib
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -243,3 +247,118 @@ def test_anchor_series_are_drawn_apart_from_offloadbench_views():
     assert timing.view_label("gpu_kernel", "fp32 graph") == "GPU kernel only [fp32 graph]"
     assert timing.style("cpu_all", 1, "numpy")["linestyle"] == ":"
     assert timing.style("cpu_all", 1, "numpy")["color"] != timing.style("cpu_all", 0)["color"]
+
+
+# Outputs whole or not at all: a full disk, a bad MPLBACKEND or a Python that is not the plots' one
+# gives one line on stderr and the documented exit code, and never a traceback or a half-written file.
+
+def stderr_line(result):
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in result.stderr, result.stderr
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_atomic_write_keeps_the_old_file_and_no_temporary_when_the_disk_fills(tmp_path):
+    from plots import files
+    target = tmp_path / "report.html"
+    target.write_text("the previous report")
+
+    def fills_the_disk(f):
+        f.write(b"<!DOCTYPE html> half a rep")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(files.OutputError, match=r"cannot write .*report\.html: No space left on device"):
+        files.write_atomically(target, fills_the_disk)
+    assert target.read_text() == "the previous report"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # the temporary file is gone
+
+    files.write_text_atomically(tmp_path / "new.html", "whole")
+    assert (tmp_path / "new.html").read_text() == "whole"
+    assert (tmp_path / "new.html").stat().st_mode & 0o777 == 0o666 & ~current_umask()  # not mkstemp's 0600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.html", "report.html"]
+
+
+def plot_env(**extra):
+    """The environment for `offloadbench plot`: this Python (it has matplotlib) unless one is chosen."""
+    return {"OFFLOADBENCH_PYTHON": sys.executable, **os.environ, **extra}
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def limit_file_size(limit):
+    """preexec_fn: writes past `limit` bytes fail with EFBIG, as on a full disk, for root too (a read-only
+    folder stops no root process)."""
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # inherited: offloadbench gets EFBIG too, not a signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def test_full_disk_while_drawing_is_one_line_exit_1_and_no_partial_chart(tmp_path, run_offloadbench):
+    path = tmp_path / "cpu.json"
+    shutil.copy(CPU_FIXTURE, path)  # it has its analysis block: offloadbench itself writes nothing
+    outdir = tmp_path / "charts"
+    result = run_offloadbench("plot", path, "--out", outdir, preexec_fn=limit_file_size(20_000), env=plot_env())
+    line = stderr_line(result)
+    assert result.returncode == 1, result.stderr
+    assert "cannot write" in line and "bandwidth_host_memcpy.png" in line and "File too large" in line, line
+    # Neither a truncated PNG nor a report calling the chart undrawable: the folder it made is gone too.
+    assert not outdir.exists()
+
+
+def test_full_disk_at_the_report_keeps_the_previous_report(tmp_path, monkeypatch, capsys):
+    from plots import __main__ as plots_main, files
+    outdir = tmp_path / "charts"
+    outdir.mkdir()
+    (outdir / "report.html").write_text("the previous report")
+    real = files.write_atomically
+
+    def full_at_the_report(path, write):
+        if pathlib.Path(path).name != "report.html":
+            return real(path, write)
+
+        def half(f):
+            f.write(b"<!DOCTYPE html>")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, half)
+
+    monkeypatch.setattr(files, "write_atomically", full_at_the_report)
+    assert plots_main.main([str(CPU_FIXTURE), "--out", str(outdir)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("plots: cannot write") and "report.html: No space left on device" in err, err
+    assert len(err.splitlines()) == 1, err
+    assert (outdir / "report.html").read_text() == "the previous report"
+    assert not [p for p in outdir.iterdir() if p.name.startswith(".")]  # no temporary file left
+    assert (outdir / "bandwidth_host_memcpy.png").stat().st_size > 1000  # the charts written are whole
+
+
+def test_bad_mplbackend_is_one_line_exit_2_before_anything_is_written(tmp_path, run_offloadbench):
+    path = tmp_path / "cpu.json"
+    shutil.copy(CPU_FIXTURE, path)
+    result = run_offloadbench("plot", path, env=plot_env(MPLBACKEND="junk"))
+    line = stderr_line(result)
+    assert result.returncode == 2, result.stderr
+    assert "MPLBACKEND='junk'" in line, line
+    assert not (tmp_path / "cpu-plots").exists()
+    # The package on its own says the same.
+    direct = subprocess.run([sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "MPLBACKEND": "junk"})
+    assert direct.returncode == 2 and "MPLBACKEND='junk'" in stderr_line(direct)
+
+
+@pytest.mark.parametrize("python, how", [("/bin/false", "exited with status 1 and printed nothing"),
+                                         ("/bin/true", "exited with status 0 and printed nothing")])
+def test_a_python_that_cannot_draw_is_named_on_one_line(tmp_path, run_offloadbench, python, how):
+    path = tmp_path / "cpu.json"
+    shutil.copy(CPU_FIXTURE, path)
+    result = run_offloadbench("plot", path, env=plot_env(OFFLOADBENCH_PYTHON=python))
+    line = stderr_line(result)
+    assert result.returncode == 2, result.stderr
+    assert f"OFFLOADBENCH_PYTHON='{python}' {how}" in line, line
+    assert "set OFFLOADBENCH_PYTHON" in line, line
+    assert not (tmp_path / "cpu-plots").exists()
