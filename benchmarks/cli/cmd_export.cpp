@@ -71,7 +71,8 @@ int execute_export(const ExportOptions& o) {
     }
     tool = fmt::format("Bencher measure '{}' ({}, {} is better)", measure, unit, time ? "lower" : "higher");
   }
-  const std::string text = out.dump(2) + "\n";
+  // ASCII only: JSON leaves C1 controls and bidi overrides in names raw, and this often goes to a terminal.
+  const std::string text = out.dump(2, ' ', /*ensure_ascii=*/true) + "\n";
   if (o.out.empty()) fmt::print("{}", text);
   else write_file_atomically(o.out, text);
   fmt::print(stderr, "export: {} benchmark(s), {} in {}; use {}\n", samples.size(), o.metric, unit, tool);

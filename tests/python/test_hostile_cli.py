@@ -386,7 +386,8 @@ def test_export_and_error_messages_quote_names_escaped(offloadbench_bin, tmp_pat
     done = subprocess.run([offloadbench_bin, "export", "--format", "bencher", path], capture_output=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert_no_raw_controls(done.stdout + done.stderr, allow_del_and_c1=True)  # JSON: nlohmann's escaping
+    assert_no_raw_controls(done.stdout + done.stderr)  # JSON in ASCII: C1 and DEL escaped too
+    assert done.stdout.isascii()
     assert any(name.endswith(HOSTILE) for name in json.loads(done.stdout))
     doc = json.loads(path.read_text())
     doc["benchmarks"][0]["bytes"] = "many"  # the error message quotes the row's name
