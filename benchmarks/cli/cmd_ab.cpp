@@ -172,7 +172,7 @@ class RoundRunner {
       // stack, and with it the alignment of everything on it. A random pad per process turns that
       // layout effect into noise shared by both sides; else BASE and NEW differ by their paths' lengths.
       setenv("OFFLOADBENCH_AB_LAYOUT_PAD", std::string(pad_(rng_), 'x').c_str(), 1);
-      const int status = run_child(is_base ? o_.base : o_.candidate, arguments(out, only), log);
+      const int status = run_child(is_base ? o_.base : o_.candidate, arguments(out, only), log).status;
       if (status != 0 && status != 1)  // 1: rows failed validation; the file is still usable
         throw std::runtime_error(fmt::format("{} exited with status {} in round {} (its output: {})",
                                              is_base ? "BASE" : "NEW", status, round + 1, log));
