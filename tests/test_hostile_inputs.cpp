@@ -3,6 +3,7 @@
 // sizes that wrap, deep nesting, an existing file kept until replaced, a second writer, field types,
 // Google Benchmark flags, inputs that are not regular files, and one skipped row per case. Then issue
 // 38's: links planted where we create files, and an output that is an input.
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -204,9 +205,28 @@ TEST(HostileInputs, FilesWeCreateNeverFollowALinkOrReuseAFile) {
   EXPECT_THROW({ OutputLock lock(box.path("r.json")); }, FileError);
   EXPECT_FALSE(fs::exists(box.path("absent")));
 
-  EXPECT_EQ(cli::run_child("/bin/sh", {"-c", "echo logged"}, box.path("new.log")), 0);
+  EXPECT_EQ(cli::run_child("/bin/sh", {"-c", "echo logged"}, box.path("new.log")).status, 0);
   EXPECT_EQ(box.read("new.log"), "logged\n");
   EXPECT_EQ(fs::status(box.path("new.log")).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+}
+
+// Reliability issue, 8: a child that never ends held ab for ever. Past its time limit its whole group
+// is stopped, SIGKILL for what ignores SIGTERM, here a shell and the sleep it started.
+TEST(HostileInputs, AChildPastItsTimeLimitIsStoppedWithWhatItStarted) {
+  Sandbox box("limit");
+  const auto end = cli::run_child(
+      "/bin/sh", {"-c", fmt::format("trap '' TERM; sleep 30 & echo $! > {}; wait", box.path("sleeper"))},
+      box.path("log"), 0.3);
+  EXPECT_TRUE(end.timed_out);
+  EXPECT_EQ(end.status, 128 + SIGKILL);
+  EXPECT_GT(end.seconds, 0.3);
+  EXPECT_LT(end.seconds, 10.0);  // 0.3 s, then 2 s of grace
+  // Gone, or a zombie that init has yet to reap.
+  std::ifstream stat(fmt::format("/proc/{}/stat", std::stoi(box.read("sleeper"))));
+  std::string text;
+  if (std::getline(stat, text)) {
+    EXPECT_EQ(text[text.rfind(')') + 2], 'Z') << text;
+  }
 }
 
 TEST(HostileInputs, TemporaryFoldersAreNewAndPrivate) {

@@ -6,14 +6,25 @@
 
 namespace offloadbench::cli {
 
+class StopSignals;
+
 // A --benchmark_filter value matching exactly these names: ^(a|b)$ with regex characters escaped.
 std::string exact_name_filter(const std::vector<std::string>& names);
 
-// Runs `executable` with `arguments` and returns its exit status (128 + signal when killed). Its stdout
+// How a child ended: by itself (`status`), or stopped by us, its time limit past or a stop signal.
+struct ChildEnd {
+  int status = 0;      // its exit status, 128 + signal when killed
+  bool timed_out = false;
+  int stop_signal = 0;  // SIGINT or SIGTERM came to us: the child was stopped, or never started
+  double seconds = 0;
+};
+
+// Runs `executable` with `arguments` in a process group of its own, stdin from /dev/null. Its stdout
 // and stderr go to `log_path` when given, a new file (create_new_file: never an existing file or a
-// link, FileError), else stdout goes to our stderr so that our own output stays clean. Throws
-// std::runtime_error when it cannot be started.
-int run_child(const std::string& executable, const std::vector<std::string>& arguments,
-              const std::string& log_path = "");
+// link, FileError), else stdout goes to our stderr so that our own output stays clean. Past
+// `time_limit_s` (0: none), or when `stop` records a signal, the whole group gets SIGTERM (the signal
+// received), then SIGKILL after a short grace. Throws std::runtime_error when it cannot be started.
+ChildEnd run_child(const std::string& executable, const std::vector<std::string>& arguments,
+                   const std::string& log_path = "", double time_limit_s = 0, StopSignals* stop = nullptr);
 
 }  // namespace offloadbench::cli

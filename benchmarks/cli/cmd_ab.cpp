@@ -1,10 +1,14 @@
 // `offloadbench ab BASE NEW`: did NEW make anything slower than BASE, measured side by side? Each round
 // runs both executables as fresh processes in random, balanced order, with Google Benchmark's random
 // interleaving; the verdicts come from paired rounds (harness/ab.h). INCONCLUSIVE benchmarks get extra
-// rounds, up to a cap. Exit 1 when anything is SLOWER, 2 on bad input.
+// rounds, up to a cap. Exit 1 when anything is SLOWER or a process fails, 2 on bad input, 130/143 when
+// interrupted; the rounds' temporary folder goes on every way out.
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +21,7 @@
 #include "harness/analysis/ab.h"
 #include "benchmarks/cli/child_process.h"
 #include "benchmarks/cli/commands.h"
+#include "benchmarks/cli/interrupt.h"
 #include "harness/analysis/compare.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
@@ -38,7 +43,19 @@ struct AbCliOptions {
   double alpha = 0.05;
   std::string out, markdown, keep_runs;
   std::int64_t seed = -1;
+  double process_timeout = 0;  // seconds; 0: derived (process_time_limit)
   std::vector<std::string> benchmark_flags;
+};
+
+// A BASE or NEW process that failed, ran past its time limit, or wrote no usable results: exit 1.
+struct ProcessFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// SIGINT or SIGTERM came while the rounds ran: the process running then was stopped.
+struct Interrupted {
+  int signal;
+  int round;
 };
 
 // FNV-1a over the file's bytes: equal hashes mean BASE and NEW are the same program (an A/A run).
@@ -71,18 +88,37 @@ void check_outputs(const AbCliOptions& o, const std::string& out) {
 }
 
 // Where the rounds' files go: a new folder of our own (mkdtemp), never a predictable name another user
-// could have made first; or --keep-runs, which must be new or empty: each round's files are created new,
-// and an older run's file must never pass for this one's.
-fs::path rounds_folder(const std::string& keep_runs) {
-  if (keep_runs.empty()) return make_temporary_folder("offloadbench-ab");
-  std::error_code error;
-  fs::create_directories(keep_runs, error);
-  const bool empty = !error && fs::is_empty(keep_runs, error);
-  if (error) throw FileError(fmt::format("--keep-runs '{}': {}", keep_runs, error.message()));
-  if (!empty) throw FileError(fmt::format("--keep-runs '{}' is not empty (give a new or empty folder)", keep_runs));
-  check_output_path((fs::path(keep_runs) / "round001-base.json").string(), "--keep-runs");
-  return keep_runs;
-}
+// could have made first, removed on every way out (one child's log once held 287 MB); or --keep-runs,
+// which must be new or empty: each round's files are created new, and an older run's file must never
+// pass for this one's.
+class RoundsFolder {
+ public:
+  explicit RoundsFolder(const std::string& keep_runs) : kept_(!keep_runs.empty()) {
+    if (!kept_) {
+      path_ = make_temporary_folder("offloadbench-ab");
+      return;
+    }
+    std::error_code error;
+    fs::create_directories(keep_runs, error);
+    const bool empty = !error && fs::is_empty(keep_runs, error);
+    if (error) throw FileError(fmt::format("--keep-runs '{}': {}", keep_runs, error.message()));
+    if (!empty) throw FileError(fmt::format("--keep-runs '{}' is not empty (give a new or empty folder)", keep_runs));
+    check_output_path((fs::path(keep_runs) / "round001-base.json").string(), "--keep-runs");
+    path_ = keep_runs;
+  }
+  ~RoundsFolder() {
+    std::error_code ignored;
+    if (!kept_) fs::remove_all(path_, ignored);
+  }
+  RoundsFolder(const RoundsFolder&) = delete;
+  RoundsFolder& operator=(const RoundsFolder&) = delete;
+  const fs::path& path() const { return path_; }
+  bool kept() const { return kept_; }
+
+ private:
+  bool kept_;
+  fs::path path_;
+};
 
 AbOptions statistics_options(const AbCliOptions& o) {
   AbOptions s;
@@ -104,6 +140,9 @@ void check_options(const AbCliOptions& o) {
   if (o.extra_batch < 1) throw UsageError(fmt::format("--extra-batch {} must be at least 1", o.extra_batch));
   if (o.repetitions < 1 || o.repetitions > 1000)
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
+  if (!(o.process_timeout >= 0 && o.process_timeout <= 1e7))
+    throw UsageError(fmt::format("--process-timeout {} is out of range (seconds; 0 for the default)",
+                                 o.process_timeout));
   for (const auto& flag : o.benchmark_flags)
     if (flag.rfind("--benchmark_", 0) != 0 || flag.rfind("--benchmark_out", 0) == 0 ||
         flag.rfind("--benchmark_repetitions", 0) == 0)
@@ -155,10 +194,48 @@ std::vector<AbSeries> paired_series(const Measurements& m) {
   return series;
 }
 
+// The minimum time per benchmark that `run` uses unless --benchmark_min_time says otherwise (cmd_run.cpp).
+double default_min_time_s(bool full) { return full ? 0.1 : 0.02; }
+
+// How long one BASE or NEW process may run before ab stops it: one that never ends must not hold ab (and
+// a CI job) for ever, and one that is merely slow must not be stopped. --process-timeout, else 10 times
+// the longest process so far, at least 5 minutes. The first process has no measurement to go by: an
+// allowance per repetition from the plan, scaled by a --benchmark_min_time above run's default.
+double process_time_limit(const AbCliOptions& o, double longest_so_far_s) {
+  if (o.process_timeout > 0) return o.process_timeout;
+  if (longest_so_far_s > 0) return std::max(300.0, std::ceil(10 * longest_so_far_s));
+  double min_time = default_min_time_s(o.full);
+  // "0.5", or "0.5s" in newer Google Benchmarks; "100x" counts iterations, not seconds.
+  for (const auto& flag : o.benchmark_flags) {
+    if (flag.rfind("--benchmark_min_time=", 0) != 0) continue;
+    char* rest = nullptr;
+    const double seconds = std::strtod(flag.c_str() + 21, &rest);
+    if (seconds > 0 && (std::string(rest) == "" || std::string(rest) == "s")) min_time = seconds;
+  }
+  // Per repetition of every suite, the quick sweep took 37 s on an H100 and 23 s on two CPU cores without
+  // a GPU, where --full (six times the cases at five times the minimum time) took 19 minutes.
+  const double allowance_s = o.full ? 3 * 3600 : 20 * 60;
+  return allowance_s * o.repetitions * std::max(1.0, min_time / default_min_time_s(o.full));
+}
+
+// The last line a failed process wrote, which usually says why; its log goes with the temporary folder.
+std::string last_log_line(const std::string& log) {
+  std::ifstream in(log, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : 0;
+  std::string tail(static_cast<std::size_t>(std::min<std::streamoff>(size, 4096)), '\0');
+  in.seekg(size - static_cast<std::streamoff>(tail.size()));
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.pop_back();
+  const auto start = tail.find_last_of("\r\n");
+  std::string line = start == std::string::npos ? tail : tail.substr(start + 1);
+  return line.size() > 200 ? line.substr(0, 200) + "…" : line;
+}
+
 class RoundRunner {
  public:
-  RoundRunner(const AbCliOptions& o, fs::path work, std::uint64_t seed)
-      : o_(o), work_(std::move(work)), rng_(seed ^ 0x9e3779b97f4a7c15ull) {}
+  RoundRunner(const AbCliOptions& o, const RoundsFolder& folder, StopSignals& stop, std::uint64_t seed)
+      : o_(o), folder_(folder), stop_(stop), rng_(seed ^ 0x9e3779b97f4a7c15ull) {}
 
   // One round: BASE and NEW, in the order given, each a fresh process.
   void run(Measurements& m, int round, bool new_first, const std::vector<std::string>& only) {
@@ -167,16 +244,34 @@ class RoundRunner {
     for (int i = 0; i < 2; ++i) {
       const bool is_base = (i == 0) != new_first;
       const auto stem = fmt::format("round{:03}-{}", round + 1, is_base ? "base" : "new");
-      const auto out = (work_ / (stem + ".json")).string(), log = (work_ / (stem + ".log")).string();
+      const auto out = (folder_.path() / (stem + ".json")).string();
+      const auto log = (folder_.path() / (stem + ".log")).string();
+      const std::string& program = is_base ? o_.base : o_.candidate;
       // Setup randomisation (Mytkowicz et al., ASPLOS 2009): the environment's size moves the initial
       // stack, and with it the alignment of everything on it. A random pad per process turns that
       // layout effect into noise shared by both sides; else BASE and NEW differ by their paths' lengths.
       setenv("OFFLOADBENCH_AB_LAYOUT_PAD", std::string(pad_(rng_), 'x').c_str(), 1);
-      const int status = run_child(is_base ? o_.base : o_.candidate, arguments(out, only), log);
-      if (status != 0 && status != 1)  // 1: rows failed validation; the file is still usable
-        throw std::runtime_error(fmt::format("{} exited with status {} in round {} (its output: {})",
-                                             is_base ? "BASE" : "NEW", status, round + 1, log));
-      record_process(m, out, is_base, round);
+      const double limit_s = process_time_limit(o_, longest_s_);
+      const auto end = run_child(program, arguments(out, only), log, limit_s, &stop_);
+      if (end.stop_signal) throw Interrupted{end.stop_signal, round + 1};
+      // "NEW (./new) wrote no results (status 1) in round 3 (its log ended: "…")": one line, exit 1.
+      const auto failure = [&](const std::string& what, const std::string& detail = "") {
+        const auto last = last_log_line(log);
+        return ProcessFailure(fmt::format(
+            "{} ({}) {} in round {}{}{}", is_base ? "BASE" : "NEW", program, what, round + 1, detail,
+            folder_.kept() ? fmt::format(" (its log: {})", log)
+                           : last.empty() ? std::string() : fmt::format(" (its log ended: \"{}\")", last)));
+      };
+      if (end.timed_out) throw failure(fmt::format("did not finish within {:g} s", limit_s), "; stopped it");
+      if (end.status != 0 && end.status != 1)  // 1: rows failed validation; the file is still usable
+        throw failure(fmt::format("exited with status {}", end.status));
+      if (!fs::exists(out)) throw failure(fmt::format("wrote no results (status {})", end.status));
+      try {
+        record_process(m, out, is_base, round);
+      } catch (const std::exception& e) {
+        throw failure("wrote results that cannot be read", fmt::format(": {}", e.what()));
+      }
+      longest_s_ = std::max(longest_s_, end.seconds);
     }
     m.rounds.push_back({{"round", round + 1}, {"first", new_first ? "NEW" : "BASE"}, {"benchmarks", only}});
   }
@@ -194,7 +289,9 @@ class RoundRunner {
     return args;
   }
   const AbCliOptions& o_;
-  fs::path work_;
+  const RoundsFolder& folder_;
+  StopSignals& stop_;
+  double longest_s_ = 0;  // the longest process so far: the measure of the next one's time limit
   std::mt19937_64 rng_;
   std::uniform_int_distribution<std::size_t> pad_{0, 4095};
 };
@@ -255,7 +352,6 @@ int execute_ab(const AbCliOptions& o, const std::vector<std::string>& command_li
 
   const std::string out = o.out.empty() ? fmt::format("ab-{}.json", utc_now_stamp()) : o.out;
   check_outputs(o, out);
-  const fs::path work = rounds_folder(o.keep_runs);
   nlohmann::json context = {
       {"base", {{"path", o.base}, {"content_hash", content_hash(o.base)}}},
       {"new", {{"path", o.candidate}, {"content_hash", content_hash(o.candidate)}}},
@@ -272,20 +368,29 @@ int execute_ab(const AbCliOptions& o, const std::vector<std::string>& command_li
   bool new_first = false;
   const auto order = [&](int round) { return new_first = round % 2 == 0 ? (coin() & 1) != 0 : !new_first; };
   Measurements m;
-  RoundRunner runner(o, work, seed);
+  AbOutcome outcome;
   int done = 0;
-  for (; done < o.rounds; ++done) runner.run(m, done, order(done), {});
-  auto outcome = ab_verdicts(paired_series(m), options);
-  while (outcome.inconclusive > 0 && done < max_rounds) {
-    std::vector<std::string> open;
-    for (const auto& r : outcome.rows)
-      if (r.verdict == Verdict::inconclusive) open.push_back(r.name);
-    for (int i = 0; i < o.extra_batch && done < max_rounds; ++i, ++done) runner.run(m, done, order(done), open);
+  try {
+    StopSignals stop;  // Ctrl-C and SIGTERM stop the running process and unwind to here
+    const RoundsFolder folder(o.keep_runs);  // removed before `stop` goes, so that no signal cuts that short
+    RoundRunner runner(o, folder, stop, seed);
+    for (; done < o.rounds; ++done) runner.run(m, done, order(done), {});
     outcome = ab_verdicts(paired_series(m), options);
+    while (outcome.inconclusive > 0 && done < max_rounds) {
+      std::vector<std::string> open;
+      for (const auto& r : outcome.rows)
+        if (r.verdict == Verdict::inconclusive) open.push_back(r.name);
+      for (int i = 0; i < o.extra_batch && done < max_rounds; ++i, ++done) runner.run(m, done, order(done), open);
+      outcome = ab_verdicts(paired_series(m), options);
+    }
+    if (stop.signal()) throw Interrupted{stop.signal(), done};  // it came after the last process
+  } catch (const Interrupted& stopped) {
+    fmt::print(stderr, "offloadbench: interrupted ({}) in round {}; no results written\n",
+               stopped.signal == SIGINT ? "SIGINT" : "SIGTERM", stopped.round);
+    return 128 + stopped.signal;
   }
   context["rounds_run"] = done;
   context["end_time_utc"] = utc_now_stamp();
-  if (o.keep_runs.empty()) fs::remove_all(work);
 
   const auto notes = notes_for(context, m);
   print_ab(stdout, outcome);
@@ -323,6 +428,10 @@ Command add_ab_command(CLI::App& app, const std::vector<std::string>& command_li
   cmd->add_option("--markdown", o->markdown, "Write the summary as Markdown (e.g. for $GITHUB_STEP_SUMMARY)");
   cmd->add_option("--keep-runs", o->keep_runs,
                   "Keep every process's results file and log in this folder (new or empty)");
+  cmd->add_option("--process-timeout", o->process_timeout,
+                  "Seconds one BASE or NEW process may run before it is stopped (exit 1). Default: 10 × the "
+                  "longest so far, at least 300; the first, with nothing measured yet: 1200 per repetition "
+                  "(10800 with --full)");
   cmd->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
   return {cmd, [o, command_line] { return execute_ab(*o, command_line); }};
 }

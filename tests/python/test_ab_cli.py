@@ -4,14 +4,16 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
-from conftest import load_json
+from conftest import ROOT, load_json
 
 FAKE = '''#!{python}
 # A stand-in for offloadbench: `run ... --out FILE -- FLAGS` writes a results file with known times.
@@ -244,3 +246,140 @@ def test_ab_in_a_read_only_folder_stops_before_round_1(offloadbench_bin, tmp_pat
     line = one_line_exit_2(done)
     assert "--out 'ab-" in line and "cannot write there" in line
     assert not calls.exists(), "no round ran"
+
+
+# Reliability issue, items 8 and 10: BASE or NEW that hangs, ignores SIGTERM or fails; ab stopped by a
+# signal. Each time: exit 1 (a process failed) or 130/143 (interrupted), one line that says so, no
+# process left running, and no temporary folder left in $TMPDIR.
+WRITES_RESULTS = '#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = --out ] && cp "{results}" "$2"; shift; done\n'
+HANGS = '#!/bin/sh\nsleep 1000 &\necho $$ $! >> "{pids}"\nwait\n'  # a shell and its own child
+IGNORES_SIGTERM = "#!/bin/sh\ntrap '' TERM INT\n" + HANGS.split("\n", 1)[1]
+FAILS = '#!/bin/sh\necho $$ >> "{pids}"\necho "no GPU here, giving up" >&2\nexit {status}\n'
+
+
+def script(path, text, **fields):
+    path.write_text(text.format(**fields))
+    path.chmod(0o755)
+    return path
+
+
+def alive(pid):
+    """True while `pid` runs (a zombie that nobody reaps counts as gone)."""
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def pids_in(path, timeout=30):
+    """The pids the fake programs wrote, once one has."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = path.read_text().splitlines() if path.exists() else []
+        if lines:
+            return [int(p) for line in lines for p in line.split()]
+        time.sleep(0.02)
+    raise AssertionError(f"no process wrote its pid to {path}")
+
+
+def assert_all_gone(pids):
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p for p in pids if alive(p)]
+    for p in left:  # nothing of ours may outlive a failing test
+        os.kill(p, signal.SIGKILL)
+    assert not left, "a process was left running"
+
+
+def error_line(stderr):
+    """ab's one line about what went wrong: everything but its progress lines ("ab: round 1 …")."""
+    lines = [line for line in stderr.splitlines() if not line.startswith("ab: round ")]
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+@pytest.fixture
+def hostile(tmp_path, offloadbench_bin):
+    """ab with a good BASE (quick to start, as the time limits are short) and a hostile NEW, in an empty $TMPDIR of its own: (start, pid file, tmpdir)."""
+    tmpdir, pids = tmp_path / "tmp", tmp_path / "pids"
+    tmpdir.mkdir()
+    base = script(tmp_path / "base", WRITES_RESULTS, results=ROOT / "tests" / "data" / "quick_cpu_reps10.json")
+
+    def start(new_text, *options, **fields):
+        new = script(tmp_path / "new", new_text, pids=pids, **fields)
+        command = [offloadbench_bin, "ab", str(base), str(new), "--rounds", "1", "--max-rounds", "1",
+                   "--out", str(tmp_path / "ab.json"), *options]
+        return subprocess.Popen(command, env=dict(os.environ, TMPDIR=str(tmpdir)), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    yield start, pids, tmpdir
+    if pids.exists():
+        assert_all_gone(pids_in(pids))
+
+
+def finish(proc, timeout=60):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise AssertionError(f"ab did not end within {timeout} s")
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("program", [HANGS, IGNORES_SIGTERM], ids=["hangs", "ignores-sigterm"])
+def test_a_process_that_never_ends_is_stopped_at_its_time_limit(hostile, program):
+    start, pids, tmpdir = hostile
+    began = time.monotonic()
+    code, err = finish(start(program, "--process-timeout", "2"))
+    line = error_line(err)
+    assert code == 1, err
+    assert "NEW (" in line and "did not finish within 2 s in round 1; stopped it" in line, line
+    assert time.monotonic() - began < 20  # 2 s, and 2 s of grace for the one that ignores SIGTERM
+    assert_all_gone(pids_in(pids))
+    assert not list(tmpdir.iterdir()), "the temporary folder was left"
+
+
+@pytest.mark.parametrize("status, problem", [(1, "wrote no results (status 1) in round 1"),
+                                             (3, "exited with status 3 in round 1")])
+def test_a_process_that_fails_is_exit_1_on_one_line(hostile, status, problem):
+    start, pids, tmpdir = hostile
+    code, err = finish(start(FAILS, status=status))
+    line = error_line(err)
+    assert code == 1, err
+    assert "NEW (" in line and problem in line and 'its log ended: "no GPU here, giving up"' in line, line
+    assert not list(tmpdir.iterdir()), "the temporary folder was left"
+
+
+def test_keep_runs_keeps_the_log_of_a_process_that_failed(hostile, tmp_path):
+    start, pids, tmpdir = hostile
+    code, err = finish(start(FAILS, "--keep-runs", str(tmp_path / "kept"), status=1))
+    assert code == 1, err
+    assert f"its log: {tmp_path / 'kept' / 'round001-new.log'}" in error_line(err)
+    assert "no GPU here" in (tmp_path / "kept" / "round001-new.log").read_text()
+
+
+# SIGINT as a terminal's Ctrl-C sends it (to ab's whole process group), SIGTERM as kill(1) does (to ab).
+@pytest.mark.parametrize("sig, code, program", [(signal.SIGINT, 130, HANGS), (signal.SIGTERM, 143, HANGS),
+                                                (signal.SIGTERM, 143, IGNORES_SIGTERM)],
+                         ids=["ctrl-c", "sigterm", "sigterm-child-ignores-it"])
+def test_an_interrupted_ab_stops_its_processes_and_cleans_up(hostile, sig, code, program):
+    start, pids, tmpdir = hostile
+    proc = start(program)
+    pids_in(pids)  # NEW is running
+    (os.killpg if sig == signal.SIGINT else os.kill)(proc.pid, sig)
+    got, err = finish(proc, timeout=30)
+    assert got == code, err
+    assert error_line(err).startswith(f"offloadbench: interrupted ({sig.name}) in round 1"), err
+    assert_all_gone(pids_in(pids))
+    assert not list(tmpdir.iterdir()), "the temporary folder was left"
+
+
+def test_an_ab_killed_outright_takes_its_process_with_it(hostile):
+    start, pids, tmpdir = hostile
+    proc = start('#!/bin/sh\necho $$ >> "{pids}"\nexec sleep 1000\n')
+    (child,) = pids_in(pids)
+    proc.kill()  # SIGKILL: ab can clean up nothing, but its process must not run on alone
+    finish(proc)
+    assert_all_gone([child])
