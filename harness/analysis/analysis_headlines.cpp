@@ -181,7 +181,7 @@ void overlap_lines(const nlohmann::json& analysis, std::vector<std::string>& out
               ((*best)["overlap_efficiency"].is_number()
                    ? fmt::format(", {:.0f}% efficiency", 100 * (*best)["overlap_efficiency"].get<double>())
                    : "") +
-              ((*best)["shared_link_efficiency"].is_number()
+              (best->contains("shared_link_efficiency") && (*best)["shared_link_efficiency"].is_number()
                    ? fmt::format("; {:.0f}% of the bound with H2D and D2H sharing the link",
                                  100 * (*best)["shared_link_efficiency"].get<double>())
                    : "") + ")";
