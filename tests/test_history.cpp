@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <utility>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -118,18 +119,8 @@ namespace reference {
 
 // The change-point search as it was before it was made fast (full n×n prefix matrix, every segment
 // searched again each round, every shuffle searched in full), kept verbatim as the reference the
-// fast one must agree with exactly: same change points, same levels.
-double median_of_range(const std::vector<double>& x, std::size_t lo, std::size_t hi) {
-  return median(std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(lo),
-                                    x.begin() + static_cast<std::ptrdiff_t>(hi)));
-}
-
-double successive_difference_sigma(const std::vector<double>& x) {
-  std::vector<double> differences;
-  for (std::size_t i = 1; i < x.size(); ++i) differences.push_back(std::fabs(x[i] - x[i - 1]));
-  return differences.empty() ? 0.0 : median(differences) / 0.9539;
-}
-
+// fast one must agree with exactly: same change points, same levels. The reporting of the cuts it
+// finds is the library's own (steps_at_cuts): only the search is under test.
 struct BestSplit {
   std::size_t at = 0;
   double q = -1;
@@ -195,36 +186,7 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
     if (permutation_p_value(segment, best.q, m, options, rng) >= options.significance) break;
     cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), segment_begin + best.at), segment_begin + best.at);
   }
-  const double sigma = successive_difference_sigma(series);
-  std::vector<Step> found;
-  while (true) {
-    found.clear();
-    std::size_t weakest = 0;
-    double weakest_jump = -1;
-    for (std::size_t i = 1; i + 1 < cuts.size(); ++i) {
-      const std::size_t lo = cuts[i - 1], k = cuts[i], hi = cuts[i + 1];
-      const Step step{k, median_of_range(series, lo, k), median_of_range(series, k, hi)};
-      const double jump = std::fabs(step.after - step.before);
-      const double standard_error =
-          1.2533 * sigma * std::sqrt(1.0 / static_cast<double>(k - lo) + 1.0 / static_cast<double>(hi - k));
-      std::size_t near_before = 0, near_after = 0;
-      for (std::size_t r = lo; r < hi; ++r) {
-        const bool nearer_after = std::fabs(series[r] - step.after) < std::fabs(series[r] - step.before);
-        near_before += r < k && !nearer_after;
-        near_after += r >= k && nearer_after;
-      }
-      if (step.before > 0 && jump / step.before >= options.min_magnitude - 1e-12 &&
-          jump > options.noise_factor * standard_error && near_before >= m && near_after >= m) {
-        found.push_back(step);
-      } else if (weakest_jump < 0 || jump < weakest_jump) {
-        weakest = i;
-        weakest_jump = jump;
-      }
-    }
-    if (weakest_jump < 0) break;
-    cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(weakest));
-  }
-  return found;
+  return steps_at_cuts(series, std::move(cuts), options);
 }
 
 }  // namespace reference

@@ -15,6 +15,7 @@
 #include <random>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -263,36 +264,10 @@ std::vector<std::vector<Step>> search_every_benchmark(const std::vector<Benchmar
 
 }  // namespace
 
-std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options,
-                                       ChangePointWork* work) {
+std::vector<Step> steps_at_cuts(const std::vector<double>& series, std::vector<std::size_t> cuts,
+                                const ChangePointOptions& options) {
   const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
-  std::vector<double> logs;
-  for (double v : series) logs.push_back(std::log(std::max(v, 1e-300)));
-  std::mt19937_64 rng(0x0ffb0ad);  // fixed: the same history gives the same answer
-  SplitWorkspace workspace;
-  const auto search = [&](std::size_t begin, std::size_t end) {
-    return best_split(logs.data() + begin, end - begin, m, workspace, work);
-  };
-  std::vector<std::size_t> cuts = {0, series.size()};  // segment boundaries, sorted
-  std::vector<BestSplit> splits = {search(0, series.size())};  // splits[i]: of [cuts[i], cuts[i+1])
-  // Bisection: the strongest split over all current segments, kept while the permutation test passes.
-  // A segment's best split is searched once, when the segment is made, not again every round.
-  while (true) {
-    std::size_t strongest = 0;
-    for (std::size_t i = 1; i < splits.size(); ++i)
-      if (splits[i].q > splits[strongest].q) strongest = i;  // the first of equals, as before
-    const BestSplit best = splits[strongest];
-    if (best.q <= 0) break;
-    const std::size_t segment_begin = cuts[strongest], segment_end = cuts[strongest + 1];
-    const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(segment_begin),
-                                      logs.begin() + static_cast<std::ptrdiff_t>(segment_end));
-    if (!passes_permutation_test(segment, best.q, m, options, rng, workspace, work)) break;
-    const std::size_t cut = segment_begin + best.at;
-    cuts.insert(cuts.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, cut);
-    splits[strongest] = search(segment_begin, cut);
-    splits.insert(splits.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, search(cut, segment_end));
-  }
-  // Report the cuts whose levels differ by enough and by more than the noise. A cut that does not is
+  // The cuts whose levels differ by enough and by more than the noise. A cut that does not is
   // dropped, weakest first, and its neighbours' levels are read again over the merged segment: a slow
   // creep cut into small pieces adds up to one reportable step.
   const double sigma = successive_difference_sigma(series);
@@ -328,6 +303,38 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
     cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(weakest));
   }
   return found;
+}
+
+std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options,
+                                       ChangePointWork* work) {
+  const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
+  std::vector<double> logs;
+  for (double v : series) logs.push_back(std::log(std::max(v, 1e-300)));
+  std::mt19937_64 rng(0x0ffb0ad);  // fixed: the same history gives the same answer
+  SplitWorkspace workspace;
+  const auto search = [&](std::size_t begin, std::size_t end) {
+    return best_split(logs.data() + begin, end - begin, m, workspace, work);
+  };
+  std::vector<std::size_t> cuts = {0, series.size()};  // segment boundaries, sorted
+  std::vector<BestSplit> splits = {search(0, series.size())};  // splits[i]: of [cuts[i], cuts[i+1])
+  // Bisection: the strongest split over all current segments, kept while the permutation test passes.
+  // A segment's best split is searched once, when the segment is made, not again every round.
+  while (true) {
+    std::size_t strongest = 0;
+    for (std::size_t i = 1; i < splits.size(); ++i)
+      if (splits[i].q > splits[strongest].q) strongest = i;  // the first of equals, as before
+    const BestSplit best = splits[strongest];
+    if (best.q <= 0) break;
+    const std::size_t segment_begin = cuts[strongest], segment_end = cuts[strongest + 1];
+    const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(segment_begin),
+                                      logs.begin() + static_cast<std::ptrdiff_t>(segment_end));
+    if (!passes_permutation_test(segment, best.q, m, options, rng, workspace, work)) break;
+    const std::size_t cut = segment_begin + best.at;
+    cuts.insert(cuts.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, cut);
+    splits[strongest] = search(segment_begin, cut);
+    splits.insert(splits.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, search(cut, segment_end));
+  }
+  return steps_at_cuts(series, std::move(cuts), options);
 }
 
 std::vector<std::string> history_files(const std::string& directory, std::vector<std::string>* problems) {

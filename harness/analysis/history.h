@@ -42,6 +42,12 @@ struct ChangePointWork {
 std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options,
                                        ChangePointWork* work = nullptr);
 
+// The reporting half of detect_change_points: of the segment boundaries `cuts` (0, …, series.size(),
+// sorted) a search found, the steps whose levels differ by enough (see above); a cut that does not
+// qualify is merged away, weakest first, and its neighbours are read again over the merged segment.
+std::vector<Step> steps_at_cuts(const std::vector<double>& series, std::vector<std::size_t> cuts,
+                                const ChangePointOptions& options);
+
 struct HistoryRun {
   std::string path, start_time, git_sha;
 };
