@@ -1,6 +1,7 @@
 """Issue 17's reproductions at the command line: each gives one line on stderr and exit 2 (or the
 documented code), and nothing is replaced or left behind. The library-level halves are in
 tests/test_hostile_inputs.cpp; scripts/hostile-inputs tries several hundred more."""
+import contextlib
 import fcntl
 import json
 import os
@@ -82,22 +83,31 @@ def test_deep_nesting_and_wrong_types_are_refused_before_anything_is_written(run
     assert typed.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["deep.json", "typed.json"]
 
 
-# 4. Ctrl-C: what finished is on disk, the reason is recorded, the exit code says so; no lock left.
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupt_records_why_and_exits_128_plus_signal(offloadbench_bin, tmp_path, sig, code):
-    out = tmp_path / "r.json"
+@contextlib.contextmanager
+def long_run(offloadbench_bin, out, min_time="0.05"):
+    """`run` of the full transfer suite into `out`, handed over once its first benchmark is on disk;
+    killed on the way out if the test left it running."""
     proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "transfer", "--device", "cpu", "--full",
-                             "--repetitions", "2", "--out", str(out), "--", "--benchmark_min_time=0.05"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             "--repetitions", "2", "--out", str(out), "--", f"--benchmark_min_time={min_time}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 60
         while not out.exists() and time.time() < deadline:
             time.sleep(0.02)
-        proc.send_signal(sig)
-        assert proc.wait(timeout=30) == code
+        yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait()
+
+
+# 4. Ctrl-C: what finished is on disk, the reason is recorded, the exit code says so; no lock left.
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_records_why_and_exits_128_plus_signal(offloadbench_bin, tmp_path, sig, code):
+    out = tmp_path / "r.json"
+    with long_run(offloadbench_bin, out) as proc:
+        proc.send_signal(sig)
+        assert proc.wait(timeout=30) == code
     ob = load_json(out)["context"]["offloadbench"]
     assert ob["incomplete"] is True and ob["stopped_because"] == "interrupted"
     assert os.listdir(tmp_path) == ["r.json"], "no lock or temporary file is left"
@@ -420,18 +430,9 @@ def test_an_out_folder_deleted_during_the_run_is_exit_1(offloadbench_bin, tmp_pa
     folder = tmp_path / "out"
     folder.mkdir()
     out = folder / "r.json"
-    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "transfer", "--device", "cpu", "--full",
-                             "--repetitions", "2", "--out", str(out), "--", "--benchmark_min_time=0.02"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 60
-        while not out.exists() and time.time() < deadline:
-            time.sleep(0.02)
+    with long_run(offloadbench_bin, out, min_time="0.02") as proc:
         subprocess.run(["rm", "-rf", str(folder)], check=True)
         _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert proc.returncode == 1, stderr
     assert len(lines) == 1 and str(folder) in lines[0], stderr
@@ -463,19 +464,10 @@ def test_sigterm_on_a_full_disk_exits_143_with_the_last_good_file(offloadbench_b
     small_tmpfs(small)
     try:
         out = small / "r.json"
-        proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "transfer", "--device", "cpu", "--full",
-                                 "--repetitions", "2", "--out", str(out), "--", "--benchmark_min_time=0.05"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.time() + 60
-            while not out.exists() and time.time() < deadline:
-                time.sleep(0.02)
+        with long_run(offloadbench_bin, out) as proc:
             fill(small)
             proc.send_signal(signal.SIGTERM)
             _, stderr = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
         assert proc.returncode == 143, stderr
         assert "interrupted (SIGTERM)" in stderr and "keeps the benchmarks written before" in stderr, stderr
         assert set(os.listdir(small)) <= {"filler", "r.json"}, "no lock or temporary file is left"
