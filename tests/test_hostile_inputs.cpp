@@ -8,9 +8,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -221,12 +223,25 @@ TEST(HostileInputs, AChildPastItsTimeLimitIsStoppedWithWhatItStarted) {
   EXPECT_EQ(end.status, 128 + SIGKILL);
   EXPECT_GT(end.seconds, 0.3);
   EXPECT_LT(end.seconds, 10.0);  // 0.3 s, then 2 s of grace
-  // Gone, or a zombie that init has yet to reap.
-  std::ifstream stat(fmt::format("/proc/{}/stat", std::stoi(box.read("sleeper"))));
-  std::string text;
-  if (std::getline(stat, text)) {
-    EXPECT_EQ(text[text.rfind(')') + 2], 'Z') << text;
+  // Gone, or a zombie that init has yet to reap. SIGKILL is sent, not waited for: the process may
+  // still show 'R' for a moment on its way out, so it gets a few seconds to get there.
+  const auto stat_path = fmt::format("/proc/{}/stat", std::stoi(box.read("sleeper")));
+  const auto state_line = [&] {
+    std::ifstream stat(stat_path);
+    std::string text;
+    std::getline(stat, text);
+    return text;  // empty once the process is gone
+  };
+  const auto exited = [](const std::string& text) {
+    return text.empty() || text[text.rfind(')') + 2] == 'Z' || text[text.rfind(')') + 2] == 'X';
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::string text = state_line();
+  while (!exited(text) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    text = state_line();
   }
+  EXPECT_TRUE(exited(text)) << text;
 }
 
 TEST(HostileInputs, TemporaryFoldersAreNewAndPrivate) {
