@@ -149,7 +149,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
       fmt::print(stderr, "\noffloadbench: interrupted ({}); {}\n", signal == SIGINT ? "SIGINT" : "SIGTERM", kept);
     });
     // Once measuring began, a path that stopped being writable (its folder deleted, say) is not bad
-    // input: README's exit code 1, not 2.
+    // input: docs/command-line.md's exit code 1, not 2.
     const auto after_work_began = [](const std::exception& e) -> std::runtime_error {
       return std::runtime_error(e.what());
     };

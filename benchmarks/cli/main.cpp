@@ -19,7 +19,7 @@ namespace {
 
 // stdout is block-buffered when redirected, so a full disk or /dev/full shows only when the buffer is
 // flushed, after every print "succeeded": check once, after the command, or the results are lost with
-// exit 0. README's exit codes have none for this; 1 as for any failure after the work was done.
+// exit 0. The exit codes (docs/command-line.md) have none for this; 1 as for any failure after the work was done.
 int stdout_failed(int error, int code) {
   fmt::print(stderr, "offloadbench: error: could not write to standard output{}\n",
              error ? fmt::format(": {}", std::strerror(error)) : "");

@@ -345,7 +345,7 @@ def test_first_light_selects_every_gpu_family_and_fits_its_window(build_dir, off
 
     def some(*parts):
         return any(all(p in n for p in parts) for n in names)
-    # The paths the first light must reach once each (README, "GPU check").
+    # The paths the first light must reach once each (docs/gpu-check.md).
     for parts in [("mlp/", "/b1/", "graph"), ("mlp/", "/b64/", "eager"), ("mlp/", "/b1024/", "bf16"),
                   ("transfer/", "pinned", "256MiB"), ("transfer/", "pageable", "64KiB"), ("bidirectional",),
                   ("streams/",), ("triad",), ("dot",), ("sgemm", "4096"), ("cublas",), ("8192",)]:

@@ -1,5 +1,5 @@
 """The layout's rules, checked on every C++ source in the tree: includes point downwards only, and no
-file name is used in two folders. The layers (README "Layout"), lowest first:
+file name is used in two folders. The layers (docs/building.md, "Layout"), lowest first:
 
   kernels/cuda        CUDA helpers                     includes only itself
   kernels             ops: GPU kernel + CPU twin       kernels/cuda

@@ -1,0 +1,117 @@
+"""README is what a newcomer reads first: its commands run as shown, its sample is what the program
+prints, its links lead somewhere, and the first screen answers what, what you get, and how."""
+import os
+import pathlib
+import re
+import shlex
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+README = ROOT / "README.md"
+PROGRAM = "build/release/offloadbench"  # where scripts/bench leaves it; the tests run the test build
+
+
+def readme():
+    return README.read_text(encoding="utf-8")
+
+
+def fenced_blocks(text, language):
+    """The bodies of the fenced blocks whose opening fence names `language` ("" for none)."""
+    blocks, body, opened_as = [], None, None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            if body is None:
+                body, opened_as = [], line[3:].strip()
+            else:
+                if opened_as == language:
+                    blocks.append("".join(body))
+                body = None
+        elif body is not None:
+            body.append(line)
+    return blocks
+
+
+def shown_commands():
+    """Every command in README's sh blocks, its comment removed."""
+    commands = []
+    for block in fenced_blocks(readme(), "sh"):
+        for line in block.splitlines():
+            command = line.split("#", 1)[0].strip()
+            if command:
+                commands.append(command)
+    return commands
+
+
+def test_every_command_shown_is_one_these_tests_run():
+    commands = shown_commands()
+    assert commands, "README shows no command"
+    for command in commands:
+        assert command in ("scripts/bench", "scripts/test") or command.startswith(PROGRAM + " "), command
+
+
+def test_the_first_screen_says_what_it_answers_and_how_to_run_it():
+    lines = readme().splitlines()
+    first_screen = "\n".join(lines[:30])
+    assert "When does moving this work to the GPU pay off" in first_screen
+    assert "scripts/bench" in first_screen and "scripts/test" in first_screen
+    assert "results/<host>-<UTC time>.json" in first_screen, "where the results go"
+    chart = re.search(r"!\[[^\]]+\]\(([^)]+\.png)\)", readme())
+    assert chart and lines.index(next(l for l in lines if chart.group(0) in l)) < 45, "one chart, early"
+    assert (ROOT / chart.group(1)).stat().st_size > 0
+
+
+def test_the_program_commands_run_as_shown(offloadbench_bin, tmp_path):
+    """The CPU run, its summary and its charts, in the order README gives them, in an empty folder."""
+    env = dict(os.environ, OFFLOADBENCH_PYTHON=os.environ.get("OFFLOADBENCH_PYTHON", str(ROOT / ".venv/bin/python")))
+    for command in shown_commands():
+        if not command.startswith(PROGRAM):
+            continue
+        argv = [offloadbench_bin, *shlex.split(command)[1:]]
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stderr[-2000:]}"
+    assert (tmp_path / "cpu.json").stat().st_size > 0
+    assert (tmp_path / "cpu-plots" / "report.html").stat().st_size > 0
+
+
+def test_the_sample_summary_is_what_summary_prints(run_offloadbench):
+    reference = ROOT / "results/reference/nvidia-h100-80gb-hbm3-2026-11-26-quick.json"
+    assert str(reference.relative_to(ROOT)) in readme(), "the sample names the file it comes from"
+    sample = next(b for b in fenced_blocks(readme(), "") if b.startswith("offloadbench: "))
+    printed = run_offloadbench("summary", reference)
+    assert printed.returncode == 0, printed.stderr
+    for line in sample.splitlines():
+        assert line in printed.stdout.splitlines(), f"README's sample line is not what summary prints: {line!r}"
+
+
+def test_every_link_in_readme_and_docs_leads_to_a_file():
+    pages = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "results/reference/README.md"]
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+://", target) or target.startswith("#"):
+                continue
+            path = (page.parent / target.split("#", 1)[0]).resolve()
+            assert path.exists(), f"{page.relative_to(ROOT)} links to {target}, which does not exist"
+
+
+def test_scripts_test_is_what_ci_runs():
+    ci = (ROOT / ".ci/run").read_text()
+    assert re.search(r"^exec scripts/test$", ci, flags=re.M), ".ci/run must run README's test command"
+
+
+@pytest.mark.skipif(os.environ.get("CI") != "true" and os.environ.get("OFFLOADBENCH_TEST_BENCH") != "1",
+                    reason="builds the Release preset: runs in CI, or with OFFLOADBENCH_TEST_BENCH=1")
+def test_scripts_bench_writes_the_results_and_the_report(tmp_path):
+    """README's main command, as a user runs it, cut to one small CPU case so that it ends in seconds."""
+    out = tmp_path / "bench.json"
+    done = subprocess.run(["scripts/bench", "--suite", "compute", "--device", "cpu", "--sizes", "1Mi",
+                           "--repetitions", "1", "--out", str(out), "--", "--benchmark_filter=triad"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=3000)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert out.stat().st_size > 0
+    report = tmp_path / "bench-plots" / "report.html"
+    assert report.stat().st_size > 0
+    printed = re.findall(r"^report: (.+)$", done.stdout, flags=re.M)
+    assert printed and pathlib.Path(printed[-1]) == report, done.stdout[-2000:]
