@@ -23,10 +23,18 @@ FAMILY_ORDER = ["device_copy", "host_memcpy", "triad", "sgemm", "mlp_step"]
 # ---- one machine ----
 
 def _link(gpu):
+    """'PCIe Gen5 x16': what the slot and GPU can reach (an idle GPU lowers its current link)."""
     link = gpu.get("pcie_link") or {}
-    if link.get("current_generation") and link.get("current_width"):
-        return f"PCIe Gen{link['current_generation']} x{link['current_width']}"
+    for generation, width in (("ceiling_generation", "ceiling_width"), ("max_generation", "max_width"),
+                              ("current_generation", "current_width")):
+        if link.get(generation) and link.get(width):
+            return f"PCIe Gen{link[generation]} x{link[width]}"
     return "link unknown"
+
+
+def _link_rate(gpu):
+    link = gpu.get("pcie_link") or {}
+    return link.get("ceiling_bytes_per_second") or link.get("theoretical_bytes_per_second") or 0
 
 
 def has_gpu(doc):
@@ -52,8 +60,8 @@ def _size(row):
 
 
 def _size_text(sweep, value):
-    from .common import sweep_size
-    return f"{sweep} = {sweep_size(sweep, value)}" if sweep not in ("bytes",) else sweep_size(sweep, value)
+    from .common import sweep_size  # matplotlib: imported once main() has checked it loads
+    return sweep_size(sweep, value) if sweep == "bytes" else f"{sweep} = {sweep_size(sweep, value)}"
 
 
 def _rate_text(value, unit):
@@ -174,10 +182,9 @@ def _unique_labels(docs):
 def headline_table(docs, labels):
     """Rows: the link, then every headline label any machine has; one column per machine."""
     e = html.escape
+    gpu0 = [d["context"]["cuda"]["gpus"][0] if has_gpu(d) else None for d in docs]
     rows = [("PCIe link (theoretical, per direction)",
-             [f"{_link(d['context']['cuda']['gpus'][0])}: "
-              f"{(d['context']['cuda']['gpus'][0].get('pcie_link', {}).get('theoretical_bytes_per_second') or 0) / 1e9:.1f} GB/s"
-              if has_gpu(d) else "no GPU" for d in docs])]
+             [f"{_link(g)}: {_link_rate(g) / 1e9:.1f} GB/s" if g else "no GPU" for g in gpu0])]
     cells = [headline_cells(d) for d in docs]
     all_rows = [r for d in docs for r in d["benchmarks"]]
     labels_in_order = sorted({label for c in cells for label in c}, key=lambda l: (_family_rank(all_rows, l), l))

@@ -3,49 +3,59 @@ with nothing to draw in a chart (no GPU, or the case not run) is named in that c
 from . import results
 from .common import new_figure, plain_log_formatter, save, size_axis
 
+
+def _rows(view=None, groups=None, series=("",), **fields):
+    """Rows of one view, compare group and series (each a tuple of the names files have used for it)."""
+    def pick(row):
+        return ((view is None or row.get("view") == view) and (groups is None or row.get("compare_group") in groups)
+                and row.get("series", "") in series and all(row.get(k) == v for k, v in fields.items()))
+    return pick
+
+
+SGEMM = ("compute/sgemm/square", "compute/sgemm/fp32")  # n×n×n; the second name is older files'
+MLP_SGD = ("mlp/784-128-10/train_sgd",)
 GB = 1e9
 
 
-def _rows(op, view=None, series="", **fields):
-    def pick(row):
-        return (row.get("op") == op and (view is None or row.get("view") == view) and row.get("series", "") == series
-                and all(row.get(k) == v for k, v in fields.items()))
-    return pick
+def _bandwidth(case):
+    return results.median_field(case, "bytes_per_second") / GB
+
+
+def _gflops(case):
+    return results.median_field(case, "flop_per_second") / 1e9
+
+
+def _step_ms(case):
+    return case["seconds"] * 1e3
 
 
 # (stem, title, rows, y value of a case, y label, log y axis)
 SWEEPS = [
     ("fleet_h2d_pinned", "H2D copy, pinned host memory (GPU 0)",
-     _rows("device_copy", direction="h2d", host_memory="pinned", device=0),
-     lambda c: results.median_field(c, "bytes_per_second") / GB, "GB/s", False),
+     _rows(op="device_copy", direction="h2d", host_memory="pinned", device=0), _bandwidth, "GB/s", False),
     ("fleet_d2h_pinned", "D2H copy, pinned host memory (GPU 0)",
-     _rows("device_copy", direction="d2h", host_memory="pinned", device=0),
-     lambda c: results.median_field(c, "bytes_per_second") / GB, "GB/s", False),
-    ("fleet_triad_cpu", "triad fp32, CPU all threads", _rows("triad", "cpu_all", compare_group="compute/triad/fp32"),
-     lambda c: results.median_field(c, "bytes_per_second") / GB, "GB/s", False),
-    ("fleet_triad_gpu", "triad fp32, GPU kernel only", _rows("triad", "gpu_kernel", compare_group="compute/triad/fp32"),
-     lambda c: results.median_field(c, "bytes_per_second") / GB, "GB/s", True),
-    ("fleet_sgemm_cpu", "SGEMM n×n×n, OpenBLAS, CPU all threads",
-     _rows("sgemm", "cpu_all", compare_group="compute/sgemm/square"),
-     lambda c: results.median_field(c, "flop_per_second") / 1e9, "GFLOP/s", True),
-    ("fleet_sgemm_gpu", "SGEMM n×n×n, cuBLAS fp32, GPU kernel only",
-     _rows("sgemm", "gpu_kernel", series="cuBLAS fp32", compare_group="compute/sgemm/square"),
-     lambda c: results.median_field(c, "flop_per_second") / 1e9, "GFLOP/s", True),
-    ("fleet_mlp_cpu", "MLP 784-128-10 SGD training step, CPU all threads",
-     _rows("mlp_step", "cpu_all", compare_group="mlp/784-128-10/train_sgd"), lambda c: c["seconds"] * 1e3,
+     _rows(op="device_copy", direction="d2h", host_memory="pinned", device=0), _bandwidth, "GB/s", False),
+    ("fleet_triad_cpu", "triad fp32, CPU all threads", _rows("cpu_all", ("compute/triad/fp32",)), _bandwidth, "GB/s",
+     False),
+    ("fleet_triad_gpu", "triad fp32, GPU kernel only", _rows("gpu_kernel", ("compute/triad/fp32",)), _bandwidth,
+     "GB/s", True),
+    ("fleet_sgemm_cpu", "SGEMM n×n×n, CPU all threads (OpenBLAS)", _rows("cpu_all", SGEMM), _gflops, "GFLOP/s", True),
+    ("fleet_sgemm_gpu", "SGEMM n×n×n fp32, GPU kernel only (cuBLAS)", _rows("gpu_kernel", SGEMM, ("cuBLAS fp32", "")),
+     _gflops, "GFLOP/s", True),
+    ("fleet_mlp_cpu", "MLP 784-128-10 SGD training step, CPU all threads", _rows("cpu_all", MLP_SGD), _step_ms,
      "ms per step", True),
-    ("fleet_mlp_gpu", "MLP 784-128-10 SGD training step, GPU fp32 graph, data resident",
-     _rows("mlp_step", "gpu_kernel", series="fp32 graph", compare_group="mlp/784-128-10/train_sgd"),
-     lambda c: c["seconds"] * 1e3, "ms per step", True),
+    ("fleet_mlp_gpu", "MLP 784-128-10 SGD training step fp32, GPU, data resident",
+     _rows("gpu_kernel", MLP_SGD, ("fp32 graph", "fp32")), _step_ms, "ms per step", True),
 ]
 
-# (stem, title, compare group, series): the GPU's speedup over all CPU threads per size, pinned transfers
+# (stem, title, compare groups, series, GPU views in order of preference): the speedup over all CPU threads
 SPEEDUPS = [
-    ("fleet_speedup_triad", "triad fp32: GPU incl. pinned transfers vs CPU all threads", "compute/triad/fp32", ""),
-    ("fleet_speedup_sgemm", "SGEMM cuBLAS fp32: GPU incl. pinned transfers vs CPU all threads", "compute/sgemm/square",
-     "cuBLAS fp32"),
-    ("fleet_speedup_mlp", "MLP SGD step fp32 graph: GPU, pinned transfers overlapped, vs CPU all threads",
-     "mlp/784-128-10/train_sgd", "fp32 graph"),
+    ("fleet_speedup_triad", "triad fp32: GPU incl. pinned transfers vs CPU all threads", ("compute/triad/fp32",),
+     ("",), ("gpu_pinned",)),
+    ("fleet_speedup_sgemm", "SGEMM fp32: GPU incl. pinned transfers vs CPU all threads", SGEMM, ("cuBLAS fp32", ""),
+     ("gpu_pinned",)),
+    ("fleet_speedup_mlp", "MLP SGD step fp32: GPU incl. pinned transfers (overlapped where measured) vs CPU all "
+     "threads", MLP_SGD, ("fp32 graph", "fp32"), ("gpu_pinned_overlap", "gpu_pinned")),
 ]
 
 
@@ -89,18 +99,26 @@ def _sweep_chart(docs, labels, outdir, stem, title, pick, value, ylabel, log_y):
     return save(fig, outdir, stem, title, caption), None
 
 
-def _speedup_chart(docs, labels, outdir, stem, title, group, series):
+def _speedup_points(doc, groups, series, views):
+    """(sweep, [(size, speedup)]) of the first view in `views` the file has for these groups and series."""
+    speedups = [s for s in (results.analysis(doc) or {}).get("speedups", [])
+                if s.get("compare_group") in groups and s.get("series", "") in series and s.get("cpu_view") == "cpu_all"]
+    for view in views:
+        points = sorted((s["size"], s["speedup"]) for s in speedups if s.get("view") == view)
+        if points:
+            return next(s.get("sweep", "") for s in speedups if s.get("view") == view), points
+    return "", []
+
+
+def _speedup_chart(docs, labels, outdir, stem, title, groups, series, views):
     fig, ax = new_figure(title)
     drawn, absent, sweep, xs = 0, [], "bytes", []
     for doc, label in zip(docs, labels):
-        points = sorted((s["size"], s["speedup"]) for s in (results.analysis(doc) or {}).get("speedups", [])
-                        if s.get("compare_group") == group and s.get("series", "") == series
-                        and s.get("cpu_view") == "cpu_all"
-                        and s.get("view") == ("gpu_pinned_overlap" if group.startswith("mlp/") else "gpu_pinned"))
+        machine_sweep, points = _speedup_points(doc, groups, series, views)
         if not points:
             absent.append(label)
             continue
-        sweep = next(s.get("sweep") for s in results.analysis(doc)["speedups"] if s.get("compare_group") == group)
+        sweep = machine_sweep
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=label)
         xs += [p[0] for p in points]
         drawn += 1
@@ -125,7 +143,7 @@ def charts(docs, labels, outdir):
     for stem, title, pick, value, ylabel, log_y in SWEEPS:
         chart, why = _sweep_chart(docs, labels, outdir, stem, title, pick, value, ylabel, log_y)
         (drawn.append(chart) if chart else missing.append(why))
-    for stem, title, group, series in SPEEDUPS:
-        chart, why = _speedup_chart(docs, labels, outdir, stem, title, group, series)
+    for stem, title, groups, series, views in SPEEDUPS:
+        chart, why = _speedup_chart(docs, labels, outdir, stem, title, groups, series, views)
         (drawn.append(chart) if chart else missing.append(why))
     return drawn, missing
