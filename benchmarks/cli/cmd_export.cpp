@@ -82,7 +82,10 @@ std::string testbed_name(const nlohmann::json& doc) {
     parts.push_back(text(fingerprint, "driver"));
     const auto& gpu = context["cuda"]["gpus"][0];
     const auto& link = gpu.is_object() && gpu.contains("pcie_link") ? gpu["pcie_link"] : none;
-    auto number = [&](const char* key) { return link.contains(key) && link[key].is_number() ? link[key].get<int>() : 0; };
+    auto number = [&](const char* key) {  // a generation or lane count; anything else (1e300, −1) is no answer
+      const double value = link.contains(key) && link[key].is_number() ? link[key].get<double>() : 0.0;
+      return value >= 1 && value <= 64 ? static_cast<int>(value) : 0;
+    };
     const int generation = number("ceiling_generation") ? number("ceiling_generation") : number("max_generation");
     const int width = number("ceiling_width") ? number("ceiling_width") : number("max_width");
     if (generation > 0 && width > 0) parts.push_back(fmt::format("pcie{}x{}", generation, width));
