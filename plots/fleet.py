@@ -190,7 +190,8 @@ def headline_table(docs, labels):
     labels_in_order = sorted({label for c in cells for label in c}, key=lambda l: (_family_rank(all_rows, l), l))
     for label in labels_in_order:
         gpu_label = any(c.get(label, ("", False))[1] for c in cells)
-        rows.append((label, [c[label][0] if label in c else ("no GPU" if gpu_label and not has_gpu(d) else "not measured")
+        rows.append((label, [c[label][0] if label in c
+                             else "no GPU" if gpu_label and not has_gpu(d) else "not in this file"
                              for c, d in zip(cells, docs)]))
     return _table(["measure"] + labels, rows, e)
 
@@ -211,7 +212,7 @@ def crossover_table(docs, labels):
                 row.append(c[key] + (f"; {top['speedup']:.2f}× at the largest size" if top and c[key].startswith("w")
                                      else ""))
             else:
-                row.append("not measured")
+                row.append("not in this file")
         rows.append((f"{key[0]} {key[1]}".strip(), row))
     if not rows:
         return "<p>No machine has GPU-vs-CPU pairs with a crossover to show.</p>"
@@ -242,7 +243,8 @@ def write_report(docs, sources, labels, outdir, charts, missing):
                      + (f" · no GPU: {e(why)}" if why and not has_gpu(doc) else "") + "</li>")
     parts += ["</ul>", "<h2>Headlines</h2>",
               "<p class='caption'>Per machine, the rows each run marks as a headline, at the largest size it measured "
-              "(median of the valid repetitions).</p>", headline_table(docs, labels),
+              "(median of the valid repetitions); \"not in this file\": that run has no such headline row.</p>",
+              headline_table(docs, labels),
               "<h2>Where the GPU starts to win</h2>",
               "<p class='caption'>Per compare group, against all CPU threads, the crossover the analysis found "
               "(with pinned transfers where measured) and the speedup at the largest size.</p>",

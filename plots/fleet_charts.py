@@ -102,7 +102,8 @@ def _sweep_chart(docs, labels, outdir, stem, title, pick, value, ylabel, log_y):
 def _speedup_points(doc, groups, series, views):
     """(sweep, [(size, speedup)]) of the first view in `views` the file has for these groups and series."""
     speedups = [s for s in (results.analysis(doc) or {}).get("speedups", [])
-                if s.get("compare_group") in groups and s.get("series", "") in series and s.get("cpu_view") == "cpu_all"]
+                if s.get("compare_group") in groups and s.get("series", "") in series
+                and s.get("cpu_view") == "cpu_all"]
     for view in views:
         points = sorted((s["size"], s["speedup"]) for s in speedups if s.get("view") == view)
         if points:

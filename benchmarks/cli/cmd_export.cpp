@@ -70,8 +70,8 @@ std::string testbed_name(const nlohmann::json& doc) {
   std::string hostname = text(host, "hostname");
   if (hostname.empty()) hostname = text(context, "host_name");
   std::vector<std::string> parts = {hostname.empty() ? "host" : hostname};
-  const bool gpus = context.contains("cuda") && context["cuda"].contains("gpus") && context["cuda"]["gpus"].is_array() &&
-                    !context["cuda"]["gpus"].empty();
+  const bool gpus = context.contains("cuda") && context["cuda"].contains("gpus") &&
+                    context["cuda"]["gpus"].is_array() && !context["cuda"]["gpus"].empty();
   if (!gpus) {
     parts.push_back(text(fingerprint, "cpu_model"));
     parts.push_back("no-gpu");
@@ -152,7 +152,8 @@ int export_bencher_measures(const ExportOptions& o, const nlohmann::json& doc) {
   if (o.out.empty()) fmt::print("{}", text);
   else write_file_atomically(o.out, text);
   std::string measures;
-  for (const auto& [slug, count] : counts) measures += fmt::format("{}{} {}", measures.empty() ? "" : ", ", count, slug);
+  for (const auto& [slug, count] : counts)
+    measures += fmt::format("{}{} {}", measures.empty() ? "" : ", ", count, slug);
   const auto& ob = doc["context"]["offloadbench"];
   fmt::print(stderr, "export: {} benchmark(s) for Bencher: {} (latency ns, lower is better; throughput samples/s, "
              "bandwidth GB/s and flops FLOP/s, higher is better); bencher run --adapter json --testbed {} --hash <the "

@@ -128,9 +128,9 @@ void print_history_tree(std::FILE* out, const HistoryTree& tree, bool every_benc
     const auto change = s.smallest_change == s.largest_change
                             ? percent(s.smallest_change)
                             : fmt::format("{} to {}", percent(s.smallest_change), percent(s.largest_change));
-    fmt::print(out, "  {:<6} {} appeared in {} (after {}) on {} of {} machines ({}): {}\n", s.slower ? "SLOWER" : "FASTER",
-               printable(s.benchmark), printable(s.git_sha), printable(s.previous_git_sha), s.machines.size(),
-               s.machines_measured, machines, change);
+    fmt::print(out, "  {:<6} {} appeared in {} (after {}) on {} of {} machines ({}): {}\n",
+               s.slower ? "SLOWER" : "FASTER", printable(s.benchmark), printable(s.git_sha),
+               printable(s.previous_git_sha), s.machines.size(), s.machines_measured, machines, change);
   }
   std::size_t total = 0;
   for (const auto& m : tree.machines) {
