@@ -1,10 +1,16 @@
 // `offloadbench history DIR`: the nightly results of one machine in time order, with the steps
-// (change points) in each benchmark's median and the git SHA where each appeared.
+// (change points) in each benchmark's median and the git SHA where each appeared. Given a tree of
+// machines instead (DIR/<fingerprint id>/*.json, as ci/nightly-gpu.yml keeps it), each machine's
+// table, and the steps that appeared at one commit on several machines named once.
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include "benchmarks/cli/commands.h"
 #include "harness/results/files.h"
 #include "harness/analysis/history.h"
+#include "harness/analysis/history_tree.h"
 #include "harness/results/results.h"
 
 namespace offloadbench::cli {
@@ -29,9 +35,29 @@ int execute_history(const HistoryCliOptions& o) {
   if (o.min_runs < 1 || o.min_runs > 1000)
     throw UsageError(fmt::format("--min-runs {} is out of range (1..1000)", o.min_runs));
   options.min_segment = o.min_runs;
+  const bool tree = is_history_tree(o.directory);
   if (!o.json.empty()) {
-    for (const auto& input : history_files(o.directory)) check_not_same_file(o.json, "--json", input, "input");
+    std::vector<std::string> folders = {o.directory};
+    if (tree)
+      for (const auto& entry : std::filesystem::directory_iterator(o.directory)) {
+        std::error_code error;
+        if (entry.is_directory(error)) folders.push_back(entry.path().string());
+      }
+    for (const auto& folder : folders) {
+      std::vector<std::string> inputs;
+      try {
+        inputs = history_files(folder);
+      } catch (const ResultsError&) {  // a machine folder that cannot be listed is left out, and said so, later
+      }
+      for (const auto& input : inputs) check_not_same_file(o.json, "--json", input, "input");
+    }
     check_output_path(o.json, "--json");  // after: its probe file would touch the folder of a refused path
+  }
+  if (tree) {
+    const auto machines = load_history_tree(o.directory, o.metric, o.allow_different_machines, options);
+    print_history_tree(stdout, machines, o.every_benchmark);  // names made printable there
+    if (!o.json.empty()) write_json_atomically(o.json, to_json(machines));
+    return 0;
   }
   auto history = load_history(o.directory, o.metric, o.allow_different_machines, options);
   const auto json = o.json.empty() ? nlohmann::json() : to_json(history);
@@ -55,8 +81,9 @@ int execute_history(const HistoryCliOptions& o) {
 Command add_history_command(CLI::App& app) {
   auto o = std::make_shared<HistoryCliOptions>();
   auto* cmd = app.add_subcommand("history", "Trends and change points over a directory of results files of one "
-                                            "machine");
-  cmd->add_option("DIR", o->directory, "Directory of results files (*.json)")->required();
+                                            "machine, or over a tree of machines (DIR/<machine>/*.json)");
+  cmd->add_option("DIR", o->directory, "Directory of results files (*.json), or of one such folder per machine")
+      ->required();
   cmd->add_option("--metric", o->metric, "Row field: real_time, cpu_time or a *_per_second rate")
       ->default_str("real_time");
   cmd->add_option("--min-magnitude", o->min_magnitude, "Smallest step reported (5% or 0.05)")->default_str("5%");

@@ -1,5 +1,6 @@
 // `offloadbench plot FILE [--out DIR]`: draws the charts and report.html by running the plots
-// package (`python -m plots`), which reads only the results file. Python is found as
+// package (`python -m plots`), which reads only the results file. With several files (one per
+// machine), `python -m plots.fleet` draws one report with the machines side by side (docs/fleet.md). Python is found as
 // $OFFLOADBENCH_PYTHON, else <source>/.venv/bin/python (what scripts/setup makes), else python3.
 // `plot` only reads FILE: for a file without the analysis block, the block is computed here and handed
 // to the plots in a temporary file of its own (`offloadbench analyze FILE` is what stores it).
@@ -15,8 +16,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -36,7 +37,7 @@ namespace offloadbench::cli {
 namespace {
 
 struct PlotOptions {
-  std::string file;
+  std::vector<std::string> files;
   std::string out;
 };
 
@@ -61,8 +62,9 @@ struct PlotsExit {
 
 // Runs `python -m plots ARGS…`. With `capture`, its stdout and stderr are collected (at most 64 KiB
 // kept) instead of reaching the terminal. Throws FileError when it cannot be started at all.
-PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture) {
-  args.insert(args.begin(), {python.path, "-m", "plots"});
+PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture,
+                    const std::string& module = "plots") {
+  args.insert(args.begin(), {python.path, "-m", module});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -147,7 +149,8 @@ int check_python(const Python& python) {
 }
 
 int execute_plot(const PlotOptions& o) {
-  auto doc = load_results(o.file);  // a malformed file is reported here, on one line, with exit 2
+  std::vector<nlohmann::json> docs;
+  for (const auto& file : o.files) docs.push_back(load_results(file));  // a malformed file: one line, exit 2
   if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out))
     throw FileError(fmt::format("--out '{}' exists and is not a folder", o.out));
   const Python python = find_python();
@@ -157,17 +160,19 @@ int execute_plot(const PlotOptions& o) {
   setenv("PYTHONPATH", path.c_str(), 1);
   // Without matplotlib nothing is written: neither the analysis block nor an empty chart folder.
   if (const int failed = check_python(python); failed != 0) return failed;
-  std::vector<std::string> args = {o.file};
+  const bool fleet = o.files.size() > 1;
+  std::vector<std::string> args = o.files;
   if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
-  std::optional<TemporaryFile> analysis_file;
-  if (!doc.contains("analysis")) {  // the charts need the analysis block
-    analysis_file.emplace("offloadbench-analysis", ".json");
-    write_json_atomically(analysis_file->path(), analyze(doc));
-    args.insert(args.end(), {"--analysis", analysis_file->path()});
+  std::deque<TemporaryFile> analysis_files;  // the charts need the analysis block; deque: they never move
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (docs[i].contains("analysis")) continue;
+    const auto& temporary = analysis_files.emplace_back("offloadbench-analysis", ".json");
+    write_json_atomically(temporary.path(), analyze(docs[i]));
+    args.insert(args.end(), {"--analysis", fleet ? fmt::format("{}={}", i, temporary.path()) : temporary.path()});
     fmt::print("{} has no analysis block: drawing from one computed now (not stored; "
-               "'offloadbench analyze {}' stores it)\n", o.file, o.file);
+               "'offloadbench analyze {}' stores it)\n", o.files[i], o.files[i]);
   }
-  const auto drawn = run_plots(python, args, false);
+  const auto drawn = run_plots(python, args, false, fleet ? "plots.fleet" : "plots");
   // 0, or 1 or 2 after the package's own one-line message; anything else gets a line of its own.
   if (!drawn.signaled && drawn.status <= 2) return drawn.status;
   if (drawn.signaled && (drawn.status == 128 + SIGINT || drawn.status == 128 + SIGTERM)) return drawn.status;
@@ -179,9 +184,12 @@ int execute_plot(const PlotOptions& o) {
 
 Command add_plot_command(CLI::App& app) {
   auto o = std::make_shared<PlotOptions>();
-  auto* cmd = app.add_subcommand("plot", "Draw charts and report.html from a results file (python -m plots)");
-  cmd->add_option("file", o->file, "Results file")->required();
-  cmd->add_option("--out", o->out, "Folder for the charts (default <file stem>-plots beside the file)")
+  auto* cmd = app.add_subcommand("plot", "Draw charts and report.html from a results file (python -m plots), or "
+                                         "from several machines' files side by side (python -m plots.fleet)");
+  cmd->add_option("files", o->files, "Results file; several files (one per machine): one report, machines side by "
+                                     "side")->required();
+  cmd->add_option("--out", o->out, "Folder for the charts (default <file stem>-plots beside the file; "
+                                   "fleet-plots for several files)")
       ->check(non_empty_path());
   return {cmd, [o] { return execute_plot(*o); }};
 }

@@ -386,6 +386,10 @@ History load_history(const std::string& directory, const std::string& metric, bo
     if (first_path.empty()) {
       first_fingerprint = fingerprint;
       first_path = path;
+      const auto& context = doc["context"];
+      if (context.contains("host") && context["host"].is_object() && context["host"].contains("hostname") &&
+          context["host"]["hostname"].is_string())
+        h.hostname = context["host"]["hostname"].get<std::string>();
     } else if (const auto diff = fingerprint_differences(first_fingerprint, fingerprint);
                !diff.empty() && !allow_different_machines) {
       throw ResultsError(fmt::format("{}: machine fingerprint differs from {}'s: {}; keep one machine per "
@@ -397,6 +401,7 @@ History load_history(const std::string& directory, const std::string& metric, bo
       throw ResultsError(fmt::format("{}: missing 'context.offloadbench.start_time_utc'", path));
     loaded.push_back(std::move(run));
   }
+  h.machine_fingerprint = first_fingerprint;
   if (loaded.empty()) {  // what was left out, when anything was, is the likelier story
     std::string left_out;
     if (!h.ignored.empty())
@@ -479,6 +484,8 @@ nlohmann::json to_json(const History& h) {
                              {"higher_is_better", higher_is_better(h.metric)},
                              {"min_magnitude", h.options.min_magnitude},
                              {"min_segment", h.options.min_segment},
+                             {"hostname", h.hostname},
+                             {"machine_fingerprint", h.machine_fingerprint},
                              {"runs", runs},
                              {"ignored", h.ignored},
                              {"benchmarks", benchmarks}});

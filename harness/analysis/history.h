@@ -75,6 +75,8 @@ struct BenchmarkHistory {
 
 struct History {
   std::string directory, metric;
+  std::string hostname;                // of the first file read (context.host.hostname)
+  nlohmann::json machine_fingerprint;  // of the first file read
   ChangePointOptions options;
   std::vector<HistoryRun> runs;  // ordered by start time
   std::vector<std::string> ignored;  // "file: why" for files left out (unfinished runs, unreadable files)
