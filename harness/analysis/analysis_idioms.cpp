@@ -140,10 +140,16 @@ std::string pin_label(const nlohmann::json& e) {
   return (it == labels.end() ? method : it->second) + (e.value("huge_pages", std::string()) == "madvise" ? "+THP" : "");
 }
 
+// The analysis's list `key` (an empty one when absent): by reference, so pointers into it stay valid.
+const nlohmann::json& section(const nlohmann::json& analysis, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::array();
+  return analysis.contains(key) && analysis[key].is_array() ? analysis[key] : empty;
+}
+
 }  // namespace
 
 void idiom_lines(const nlohmann::json& analysis, std::vector<std::string>& out) {
-  for (const auto& g : analysis.value("torch_idioms", nlohmann::json::array())) {
+  for (const auto& g : section(analysis, "torch_idioms")) {
     const auto& fastest = g["idioms"][0];
     const auto size = format_sweep_size("bytes", g["bytes"].get<double>());
     if (g["direction"] == "h2d") {
@@ -169,7 +175,7 @@ void idiom_lines(const nlohmann::json& analysis, std::vector<std::string>& out) 
   }
   // Pinning at scale: one line per (device, size), every method's break-even.
   std::map<std::pair<int, double>, std::vector<const nlohmann::json*>> by_size;
-  for (const auto& e : analysis.value("pinning_at_scale", nlohmann::json::array()))
+  for (const auto& e : section(analysis, "pinning_at_scale"))
     by_size[{e["device"].get<int>(), e["bytes"].get<double>()}].push_back(&e);
   const std::vector<std::string> method_order = {"host_alloc", "register_fresh", "register_touched", "register_chunks"};
   auto rank = [&](const nlohmann::json* e) {
@@ -191,7 +197,7 @@ void idiom_lines(const nlohmann::json& analysis, std::vector<std::string>& out) 
   }
   // The host half: per size, first touch with 4 KiB pages vs with huge pages asked for.
   std::map<double, std::map<std::string, const nlohmann::json*>> touch;
-  for (const auto& e : analysis.value("first_touch_at_scale", nlohmann::json::array()))
+  for (const auto& e : section(analysis, "first_touch_at_scale"))
     touch[e["bytes"].get<double>()][e["huge_pages"].get<std::string>()] = &e;
   for (const auto& [bytes, kinds] : touch) {
     std::string line = fmt::format("first touch of {}:", format_sweep_size("bytes", bytes));
