@@ -167,7 +167,7 @@ void idiom_lines(const nlohmann::json& analysis, std::vector<std::string>& out) 
       out.push_back(fmt::format("loss.item(): {} per call (a 4-byte D2H and the stream synchronize it forces)",
                                 ms(fastest["seconds"].get<double>())));
     } else if (g.contains("margin")) {
-      out.push_back(fmt::format("result D2H of {}: {} fastest, {} per copy, {:.2f}× ahead of {} (range {:.2f}–{:.2f}×)",
+      out.push_back(fmt::format("result D2H of {}: {} fastest, {} per copy, {:.2f}× faster than {} (range {:.2f}–{:.2f}×)",
                                 size, idiom_phrase(fastest["method"]), ms(fastest["seconds"].get<double>()),
                                 g["margin"].get<double>(), idiom_phrase(g["runner_up"]), g["margin_low"].get<double>(),
                                 g["margin_high"].get<double>()));
@@ -189,7 +189,8 @@ void idiom_lines(const nlohmann::json& analysis, std::vector<std::string>& out) 
     for (const auto* e : entries) {
       const auto& n = (*e)["break_even_copies"];
       line += fmt::format("{} {} {} (pin {})", first ? "" : ";", pin_label(*e),
-                          n.is_number() ? fmt::format("{} copies", n.get<long long>()) : std::string("never"),
+                          n.is_number() ? fmt::format("{} cop{}", n.get<long long>(), n.get<long long>() == 1 ? "y" : "ies")
+                                        : std::string("never"),
                           (*e)["pin_seconds"].is_number() ? ms((*e)["pin_seconds"].get<double>()) : "?");
       first = false;
     }
