@@ -19,7 +19,13 @@ def chart_families():
     from . import bandwidth, mlp, overlap, pinning, small_tensors, timing, transfer_extra
     return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
             ("pinning break-even", pinning), ("many small tensors", small_tensors),
-            ("device-local, SM-initiated, managed, latency", transfer_extra)]
+            ("device-local, SM-initiated, managed, latency", transfer_extra)] + transfer_idioms_family()
+
+
+def transfer_idioms_family():
+    """Issue 34's charts: PyTorch's copy idioms at one batch, pinning cost vs size with and without THP."""
+    from . import transfer_idioms
+    return [("PyTorch copy idioms, pinning at scale", transfer_idioms)]
 
 
 def matplotlib_problem(error):

@@ -240,13 +240,18 @@ nlohmann::json analyze(const nlohmann::json& results) {
                         {"crossovers", nlohmann::json::array()},
                         {"transfer_model", nlohmann::json::array()},
                         {"pinning_break_even", nlohmann::json::array()},
-                        {"overlap", nlohmann::json::array()}};
+                        {"overlap", nlohmann::json::array()},
+                        {"torch_idioms", nlohmann::json::array()},
+                        {"pinning_at_scale", nlohmann::json::array()},
+                        {"first_touch_at_scale", nlohmann::json::array()}};
   const auto cases = detail::measured_cases(results);
   const auto& context = results.contains("context") ? results["context"] : nlohmann::json::object();
   add_speedups(cases, out);
   add_transfer_model(cases, context, out);
   add_pinning_break_even(cases, out);
   add_overlap(cases, out);
+  detail::add_torch_idioms(cases, out);
+  detail::add_pinning_at_scale(cases, out);
   out["ceilings"] = detail::check_ceilings(results);
   out["headlines"] = detail::headlines(results, out);
   return out;

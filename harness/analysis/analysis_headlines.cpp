@@ -197,6 +197,7 @@ std::vector<std::string> headlines(const nlohmann::json& results, const nlohmann
   transfer_lines(results, analysis, out);
   crossover_lines(analysis, out);
   overlap_lines(analysis, out);
+  idiom_lines(analysis, out);
   const auto& ceilings = analysis["ceilings"];
   if (!ceilings["suspects"].empty())
     out.push_back(fmt::format("SUSPECT: {} throughput(s) above their physical ceiling, e.g. {}",

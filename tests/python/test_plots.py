@@ -143,7 +143,7 @@ GPU_CHARTS = ["bandwidth_gpu0_h2d", "bandwidth_gpu0_d2h", "bandwidth_gpu0_bidire
               "time_compute_triad_fp32", "speedup_compute_triad_fp32", "time_compute_sgemm_fp32",
               "speedup_compute_sgemm_fp32", "mlp_mlp_784_128_10_train_sgd", "speedup_mlp_784_128_10_train_sgd",
               "overlap", "pinning_break_even", "small_tensors_gpu0", "device_local_gpu0", "sm_copy_gpu0_h2d",
-              "sm_copy_gpu0_d2h", "managed_gpu0", "latency_gpu0"]
+              "sm_copy_gpu0_d2h", "managed_gpu0", "latency_gpu0", "torch_idioms_gpu0", "pinning_at_scale"]
 
 
 def assert_charts(outdir, stems):
