@@ -114,7 +114,7 @@ void register_transfer_suite(const RunConfig& config) {
   register_pin_costs(config, sizes);
   register_transfer_extra_cases(config, sizes);  // device-local, SM-initiated, latency, managed, small tensors
   register_host_baseline(sizes);
-  register_transfer_idioms_cases(config);  // PyTorch's copy idioms, pinning at scale (issue 34)
+  register_transfer_idioms_cases(config);  // PyTorch's copy idioms, pinning at scale
 }
 
 }  // namespace offloadbench

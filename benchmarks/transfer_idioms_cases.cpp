@@ -1,4 +1,4 @@
-// The table of issue 34's transfer cases. Byte counting, per op:
+// The table of the copy-idiom and pinning-at-scale transfer cases. Byte counting, per op:
 //   torch_idiom (batch)   bytes = batch bytes × kBatchesPerCall per call: the rate is batches moved and
 //                         stepped per second, not a link rate (the GPU step is inside the time); the row's
 //                         batch_time_s = seconds per call / kBatchesPerCall

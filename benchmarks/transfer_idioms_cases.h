@@ -1,4 +1,4 @@
-// The transfer family's cases for the questions people who train models ask (issue 34): PyTorch's
+// The transfer family's cases for the questions people who train models ask: PyTorch's
 // copy idioms as the CUDA runtime does them (`op: torch_idiom`, each row naming the idiom it models),
 // and pinning at scale, 1-16 GiB, with and without transparent huge pages (`op: pin_at_scale` on a
 // GPU, `op: first_touch_at_scale` for the host half that needs none). transfer_idioms_cases.cpp

@@ -1,4 +1,4 @@
-// Issue 34's GPU cases in a build without CUDA: every case says why it cannot run.
+// The copy-idiom and pinning-at-scale GPU cases in a build without CUDA: every case says why it cannot run.
 #include "benchmarks/transfer_idioms_cases.h"
 #include "harness/gpu_info.h"
 

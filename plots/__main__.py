@@ -23,7 +23,7 @@ def chart_families():
 
 
 def transfer_idioms_family():
-    """Issue 34's charts: PyTorch's copy idioms at one batch, pinning cost vs size with and without THP."""
+    """The copy-idiom charts: PyTorch's copy idioms at one batch, pinning cost vs size with and without THP."""
     from . import transfer_idioms
     return [("PyTorch copy idioms, pinning at scale", transfer_idioms)]
 

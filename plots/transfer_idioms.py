@@ -1,4 +1,4 @@
-"""Issue 34's charts, from the analysis block: PyTorch's copy idioms side by side at one batch (time
+"""The copy-idiom and pinning-at-scale charts, from the analysis block: PyTorch's copy idioms side by side at one batch (time
 per batch, the fixed GPU step marked; results copied back and loss.item() beside), and pinning at scale:
 what pinning costs vs size with and without transparent huge pages, the copies after which it pays,
 and the host half (first touch) that a machine without a GPU measures too."""

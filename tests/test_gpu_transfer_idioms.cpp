@@ -1,4 +1,4 @@
-// GPU tests for issue 34's cases: every PyTorch idiom moves the right bytes to the GPU step (the
+// GPU tests for the copy-idiom and pinning-at-scale cases: every PyTorch idiom moves the right bytes to the GPU step (the
 // device sum of each batch equals its CPU twin's) or back to the host, again after timed calls; every
 // pinning-at-scale method pins, verifies through the pinned memory and measures its copies.
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// Issue 34's transfer cases without a GPU: the table of PyTorch idioms and pinning at scale registers
+// The copy-idiom and pinning-at-scale cases without a GPU: the table of PyTorch idioms and pinning at scale registers
 // with the fields a user reads (which idiom a row models, THP mode), every GPU row skips with the
 // reason here, the pin thread's schedule keeps its order and overlaps, the host half runs on the CPU
 // and says whether madvise took, and the analysis turns rows into the sections and headline lines.

@@ -30,7 +30,7 @@ double dram_bytes_per_second(const nlohmann::json& context, int device);
 // The `ceilings` section: every throughput with a known ceiling checked, the rows above listed.
 nlohmann::json check_ceilings(const nlohmann::json& results);
 
-// Issue 34's sections (analysis_idioms.cpp): torch_idioms, pinning_at_scale and first_touch_at_scale,
+// The copy-idiom sections (analysis_idioms.cpp): torch_idioms, pinning_at_scale and first_touch_at_scale,
 // and their headline lines.
 void add_torch_idioms(const std::vector<Measured>& cases, nlohmann::json& out);
 void add_pinning_at_scale(const std::vector<Measured>& cases, nlohmann::json& out);

@@ -1,4 +1,4 @@
-// Issue 34's sections of the analysis block and their headline lines: PyTorch's copy idioms side by
+// The copy-idiom and pinning-at-scale sections of the analysis block and their headline lines: PyTorch's copy idioms side by
 // side at each batch (which is fastest, by how much, with the range the repetitions allow), pinning
 // at scale (pin cost and the copies after which it pays, per method and huge-page choice) and the
 // host half, first touch with and without transparent huge pages.

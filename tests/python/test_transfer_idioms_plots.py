@@ -1,4 +1,4 @@
-"""Issue 34's analysis, summary lines and charts on the synthetic GPU fixture (make_gpu_fixture.py's
+"""The copy idioms' analysis, summary lines and charts on the synthetic GPU fixture (make_gpu_fixture.py's
 transfer_idiom_rows): the fastest idiom and its margin match the models that made the rows, every
 break-even is the smallest count that pays, the charts are drawn, and a file without the rows lists
 them as missing with the reason."""
