@@ -1,5 +1,6 @@
 // `offloadbench plot FILE [--out DIR]`: draws the charts and report.html by running the plots
-// package (`python -m plots`), which reads only the results file. Python is found as
+// package (`python -m plots`), which reads only the results file. `offloadbench dashboard DIR --out SITE`
+// runs its `plots.dashboard` module the same way (docs/dashboard.md). Python is found as
 // $OFFLOADBENCH_PYTHON, else <source>/.venv/bin/python (what scripts/setup makes), else python3.
 // `plot` only reads FILE: for a file without the analysis block, the block is computed here and handed
 // to the plots in a temporary file of its own (`offloadbench analyze FILE` is what stores it).
@@ -59,10 +60,12 @@ struct PlotsExit {
   std::string output;  // stdout and stderr together, when captured
 };
 
-// Runs `python -m plots ARGS…`. With `capture`, its stdout and stderr are collected (at most 64 KiB
-// kept) instead of reaching the terminal. Throws FileError when it cannot be started at all.
-PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture) {
-  args.insert(args.begin(), {python.path, "-m", "plots"});
+// Runs `python -m MODULE ARGS…` (the plots package by default). With `capture`, its stdout and stderr
+// are collected (at most 64 KiB kept) instead of reaching the terminal. Throws FileError when it cannot
+// be started at all.
+PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture,
+                    const std::string& module = "plots") {
+  args.insert(args.begin(), {python.path, "-m", module});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -111,6 +114,14 @@ PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool ca
   return result;
 }
 
+// find_python(), with the plots package (in the source tree) put first on its module path.
+Python plots_python() {
+  std::string path = OFFLOADBENCH_SOURCE_DIR;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
+  setenv("PYTHONPATH", path.c_str(), 1);
+  return find_python();
+}
+
 // The last non-blank line of `text`, printable (at most `limit` bytes), or "" when there is none.
 std::string last_line(std::string_view text, std::size_t limit = std::string::npos) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
@@ -146,15 +157,19 @@ int check_python(const Python& python) {
   return 2;
 }
 
+// 0, or 1 or 2 after the package's own one-line message; anything else gets a line of its own.
+int plots_exit(const Python& python, const PlotsExit& drawn) {
+  if (!drawn.signaled && drawn.status <= 2) return drawn.status;
+  if (drawn.signaled && (drawn.status == 128 + SIGINT || drawn.status == 128 + SIGTERM)) return drawn.status;
+  fmt::print(stderr, "offloadbench: the plots stopped: {} {}\n", printable(python.origin), how_it_ended(drawn));
+  return 1;
+}
+
 int execute_plot(const PlotOptions& o) {
   auto doc = load_results(o.file);  // a malformed file is reported here, on one line, with exit 2
   if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out))
     throw FileError(fmt::format("--out '{}' exists and is not a folder", o.out));
-  const Python python = find_python();
-  // The plots package lives in the source tree; put it first on the module path.
-  std::string path = OFFLOADBENCH_SOURCE_DIR;
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
-  setenv("PYTHONPATH", path.c_str(), 1);
+  const Python python = plots_python();
   // Without matplotlib nothing is written: neither the analysis block nor an empty chart folder.
   if (const int failed = check_python(python); failed != 0) return failed;
   std::vector<std::string> args = {o.file};
@@ -167,12 +182,29 @@ int execute_plot(const PlotOptions& o) {
     fmt::print("{} has no analysis block: drawing from one computed now (not stored; "
                "'offloadbench analyze {}' stores it)\n", o.file, o.file);
   }
-  const auto drawn = run_plots(python, args, false);
-  // 0, or 1 or 2 after the package's own one-line message; anything else gets a line of its own.
-  if (!drawn.signaled && drawn.status <= 2) return drawn.status;
-  if (drawn.signaled && (drawn.status == 128 + SIGINT || drawn.status == 128 + SIGTERM)) return drawn.status;
-  fmt::print(stderr, "offloadbench: the plots stopped: {} {}\n", printable(python.origin), how_it_ended(drawn));
-  return 1;
+  return plots_exit(python, run_plots(python, args, false));
+}
+
+struct DashboardOptions {
+  std::string tree;
+  std::string out;
+  std::string metric = "real_time";
+};
+
+// The site is drawn by plots.dashboard, which reads each machine's history through this same program
+// (`offloadbench history`), so its change points are the ones `history` prints.
+int execute_dashboard(const DashboardOptions& o) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(o.tree, error)) throw FileError(fmt::format("{}: not a folder", o.tree));
+  if (fs::exists(o.out, error) && !fs::is_directory(o.out, error))
+    throw FileError(fmt::format("--out '{}' exists and is not a folder", o.out));
+  const auto self = fs::read_symlink("/proc/self/exe", error);
+  if (error) throw FileError(fmt::format("cannot find this program's own path: {}", error.message()));
+  const Python python = plots_python();
+  if (const int failed = check_python(python); failed != 0) return failed;
+  return plots_exit(python, run_plots(python, {o.tree, "--out", o.out, "--metric", o.metric, "--offloadbench",
+                                                self.string()}, false, "plots.dashboard"));
 }
 
 }  // namespace
@@ -184,6 +216,19 @@ Command add_plot_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "Folder for the charts (default <file stem>-plots beside the file)")
       ->check(non_empty_path());
   return {cmd, [o] { return execute_plot(*o); }};
+}
+
+Command add_dashboard_command(CLI::App& app) {
+  auto o = std::make_shared<DashboardOptions>();
+  auto* cmd = app.add_subcommand("dashboard", "A static site of the nightly history of every machine "
+                                              "(python -m plots.dashboard)");
+  cmd->add_option("DIR", o->tree, "The nightly results tree (history/<machine>/*.json, ab/, baselines/)")
+      ->required();
+  cmd->add_option("--out", o->out, "Folder of the site: new, empty, or a previous dashboard (replaced whole)")
+      ->required()
+      ->check(non_empty_path());
+  cmd->add_option("--metric", o->metric, "Row field the trends follow")->default_str("real_time");
+  return {cmd, [o] { return execute_dashboard(*o); }};
 }
 
 }  // namespace offloadbench::cli
