@@ -125,7 +125,8 @@ def machine_page(m):
              "<section id='families'><h2>Benchmark families</h2><ul>"]
     for family, benches in m["families"].items():
         found = sum(len(b["change_points"]) for b in benches)
-        body.append(f"<li><a href='{href(m['family_files'][family] + '.html')}'>{e(family)}</a>: {len(benches)} benchmarks, "
+        link = href(m["family_files"][family] + ".html")
+        body.append(f"<li><a href='{link}'>{e(family)}</a>: {len(benches)} benchmarks, "
                     f"{found} change point(s)</li>")
     body.append("</ul></section>")
     if h["ignored"]:
