@@ -32,7 +32,7 @@ return done && {
 };"""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: set up before, and so skipped without, the session's nightly site
 def browser():
     try:
         from selenium import webdriver
