@@ -48,8 +48,14 @@ def value(x, metric):
     return f"{x * factor:.4g} {unit}".strip()
 
 
-def verdict(cp):
-    return f"<span class='{cp['verdict']}'>{cp['verdict']} {cp['change'] * 100:+.1f}%</span>"
+def percent(x):
+    return f"{x * 100:+.1f}%" if isinstance(x, (int, float)) and not isinstance(x, bool) else "?"
+
+
+def verdict(step):
+    """A change point's or an A/B row's verdict and change, coloured."""
+    name = str(step.get("verdict"))
+    return f"<span class='{e(name)}'>{e(name)} {percent(step.get('change'))}</span>"
 
 
 def ab_summary(ab):
@@ -112,8 +118,8 @@ def machine_page(m):
         body.append(f"<p class='note'>From ab/{e(m['name'])}/{e(m['ab']['file'])}.</p>")
         if changed:
             body.append(table(["benchmark", "verdict", "interval", "why"],
-                              [[e(str(r.get("name"))), verdict(r), f"{(r.get('interval_low') or 0) * 100:+.1f}% to "
-                                f"{(r.get('interval_high') or 0) * 100:+.1f}%", e(str(r.get("reason", "")))]
+                              [[e(str(r.get("name"))), verdict(r), f"{percent(r.get('interval_low'))} to "
+                                f"{percent(r.get('interval_high'))}", e(str(r.get("reason", "")))]
                                for r in changed]))
     steps = [(b, cp) for b in h["benchmarks"] for cp in b["change_points"]]
     steps.sort(key=lambda s: s[1]["start_time_utc"], reverse=True)

@@ -165,6 +165,10 @@ def test_bad_input_is_one_line_and_exit_2(site, run_offloadbench, tmp_path):
     (foreign / "notes.txt").write_text("keep me")
     assert "other files in it" in one_line_exit_2(run_offloadbench("dashboard", tree, "--out", foreign))
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    ab = tree / "ab" / folder.name / "20261231T000000Z-abc.json"
+    ab.parent.mkdir(parents=True)
+    ab.write_text("{not json")
+    assert ab.name in one_line_exit_2(run_offloadbench("dashboard", tree, "--out", tmp_path / "s"))
     assert not (tmp_path / "s").exists()
 
 
