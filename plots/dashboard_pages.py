@@ -38,8 +38,8 @@ def page(title, nav, body):
 
 
 def table(header, rows):
-    head = "".join(f"<th>{e(h)}</th>" for h in header)
-    return "<table><tr>" + head + "</tr>" + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+    head = "<tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>" if header else ""
+    return "<table>" + head + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
                                                     for row in rows) + "</table>"
 
 
@@ -111,7 +111,7 @@ def machine_page(m):
              ("nights", f"{len(h['runs'])}, {h['runs'][0]['start_time_utc']} to {h['runs'][-1]['start_time_utc']}"),
              ("newest commit", h["runs"][-1]["git_sha"]), ("base (last good commit)", m["baseline"] or "not recorded"),
              ("metric", h["metric"])]
-    body = ["<section id='machine'><h2>Machine</h2>", table(["", ""], [[e(k), e(str(v))] for k, v in facts]),
+    body = ["<section id='machine'><h2>Machine</h2>", table(None, [[e(k), e(str(v))] for k, v in facts]),
             "</section>", "<section id='ab'><h2>Newest A/B verdict</h2>", f"<p>{ab_summary(m['ab'])}</p>"]
     if m["ab"]:
         changed = [r for r in m["ab"]["benchmarks"] if isinstance(r, dict) and r.get("verdict") in ("SLOWER", "FASTER")]

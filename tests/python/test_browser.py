@@ -28,7 +28,7 @@ return done && {
   links: Array.from(document.links).map(a => a.href),
   ids: Array.from(document.querySelectorAll('[id]')).map(x => x.id),
   headings: Array.from(document.querySelectorAll('h1, h2')).map(h => h.textContent.trim()),
-  height: document.documentElement.scrollHeight,
+  height: document.documentElement.scrollHeight + window.outerHeight - window.innerHeight,
 };"""
 
 
