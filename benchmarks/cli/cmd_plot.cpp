@@ -1,6 +1,8 @@
 // `offloadbench plot FILE [--out DIR]`: draws the charts and report.html by running the plots
 // package (`python -m plots`), which reads only the results file. With several files (one per
-// machine), `python -m plots.fleet` draws one report with the machines side by side (docs/fleet.md). Python is found as
+// machine), `python -m plots.fleet` draws one report with the machines side by side (docs/fleet.md).
+// `offloadbench dashboard DIR --out SITE` runs its `plots.dashboard` module the same way
+// (docs/dashboard.md). Python is found as
 // $OFFLOADBENCH_PYTHON, else <source>/.venv/bin/python (what scripts/setup makes), else python3.
 // `plot` only reads FILE: for a file without the analysis block, the block is computed here and handed
 // to the plots in a temporary file of its own (`offloadbench analyze FILE` is what stores it).
@@ -60,8 +62,9 @@ struct PlotsExit {
   std::string output;  // stdout and stderr together, when captured
 };
 
-// Runs `python -m plots ARGS…`. With `capture`, its stdout and stderr are collected (at most 64 KiB
-// kept) instead of reaching the terminal. Throws FileError when it cannot be started at all.
+// Runs `python -m MODULE ARGS…` (the plots package by default). With `capture`, its stdout and stderr
+// are collected (at most 64 KiB kept) instead of reaching the terminal. Throws FileError when it cannot
+// be started at all.
 PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture,
                     const std::string& module = "plots") {
   args.insert(args.begin(), {python.path, "-m", module});
@@ -113,6 +116,14 @@ PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool ca
   return result;
 }
 
+// find_python(), with the plots package (in the source tree) put first on its module path.
+Python plots_python() {
+  std::string path = OFFLOADBENCH_SOURCE_DIR;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
+  setenv("PYTHONPATH", path.c_str(), 1);
+  return find_python();
+}
+
 // The last non-blank line of `text`, printable (at most `limit` bytes), or "" when there is none.
 std::string last_line(std::string_view text, std::size_t limit = std::string::npos) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
@@ -148,16 +159,20 @@ int check_python(const Python& python) {
   return 2;
 }
 
+// 0, or 1 or 2 after the package's own one-line message; anything else gets a line of its own.
+int plots_exit(const Python& python, const PlotsExit& drawn) {
+  if (!drawn.signaled && drawn.status <= 2) return drawn.status;
+  if (drawn.signaled && (drawn.status == 128 + SIGINT || drawn.status == 128 + SIGTERM)) return drawn.status;
+  fmt::print(stderr, "offloadbench: the plots stopped: {} {}\n", printable(python.origin), how_it_ended(drawn));
+  return 1;
+}
+
 int execute_plot(const PlotOptions& o) {
   std::vector<nlohmann::json> docs;
   for (const auto& file : o.files) docs.push_back(load_results(file));  // a malformed file: one line, exit 2
   if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out))
     throw FileError(fmt::format("--out '{}' exists and is not a folder", o.out));
-  const Python python = find_python();
-  // The plots package lives in the source tree; put it first on the module path.
-  std::string path = OFFLOADBENCH_SOURCE_DIR;
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
-  setenv("PYTHONPATH", path.c_str(), 1);
+  const Python python = plots_python();
   // Without matplotlib nothing is written: neither the analysis block nor an empty chart folder.
   if (const int failed = check_python(python); failed != 0) return failed;
   const bool fleet = o.files.size() > 1;
@@ -172,12 +187,29 @@ int execute_plot(const PlotOptions& o) {
     fmt::print("{} has no analysis block: drawing from one computed now (not stored; "
                "'offloadbench analyze {}' stores it)\n", o.files[i], o.files[i]);
   }
-  const auto drawn = run_plots(python, args, false, fleet ? "plots.fleet" : "plots");
-  // 0, or 1 or 2 after the package's own one-line message; anything else gets a line of its own.
-  if (!drawn.signaled && drawn.status <= 2) return drawn.status;
-  if (drawn.signaled && (drawn.status == 128 + SIGINT || drawn.status == 128 + SIGTERM)) return drawn.status;
-  fmt::print(stderr, "offloadbench: the plots stopped: {} {}\n", printable(python.origin), how_it_ended(drawn));
-  return 1;
+  return plots_exit(python, run_plots(python, args, false, fleet ? "plots.fleet" : "plots"));
+}
+
+struct DashboardOptions {
+  std::string tree;
+  std::string out;
+  std::string metric = "real_time";
+};
+
+// The site is drawn by plots.dashboard, which reads each machine's history through this same program
+// (`offloadbench history`), so its change points are the ones `history` prints.
+int execute_dashboard(const DashboardOptions& o) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(o.tree, error)) throw FileError(fmt::format("{}: not a folder", o.tree));
+  if (fs::exists(o.out, error) && !fs::is_directory(o.out, error))
+    throw FileError(fmt::format("--out '{}' exists and is not a folder", o.out));
+  const auto self = fs::read_symlink("/proc/self/exe", error);
+  if (error) throw FileError(fmt::format("cannot find this program's own path: {}", error.message()));
+  const Python python = plots_python();
+  if (const int failed = check_python(python); failed != 0) return failed;
+  return plots_exit(python, run_plots(python, {o.tree, "--out", o.out, "--metric", o.metric, "--offloadbench",
+                                                self.string()}, false, "plots.dashboard"));
 }
 
 }  // namespace
@@ -192,6 +224,19 @@ Command add_plot_command(CLI::App& app) {
                                    "fleet-plots for several files)")
       ->check(non_empty_path());
   return {cmd, [o] { return execute_plot(*o); }};
+}
+
+Command add_dashboard_command(CLI::App& app) {
+  auto o = std::make_shared<DashboardOptions>();
+  auto* cmd = app.add_subcommand("dashboard", "A static site of the nightly history of every machine "
+                                              "(python -m plots.dashboard)");
+  cmd->add_option("DIR", o->tree, "The nightly results tree (history/<machine>/*.json, ab/, baselines/)")
+      ->required();
+  cmd->add_option("--out", o->out, "Folder of the site: new, empty, or a previous dashboard (replaced whole)")
+      ->required()
+      ->check(non_empty_path());
+  cmd->add_option("--metric", o->metric, "Row field the trends follow")->default_str("real_time");
+  return {cmd, [o] { return execute_dashboard(*o); }};
 }
 
 }  // namespace offloadbench::cli

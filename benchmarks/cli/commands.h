@@ -31,6 +31,7 @@ Command add_compare_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
 Command add_ab_command(CLI::App& app, const std::vector<std::string>& command_line);
 Command add_export_command(CLI::App& app);
+Command add_dashboard_command(CLI::App& app);
 
 // For path options: `--json ''` is a mistake (CLI11 would read it as "not given"), a parse error (exit 2).
 inline CLI::Validator non_empty_path() {

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
       add_history_command(app),
       add_ab_command(app, command_line),
       add_export_command(app),
+      add_dashboard_command(app),
   };
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
   if (argc > 1 && argv[1][0] != '-') {

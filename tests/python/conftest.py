@@ -31,3 +31,18 @@ def run_offloadbench(offloadbench_bin):
 def load_json(path):
     with open(path) as f:
         return json.load(f)
+
+
+@pytest.fixture(scope="session")
+def nightly_site(tmp_path_factory, offloadbench_bin):
+    """A nightly results tree of 3 machines x 30 nights with injected steps (nightly_fixture.py) and the site
+    `offloadbench dashboard` built from it, once per session: tree, site, machines (what was injected), done."""
+    import types
+
+    import nightly_fixture
+
+    root = tmp_path_factory.mktemp("nightly")
+    machines = nightly_fixture.write_tree(root / "tree")
+    done = subprocess.run([offloadbench_bin, "dashboard", str(root / "tree"), "--out", str(root / "site")],
+                          capture_output=True, text=True, timeout=600)
+    return types.SimpleNamespace(tree=root / "tree", site=root / "site", machines=machines, done=done)
