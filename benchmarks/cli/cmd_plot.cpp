@@ -136,7 +136,7 @@ bool lacks_a_module(const PlotsExit& check) {
 
 // One line on stderr for a Python whose check failed: the package's own line when it gave one
 // (e.g. no matplotlib, a bad MPLBACKEND), else how the check ended.
-void report_unready(const Python& python, const PlotsExit& check) {
+void report_unready(const Python& python, const PlotsExit& check, bool checkout) {
   if (!check.signaled && check.status == 2) {
     if (const auto line = last_line(check.output); line.rfind("plots: ", 0) == 0) {
       fmt::print(stderr, "{}\n", line);
@@ -144,8 +144,8 @@ void report_unready(const Python& python, const PlotsExit& check) {
     }
   }
   fmt::print(stderr, "offloadbench: cannot draw the plots: {} {} when run as '{} -m plots --check' (set "
-             "OFFLOADBENCH_PYTHON to a Python 3 with matplotlib, or run scripts/setup)\n",
-             printable(python.origin), how_it_ended(check), printable(python.path));
+             "OFFLOADBENCH_PYTHON to a Python 3 with matplotlib{})\n", printable(python.origin),
+             how_it_ended(check), printable(python.path), checkout ? ", or run scripts/setup" : "");
 }
 
 // The check before anything is written: the first candidate whose `python -m plots --check` says
@@ -168,7 +168,7 @@ std::optional<Python> choose_python(const PlotsHome& home) {
       failures.push_back(fmt::format("{} has no matplotlib", candidate.origin));
       continue;
     }
-    report_unready(python, check);
+    report_unready(python, check, home.checkout);
     return std::nullopt;
   }
   fmt::print(stderr, "{}\n", no_matplotlib_line(failures, home.checkout));
