@@ -40,7 +40,8 @@ def prefix(build, tmp_path_factory):
     cmake = cache_entry(build, "CMAKE_COMMAND")
     done = subprocess.run([cmake, "--install", build, "--prefix", prefix], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    return prefix
+    yield prefix
+    shutil.rmtree(prefix)  # a program of tens of MB: not kept with pytest's last runs
 
 
 @pytest.fixture
@@ -145,7 +146,8 @@ def package(build, tmp_path_factory):
     assert done.returncode == 0, done.stdout + done.stderr
     debs = list(out.glob("offloadbench_*.deb"))
     assert len(debs) == 1, done.stdout
-    return debs[0]
+    yield debs[0]
+    shutil.rmtree(out)
 
 
 def package_field(deb, name):
@@ -225,6 +227,7 @@ def test_unpacked_package_finds_its_plots_from_another_folder(package, elsewhere
     (folder / "shadow").mkdir()
     (folder / "shadow" / "matplotlib.py").write_text("raise ImportError('no matplotlib here')\n")
     result = run(program, "plot", "cpu.json", cwd=folder, env={**env, "PYTHONPATH": str(folder / "shadow")})
+    shutil.rmtree(root / "usr" / "bin")
     assert result.returncode == 2 and "'python3' from PATH has no matplotlib" in one_line(result), result.stderr
     module_path = (folder / "pythonpath.log").read_text().split()
     assert module_path == [f"{root / 'usr' / 'share' / 'offloadbench'}:{folder / 'shadow'}"]
