@@ -59,8 +59,9 @@ def main(argv=None):
     try:  # first, so that a Python without matplotlib leaves nothing behind
         families = chart_families()
     except ImportError as e:
-        print(f"plots: {e.name or e} is not installed for {sys.executable} (run scripts/setup, or set "
-              "OFFLOADBENCH_PYTHON to a Python with matplotlib)", file=sys.stderr)
+        print(f"plots: {e.name or e} is not installed for {sys.executable} (install matplotlib: sudo apt install "
+              f"python3-matplotlib, or {sys.executable} -m pip install matplotlib; in a checkout, scripts/setup; "
+              "or set OFFLOADBENCH_PYTHON to a Python with matplotlib)", file=sys.stderr)
         return 2
     except Exception as e:  # matplotlib refuses its settings at import: a bad MPLBACKEND, a broken install
         print(f"plots: {matplotlib_problem(e)}", file=sys.stderr)

@@ -2,12 +2,14 @@
 // package (`python -m plots`), which reads only the results file. With several files (one per
 // machine), `python -m plots.fleet` draws one report with the machines side by side (docs/fleet.md).
 // `offloadbench dashboard DIR --out SITE` runs its `plots.dashboard` module the same way
-// (docs/dashboard.md). Python is found as
-// $OFFLOADBENCH_PYTHON, else <source>/.venv/bin/python (what scripts/setup makes), else python3.
+// (docs/dashboard.md). The package is the installed copy beside the program, else the checkout's
+// (plots_home.h); the Python is $OFFLOADBENCH_PYTHON, else the first of the checkout's .venv (what
+// scripts/setup makes) and python3 that can load matplotlib.
 // `plot` only reads FILE: for a file without the analysis block, the block is computed here and handed
 // to the plots in a temporary file of its own (`offloadbench analyze FILE` is what stores it).
 // Before anything is written, `python -m plots --check` proves that this Python can load matplotlib;
-// when it cannot (or is not Python at all), one line says so and which variable to fix, exit 2.
+// when none can (or the one chosen is not Python at all), one line says what to install or which
+// variable to fix, exit 2.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -20,6 +22,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,6 +32,7 @@
 
 #include "harness/analysis/analysis.h"
 #include "benchmarks/cli/commands.h"
+#include "benchmarks/cli/plots_home.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 
@@ -47,14 +51,6 @@ struct Python {
   std::string path;
   std::string origin;  // how it was chosen, for messages: "OFFLOADBENCH_PYTHON='…'", …
 };
-
-Python find_python() {
-  if (const char* chosen = std::getenv("OFFLOADBENCH_PYTHON"); chosen && *chosen)
-    return {chosen, fmt::format("OFFLOADBENCH_PYTHON='{}'", chosen)};
-  const auto venv = std::filesystem::path(OFFLOADBENCH_SOURCE_DIR) / ".venv" / "bin" / "python";
-  if (std::filesystem::exists(venv)) return {venv.string(), fmt::format("the project's Python '{}'", venv.string())};
-  return {"python3", "'python3' from PATH"};
-}
 
 struct PlotsExit {
   int status = 0;      // the exit status, or 128 + the signal that ended it
@@ -116,14 +112,6 @@ PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool ca
   return result;
 }
 
-// find_python(), with the plots package (in the source tree) put first on its module path.
-Python plots_python() {
-  std::string path = OFFLOADBENCH_SOURCE_DIR;
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
-  setenv("PYTHONPATH", path.c_str(), 1);
-  return find_python();
-}
-
 // The last non-blank line of `text`, printable (at most `limit` bytes), or "" when there is none.
 std::string last_line(std::string_view text, std::size_t limit = std::string::npos) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
@@ -141,22 +129,75 @@ std::string how_it_ended(const PlotsExit& e) {
                       : fmt::format("exited with status {}: {}", e.status, line);
 }
 
-// The check before anything is written: 0 when `python -m plots --check` says "plots: ready", else 2
-// after one line on stderr (the package's own line when it gave one, e.g. no matplotlib).
-int check_python(const Python& python) {
-  const auto check = run_plots(python, {"--check"}, true);
-  const bool ready = check.output.find("plots: ready") != std::string::npos;
-  if (!check.signaled && check.status == 0 && ready) return 0;
+bool ready(const PlotsExit& check) {
+  return !check.signaled && check.status == 0 && check.output.find("plots: ready") != std::string::npos;
+}
+
+// The package's line when an import fails ("plots: matplotlib is not installed for …", plots/__main__.py).
+bool lacks_a_module(const PlotsExit& check) {
+  const auto line = last_line(check.output);
+  return !check.signaled && check.status == 2 && line.rfind("plots: ", 0) == 0 &&
+         line.find(" is not installed for ") != std::string::npos;
+}
+
+// One line on stderr for a Python whose check failed: the package's own line when it gave one
+// (e.g. no matplotlib, a bad MPLBACKEND), else how the check ended.
+void report_unready(const Python& python, const PlotsExit& check, bool checkout) {
   if (!check.signaled && check.status == 2) {
     if (const auto line = last_line(check.output); line.rfind("plots: ", 0) == 0) {
       fmt::print(stderr, "{}\n", line);
-      return 2;
+      return;
     }
   }
   fmt::print(stderr, "offloadbench: cannot draw the plots: {} {} when run as '{} -m plots --check' (set "
-             "OFFLOADBENCH_PYTHON to a Python 3 with matplotlib, or run scripts/setup)\n",
-             printable(python.origin), how_it_ended(check), printable(python.path));
-  return 2;
+             "OFFLOADBENCH_PYTHON to a Python 3 with matplotlib{})\n", printable(python.origin),
+             how_it_ended(check), printable(python.path), checkout ? ", or run scripts/setup" : "");
+}
+
+// The check before anything is written: the first candidate whose `python -m plots --check` says
+// "plots: ready". A Python the user named is the only one tried; of the others, one that is missing
+// or lacks matplotlib gives way to the next. nullopt after one line on stderr.
+std::optional<Python> choose_python(const PlotsHome& home) {
+  std::vector<std::string> failures;
+  for (const auto& candidate : python_candidates(std::getenv("OFFLOADBENCH_PYTHON"), home)) {
+    const Python python{candidate.path, candidate.origin};
+    PlotsExit check;
+    try {
+      check = run_plots(python, {"--check"}, true);
+    } catch (const FileError&) {
+      if (candidate.explicit_choice) throw;  // its own line: cannot run OFFLOADBENCH_PYTHON='…'
+      failures.push_back(fmt::format("{} cannot be started", candidate.origin));
+      continue;
+    }
+    if (ready(check)) return python;
+    if (!candidate.explicit_choice && lacks_a_module(check)) {
+      failures.push_back(fmt::format("{} has no matplotlib", candidate.origin));
+      continue;
+    }
+    report_unready(python, check, home.checkout);
+    return std::nullopt;
+  }
+  fmt::print(stderr, "{}\n", no_matplotlib_line(failures, home.checkout));
+  return std::nullopt;
+}
+
+// The plots package first on the module path, then the Python that can draw with it; nullopt after
+// one line on stderr. Throws FileError when no plots package can be found.
+std::optional<Python> plots_python() {
+  const auto home = find_plots_home(program_dir(), OFFLOADBENCH_INSTALLED_ROOT, OFFLOADBENCH_SOURCE_DIR);
+  if (!home)
+    throw FileError(fmt::format("cannot find the plots package: neither '{}' beside this program nor '{}' holds "
+                                "plots/ (reinstall offloadbench)", OFFLOADBENCH_INSTALLED_ROOT,
+                                OFFLOADBENCH_SOURCE_DIR));
+  // Its package first on the module path; and not the current folder, whose own plots/ or
+  // matplotlib.py would otherwise shadow them (PYTHONSAFEPATH, Python 3.11; older ones ignore it).
+  std::string path = home->root.string();
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
+  setenv("PYTHONPATH", path.c_str(), 1);
+  setenv("PYTHONSAFEPATH", "1", 1);
+  // An installed package's folder belongs to the package manager: no __pycache__ left in it.
+  if (!home->checkout) setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+  return choose_python(*home);
 }
 
 // 0, or 1 or 2 after the package's own one-line message; anything else gets a line of its own.
@@ -172,9 +213,9 @@ int execute_plot(const PlotOptions& o) {
   for (const auto& file : o.files) docs.push_back(load_results(file));  // a malformed file: one line, exit 2
   if (!o.out.empty() && std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out))
     throw FileError(fmt::format("--out '{}' exists and is not a folder", o.out));
-  const Python python = plots_python();
   // Without matplotlib nothing is written: neither the analysis block nor an empty chart folder.
-  if (const int failed = check_python(python); failed != 0) return failed;
+  const auto python = plots_python();
+  if (!python) return 2;
   const bool fleet = o.files.size() > 1;
   std::vector<std::string> args = o.files;
   if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
@@ -187,7 +228,7 @@ int execute_plot(const PlotOptions& o) {
     fmt::print("{} has no analysis block: drawing from one computed now (not stored; "
                "'offloadbench analyze {}' stores it)\n", o.files[i], o.files[i]);
   }
-  return plots_exit(python, run_plots(python, args, false, fleet ? "plots.fleet" : "plots"));
+  return plots_exit(*python, run_plots(*python, args, false, fleet ? "plots.fleet" : "plots"));
 }
 
 struct DashboardOptions {
@@ -206,9 +247,9 @@ int execute_dashboard(const DashboardOptions& o) {
     throw FileError(fmt::format("--out '{}' exists and is not a folder", o.out));
   const auto self = fs::read_symlink("/proc/self/exe", error);
   if (error) throw FileError(fmt::format("cannot find this program's own path: {}", error.message()));
-  const Python python = plots_python();
-  if (const int failed = check_python(python); failed != 0) return failed;
-  return plots_exit(python, run_plots(python, {o.tree, "--out", o.out, "--metric", o.metric, "--offloadbench",
+  const auto python = plots_python();
+  if (!python) return 2;
+  return plots_exit(*python, run_plots(*python, {o.tree, "--out", o.out, "--metric", o.metric, "--offloadbench",
                                                 self.string()}, false, "plots.dashboard"));
 }
 
