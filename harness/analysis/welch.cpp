@@ -84,8 +84,8 @@ WelchResult welch_t(const std::vector<double>& base, const std::vector<double>& 
   return w;
 }
 
-double welch_upper_p(const WelchResult& w, double se_scale) {
-  if (w.standard_error > 0) return student_t_upper_tail(w.difference / (w.standard_error * se_scale), w.df);
+double welch_upper_p(const WelchResult& w) {
+  if (w.standard_error > 0) return student_t_upper_tail(w.t, w.df);
   return w.difference > 0 ? 0.0 : w.difference < 0 ? 1.0 : 0.5;
 }
 

@@ -24,11 +24,10 @@ struct WelchResult {
 };
 
 // Welch's two-sample t statistic of candidate − base − shift. Each sample needs at least 2 values
-// (std::invalid_argument otherwise). `se_scale` multiplies the standard error (an over-dispersion factor).
+// (std::invalid_argument otherwise).
 WelchResult welch_t(const std::vector<double>& base, const std::vector<double>& candidate, double shift = 0);
 
-// One-sided p-value of "candidate − base > shift" (upper) from a Welch statistic whose standard
-// error is multiplied by `se_scale` ≥ 1.
-double welch_upper_p(const WelchResult& w, double se_scale = 1);
+// One-sided p-value of "candidate − base > shift" from a Welch statistic.
+double welch_upper_p(const WelchResult& w);
 
 }  // namespace offloadbench
