@@ -22,7 +22,7 @@ struct CompareCliOptions {
   std::string delta_cpu = "2%", delta_gpu = "1%";
   double alpha = 0.05;
   std::string metric = "real_time";
-  int min_repetitions = 5;
+  int min_repetitions = 3;
   bool allow_different_machines = false;
   std::string markdown, json;
 };
@@ -96,7 +96,7 @@ Command add_compare_command(CLI::App& app) {
                   "Row field to compare: real_time, cpu_time (lower is better) or a *_per_second rate (higher)")
       ->default_str("real_time");
   cmd->add_option("--min-repetitions", o->min_repetitions, "Fewer samples on a side gives INCONCLUSIVE")
-      ->default_str("5");
+      ->default_str("3");
   cmd->add_flag("--allow-different-machines", o->allow_different_machines,
                 "Compare even when the machine fingerprints differ");
   cmd->add_option("--markdown", o->markdown, "Write the table, slowest first, as Markdown (e.g. for a CI summary)")

@@ -1,8 +1,10 @@
 // `offloadbench compare BASE NEW`: per benchmark, did NEW get slower, faster, stay the same, or can
-// we not tell, from two existing results files? One-sided Mann–Whitney U tests of "slower (faster) by
-// more than δ" over the per-repetition samples, Holm-corrected across the benchmarks; SAME only when
-// both one-sided tests against ±δ say the change lies inside. The repetitions of a file come from one
-// process, so drift between the two runs is not in these statistics: `ab` measures side by side.
+// we not tell, from two existing results files? Per benchmark, one-sided Welch t tests on log times of
+// "slower (faster) by more than δ", Holm-corrected across the benchmarks, with a verdict only where the
+// medians and the interquartile ranges agree. The repetitions of a file come from one process, so the
+// drift of the machine between the two runs is not in a benchmark's own spread: compare learns it from
+// the file pair as a whole (the shift every benchmark shares, and how much more than their own spread
+// the benchmarks moved) before testing any one. `ab` measures side by side and controls drift itself.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -22,7 +24,7 @@ struct CompareOptions {
   // Smallest change that counts, as a fraction of the time (the same δ as `ab`): CPU rows, GPU rows.
   double delta_cpu = 0.02, delta_gpu = 0.01;
   double alpha = 0.05;      // family-wise error rate over the benchmarks (Holm)
-  int min_repetitions = 5;  // fewer per-repetition samples on either side → INCONCLUSIVE
+  int min_repetitions = 3;  // fewer per-repetition samples on either side → INCONCLUSIVE
   bool allow_different_machines = false;
 };
 
@@ -56,17 +58,42 @@ struct BenchmarkComparison {
   double change = 0;    // new_median / base_median − 1 of the metric itself
   double slowdown = 1;  // time-equivalent ratio, > 1 is slower: new/base for times, base/new for rates
   double delta = 0;                   // the δ that applied (CPU or GPU row)
-  double p_slower = 1, p_faster = 1;  // one-sided U tests of "slower / faster by more than δ"
+  // Log slowness (log time, or −log rate): Welch's statistic of NEW − BASE and the quartiles the gates read.
+  double log_shift = 0, standard_error = 0, df = 0;
+  double base_q1 = 0, base_q3 = 0, new_q1 = 0, new_q3 = 0, base_log_median = 0, new_log_median = 0;
+  double p_slower = 1, p_faster = 1;  // one-sided Welch tests of "slower / faster by more than δ"
   double p_value = 1;                 // 2·min(p_slower, p_faster), Holm-adjusted over the comparison
   bool inside = false;                // both one-sided tests say |change| < δ (at alpha): SAME allowed
-  std::string test;  // "exact" / "asymptotic" U test, or "" when none was run
+  std::string test;  // "welch", or "" when none was run
 };
 
-// The verdict for one benchmark as if it were the only one (compare_results applies Holm across all):
-//   fewer than min_repetitions on a side             → INCONCLUSIVE
-//   one-sided test against +δ (−δ) rejects at alpha  → SLOWER (FASTER), by the metric's orientation
-//   both one-sided tests say the change is inside ±δ → SAME
-//   otherwise                                        → INCONCLUSIVE (the spread cannot support a verdict)
+// What the file pair as a whole says about the noise between its two runs (compare_results; a lone
+// benchmark has none of it). Each benchmark's log shift is modelled as its change + the common shift
+// + a between-runs term of standard deviation `between` + its repetitions' sampling error:
+// - `common_shift`: the median log shift of all tested benchmarks. The machine's state (load, clocks)
+//   moves them together; each change is judged relative to it.
+// - `between`: the drift between the two runs that a benchmark's own repetitions cannot see (they all
+//   come from one process at one time). It is the τ at which the median over the benchmarks of
+//   |shift − common| / √(se² + τ²), over its null median, is 1 — a random-effects variance (as
+//   Paule–Mandel's, with a median so that a few real changes cannot inflate it). Every benchmark's
+//   standard error becomes √(se² + τ²). On the development machine the A/A shifts of steady benchmarks
+//   were 2–4 times their standard errors and those of noisy ones about 1: an added, not a scaled, term.
+struct RunPairNoise {
+  double common_shift = 0;
+  double between = 0;
+  std::size_t benchmarks = 0;  // tested benchmarks it was learned from (none: the defaults above)
+};
+// Fewer tested benchmarks than this and the pair's noise is not estimated (common shift 0, between 0).
+constexpr std::size_t kMinBenchmarksForRunPairNoise = 10;
+
+// The verdict for one benchmark as if it were the only one (compare_results applies the run pair's
+// noise and Holm across all):
+//   fewer than min_repetitions on a side                         → INCONCLUSIVE
+//   one-sided Welch test against +δ (−δ) rejects at alpha, and the median moved by more than δ and
+//   the interquartile ranges do not overlap, the same way, and (in a file) no more benchmarks than
+//   the model allows lie as far out the other way                 → SLOWER (FASTER), by the metric's orientation
+//   both one-sided tests say the change is inside ±δ             → SAME
+//   otherwise                                                     → INCONCLUSIVE (the spread cannot support a verdict)
 BenchmarkComparison compare_samples(const std::string& name, const std::vector<double>& base,
                                     const std::vector<double>& candidate, const CompareOptions& options,
                                     bool gpu_row = false);
@@ -76,6 +103,10 @@ struct Comparison {
   std::vector<BenchmarkComparison> rows;  // slowest first
   std::vector<std::string> only_in_base, only_in_new, skipped_in_both;
   int slower = 0, faster = 0, same = 0, inconclusive = 0;
+  RunPairNoise noise;
+  // Benchmarks far out on each side (one-sided p < 0.001 against ±δ) and how many the model allows;
+  // more on the faster side withholds every SLOWER (and vice versa): see compare.cpp, TailWitness.
+  int tails_slower = 0, tails_faster = 0, tail_allowance = 0;
   double geomean_slowdown = 1;  // geometric mean of `slowdown` over rows with both medians; > 1 slower
   // Set when nearly everything moved one way by a lot: more likely the machine's state (load, clocks,
   // other tenants) than the code. The verdicts stand; the note says what to suspect.

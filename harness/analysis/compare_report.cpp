@@ -29,14 +29,23 @@ std::string change_text(const BenchmarkComparison& row) {
 }
 
 std::string summary_line(const Comparison& c) {
+  const std::string noise =
+      c.noise.benchmarks == 0
+          ? "too few benchmarks to learn the noise between the runs"
+          : fmt::format("between the runs the benchmarks moved {} together and ±{:.1f}% apart beyond their repetitions' "
+                        "spread, both allowed for",
+                        format_percent(std::expm1(c.noise.common_shift)), 100 * c.noise.between);
   return fmt::format("{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE; geometric-mean change {} "
-                     "({}, positive = slower; δ {} CPU, {} GPU; Holm, family-wise alpha {}); between two runs, so "
-                     "drift of the machine between them is not in these statistics (offloadbench ab measures side by side)",
+                     "({}, positive = slower; Welch on log times, δ {} CPU, {} GPU; Holm, family-wise alpha {}; {})",
                      c.slower, c.faster, c.same, c.inconclusive,
                      std::isfinite(c.geomean_slowdown) ? format_percent(c.geomean_slowdown - 1) : "—", c.options.metric,
                      format_percent(c.options.delta_cpu).substr(1), format_percent(c.options.delta_gpu).substr(1),
-                     c.options.alpha);
+                     c.options.alpha, noise);
 }
+
+// Two files cannot separate a small change from the machine's drift between them; ab can.
+constexpr const char* kAbAdvice =
+    "for a verdict on the INCONCLUSIVE rows, measure both builds side by side: offloadbench ab BASE_BINARY NEW_BINARY";
 
 }  // namespace
 
@@ -53,6 +62,7 @@ void print_comparison(std::FILE* out, const Comparison& c) {
   for (const auto& name : c.only_in_new) fmt::print(out, "only in NEW:  {}\n", printable(name));
   if (!c.skipped_in_both.empty()) fmt::print(out, "{} benchmark(s) skipped in both files\n", c.skipped_in_both.size());
   fmt::print(out, "compare: {}\n", summary_line(c));
+  if (c.inconclusive > 0) fmt::print(out, "compare: {}\n", kAbAdvice);
   if (!c.machine_note.empty()) fmt::print(out, "compare: note: {}\n", printable(c.machine_note));
 }
 
@@ -60,6 +70,7 @@ std::string comparison_markdown(const Comparison& c, const std::string& base_lab
   std::string md = fmt::format("### offloadbench compare\n\n`{}` → `{}`\n\n**{}**\n\n", printable(base_label),
                                printable(new_label), summary_line(c));
   if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", printable(c.machine_note));
+  if (c.inconclusive > 0) md += fmt::format("{}\n\n", kAbAdvice);
   md += "| verdict | benchmark | base median | new median | change | p | reps | why |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& row : c.rows)
@@ -94,6 +105,8 @@ nlohmann::json to_json(const Comparison& c) {
                     {"p_value", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_value)},
                     {"p_slower", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_slower)},
                     {"p_faster", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_faster)},
+                    {"log_shift", r.test.empty() ? nlohmann::json() : nlohmann::json(r.log_shift)},
+                    {"standard_error", r.test.empty() ? nlohmann::json() : nlohmann::json(r.standard_error)},
                     {"test", r.test}});
   return without_non_finite({{"metric", c.options.metric},
                              {"higher_is_better", higher_is_better(c.options.metric)},
@@ -105,6 +118,13 @@ nlohmann::json to_json(const Comparison& c) {
                               {{"SLOWER", c.slower}, {"FASTER", c.faster}, {"SAME", c.same},
                                {"INCONCLUSIVE", c.inconclusive}}},
                              {"geomean_slowdown", c.geomean_slowdown},
+                             {"run_pair_noise",
+                              {{"common_shift", std::expm1(c.noise.common_shift)},
+                               {"between", c.noise.between},
+                               {"far_slower", c.tails_slower},
+                               {"far_faster", c.tails_faster},
+                               {"far_allowed", c.tail_allowance},
+                               {"benchmarks", c.noise.benchmarks}}},
                              {"rows", rows},
                              {"only_in_base", c.only_in_base},
                              {"only_in_new", c.only_in_new},

@@ -16,14 +16,14 @@ def measured_rows(doc):
     return [r for r in doc["benchmarks"] if r["run_type"] == "iteration" and not r.get("skipped")]
 
 
-def slow_down_steadiest(doc):
+def slow_down_steadiest(doc, beyond=1.2):
     """Slows the benchmark with the least spread by more than its spread (so that BASE and NEW no
     longer overlap) and returns its name: a slowdown compare must call SLOWER even on a noisy machine."""
     times = {}
     for row in measured_rows(doc):
         times.setdefault(row["name"], []).append(row["real_time"])
     victim = min(times, key=lambda name: max(times[name]) / min(times[name]))
-    factor = 1.2 * max(times[victim]) / min(times[victim])
+    factor = beyond * max(times[victim]) / min(times[victim])
     for row in doc["benchmarks"]:
         if row["name"] == victim:
             row["real_time"] *= factor
@@ -57,6 +57,12 @@ def test_compare_of_two_cpu_runs_gives_a_verdict_per_benchmark(two_runs, run_off
     assert result["metric"] == "real_time" and result["higher_is_better"] is False
     assert "| verdict | benchmark |" in md.read_text()
     assert "compare: " in done.stdout
+    # What the pair says about the noise between the two runs, which every verdict allowed for.
+    noise = result["run_pair_noise"]
+    assert noise["benchmarks"] in (0, len(measured)) and noise["between"] >= 0
+    # INCONCLUSIVE rows point to the tool that can decide them, in one line.
+    advice = [line for line in done.stdout.splitlines() if "offloadbench ab" in line and "INCONCLUSIVE" in line]
+    assert len(advice) == (1 if result["counts"]["INCONCLUSIVE"] else 0), done.stdout
 
 
 def test_a_file_compared_with_itself_is_never_slower_or_faster(two_runs, run_offloadbench, tmp_path):
@@ -80,6 +86,33 @@ def test_an_injected_slowdown_exits_1_and_is_listed_first(two_runs, run_offloadb
     assert done.returncode == 1, done.stdout + done.stderr
     table = [line for line in md.read_text().splitlines() if line.startswith("| ") and "`" in line]
     assert table[0].startswith("| SLOWER") and victim in table[0]
+    assert sum(line.startswith("| SLOWER") for line in table) == 1, table
+
+
+def test_three_repetitions_are_enough_and_two_are_inconclusive(two_runs, run_offloadbench, tmp_path):
+    # Welch's test needs two values a side; the default minimum is three. Keep the first k repetitions.
+    def first(doc, k):
+        seen = {}
+        kept = []
+        for row in doc["benchmarks"]:
+            if row["run_type"] == "iteration" and not row.get("skipped"):
+                seen[row["name"]] = seen.get(row["name"], 0) + 1
+                if seen[row["name"]] > k:
+                    continue
+            kept.append(row)
+        doc["benchmarks"] = kept
+        return doc
+    doc = load_json(two_runs[0])
+    victim = slow_down_steadiest(doc, beyond=3)  # far beyond: three repetitions have few degrees of freedom
+    for k, expected in ((3, 1), (2, 0)):
+        base, slow = tmp_path / f"base{k}.json", tmp_path / f"slow{k}.json"
+        base.write_text(json.dumps(first(load_json(two_runs[0]), k)))
+        slow.write_text(json.dumps(first(json.loads(json.dumps(doc)), k)))
+        js = tmp_path / f"k{k}.json"
+        done = run_offloadbench("compare", base, slow, "--json", js)
+        assert done.returncode == expected, done.stdout + done.stderr
+        row = next(r for r in load_json(js)["rows"] if r["name"] == victim)
+        assert row["verdict"] == ("SLOWER" if k == 3 else "INCONCLUSIVE"), row
 
 
 def test_a_nan_time_is_rejected_naming_file_and_benchmark(two_runs, run_offloadbench, tmp_path):

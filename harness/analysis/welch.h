@@ -1,0 +1,33 @@
+// Welch's t test, which compare uses on log times: unlike a rank test it uses the size of each
+// repetition's difference, so three to ten repetitions a side can give the small p-values that a
+// correction over a whole results file asks for (a rank test of 5 against 5 cannot go below 1/252).
+#pragma once
+#include <vector>
+
+namespace offloadbench {
+
+// P(T > t) for Student's t with `df` degrees of freedom (df > 0, not necessarily whole), from the
+// regularized incomplete beta function: P(|T| > t) = I_{df/(df+t²)}(df/2, 1/2).
+double student_t_upper_tail(double t, double df);
+
+// The t with P(T > t) = p (0 < p < 1), by bisection on the tail above.
+double student_t_upper_quantile(double p, double df);
+
+// I_x(a, b), the regularized incomplete beta function (Lentz's continued fraction; a, b > 0).
+double regularized_incomplete_beta(double a, double b, double x);
+
+struct WelchResult {
+  double difference = 0;  // mean(candidate) − mean(base) − shift
+  double standard_error = 0;
+  double df = 0;          // Welch–Satterthwaite degrees of freedom
+  double t = 0;           // difference / standard_error (±infinity when both samples are constant)
+};
+
+// Welch's two-sample t statistic of candidate − base − shift. Each sample needs at least 2 values
+// (std::invalid_argument otherwise).
+WelchResult welch_t(const std::vector<double>& base, const std::vector<double>& candidate, double shift = 0);
+
+// One-sided p-value of "candidate − base > shift" from a Welch statistic.
+double welch_upper_p(const WelchResult& w);
+
+}  // namespace offloadbench
