@@ -247,6 +247,7 @@ nlohmann::json analyze(const nlohmann::json& results) {
   add_transfer_model(cases, context, out);
   add_pinning_break_even(cases, out);
   add_overlap(cases, out);
+  out["batches"] = detail::batches_crossovers(cases);
   out["ceilings"] = detail::check_ceilings(results);
   out["headlines"] = detail::headlines(results, out);
   return out;
