@@ -46,8 +46,12 @@ int element_bytes(NormalizedType type);
 double unit_roundoff(NormalizedType type);
 
 namespace cpu {
+// Up to this many elements the normalize runs on one thread whatever `threads` says: waking a team
+// costs more than the work (64x64x3, batch 1: 12,288 elements). PyTorch's parallel_for grain.
+inline constexpr std::int64_t kNormalizeParallelGrain = 32768;
 // out: [batch][channels][height][width] fp32; in: [batch][height][width][channels] uint8.
-// Overwrites out. `threads` OpenMP threads over the batch's rows (one thread: no OpenMP runtime).
+// Overwrites out. `threads` OpenMP threads over the batch's rows (one thread, or a batch of at most
+// kNormalizeParallelGrain elements: no OpenMP runtime).
 void normalize_hwc_to_chw(float* out, const std::uint8_t* in, int batch, int height, int width,
                           const NormalizeParams& p, int threads);
 // Which vector clone the CPU twin runs on this CPU (kernels/cpu_vector.h), for the results file.

@@ -122,7 +122,9 @@ void normalize_rows(float* out, const std::uint8_t* in, std::int64_t first, std:
 void normalize_hwc_to_chw(float* out, const std::uint8_t* in, int batch, int height, int width,
                           const NormalizeParams& p, int threads) {
   const std::int64_t rows = static_cast<std::int64_t>(batch) * height;
-  if (threads <= 1 || rows < 2) return normalize_rows(out, in, 0, rows, height, width, p);
+  const std::int64_t elements = rows * width * p.channels;
+  if (threads <= 1 || rows < 2 || elements <= kNormalizeParallelGrain)
+    return normalize_rows(out, in, 0, rows, height, width, p);
 #pragma omp parallel num_threads(threads)
   {
     const std::int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
