@@ -27,15 +27,17 @@ double first_winning_batch(const std::vector<SpeedupPoint>& points) {
 }  // namespace
 
 nlohmann::json batches_crossovers(const std::vector<Measured>& cases) {
-  // (device, image, host memory) -> placement -> batch -> case.
-  using Key = std::tuple<int, std::string, std::string>;
+  // (device, elements per image, image, host memory) -> placement -> batch -> case: smallest images first.
+  using Key = std::tuple<int, double, std::string, std::string>;
   std::map<Key, std::map<std::string, std::map<double, const Measured*>>> curves;
   for (const auto& c : cases) {
     const auto& row = c.row();
     if (text(row, "op") != "batch_to_gpu" || !row.contains("device") || !row["device"].is_number_integer()) continue;
     const double batch = number(row, "batch");
     if (!std::isfinite(batch) || batch < 1) continue;
-    curves[{row["device"].get<int>(), text(row, "image"), text(row, "host_memory")}][text(row, "placement")][batch] = &c;
+    const double elements = number(row, "height") * number(row, "width") * number(row, "channels");
+    curves[{row["device"].get<int>(), std::isfinite(elements) ? elements : 0.0, text(row, "image"),
+            text(row, "host_memory")}][text(row, "placement")][batch] = &c;
   }
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [key, by_placement] : curves) {
@@ -58,7 +60,7 @@ nlohmann::json batches_crossovers(const std::vector<Measured>& cases) {
       }
       if (points.empty()) continue;
       const auto crossing = find_crossover(points);
-      const auto& [device, image, memory] = key;
+      const auto& [device, elements, image, memory] = key;
       nlohmann::json j = {{"device", device}, {"image", image}, {"host_memory", memory}, {"placement", placement},
                           {"baseline", kCpuPlacement}, {"kind", to_string(crossing.kind)},
                           {"gpu_wins_somewhere_below", crossing.gpu_wins_somewhere_below},
