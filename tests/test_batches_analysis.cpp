@@ -59,7 +59,8 @@ TEST(BatchesAnalysis, FindsTheBatchFromWhichTheGpuNormalizeWins) {
 }
 
 TEST(BatchesAnalysis, SpreadWidensTheRangeAroundTheCrossing) {
-  const auto& fp32 = entry(analyze(document(0.2)), "gpu_normalize_fp32");
+  const auto analysis = analyze(document(0.2));
+  const auto& fp32 = entry(analysis, "gpu_normalize_fp32");
   ASSERT_EQ(fp32["kind"], "crossover");
   ASSERT_TRUE(fp32["low"].is_number());
   ASSERT_TRUE(fp32["high"].is_number());
