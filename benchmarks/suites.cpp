@@ -1,6 +1,7 @@
 // Every suite offloadbench knows, in the order `run --suite all` runs them.
 #include "benchmarks/suites.h"
 
+#include "benchmarks/batches_cases.h"
 #include "benchmarks/compute_cases.h"
 #include "benchmarks/mlp_cases.h"
 #include "benchmarks/streams_cases.h"
@@ -18,6 +19,8 @@ const std::vector<Suite>& all_suites() {
        register_compute_suite},
       {"mlp", "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch modes, data paths",
        register_mlp_suite},
+      {"batches", "what to send over the bus: CPU normalize + fp32 copy vs uint8 copy + GPU normalize, by image size and batch",
+       register_batches_suite},
   };
   return suites;
 }

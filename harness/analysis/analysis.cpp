@@ -252,6 +252,7 @@ nlohmann::json analyze(const nlohmann::json& results) {
   add_overlap(cases, out);
   detail::add_torch_idioms(cases, out);
   detail::add_pinning_at_scale(cases, out);
+  out["batches"] = detail::batches_crossovers(cases);
   out["ceilings"] = detail::check_ceilings(results);
   out["headlines"] = detail::headlines(results, out);
   return out;

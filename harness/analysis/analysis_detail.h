@@ -35,6 +35,12 @@ nlohmann::json check_ceilings(const nlohmann::json& results);
 void add_torch_idioms(const std::vector<Measured>& cases, nlohmann::json& out);
 void add_pinning_at_scale(const std::vector<Measured>& cases, nlohmann::json& out);
 void idiom_lines(const nlohmann::json& analysis, std::vector<std::string>& out);
+// The batches family (analysis_batches.cpp): per device, image and host memory, each GPU placement
+// against a CPU normalize + fp32 copy over the batch sizes (the `batches` section); and one headline
+// per crossover of the fp32 GPU normalize ("224x224x3 batches from pinned memory: send uint8 …").
+nlohmann::json batches_crossovers(const std::vector<Measured>& cases);
+std::string batches_line(const nlohmann::json& crossover, bool name_device);
+void batches_lines(const nlohmann::json& analysis, std::vector<std::string>& out);
 
 // The headline findings, one line each, for the terminal summary and report.html.
 std::vector<std::string> headlines(const nlohmann::json& results, const nlohmann::json& analysis);

@@ -198,6 +198,7 @@ std::vector<std::string> headlines(const nlohmann::json& results, const nlohmann
   crossover_lines(analysis, out);
   overlap_lines(analysis, out);
   idiom_lines(analysis, out);
+  batches_lines(analysis, out);
   const auto& ceilings = analysis["ceilings"];
   if (!ceilings["suspects"].empty())
     out.push_back(fmt::format("SUSPECT: {} throughput(s) above their physical ceiling, e.g. {}",
@@ -205,7 +206,8 @@ std::vector<std::string> headlines(const nlohmann::json& results, const nlohmann
   else if (ceilings["checked"].get<int>() > 0)
     out.push_back(fmt::format("ceilings: all {} checked throughputs are below their physical limits",
                               ceilings["checked"].get<int>()));
-  const bool any_gpu = !analysis["transfer_model"].empty() || !analysis["speedups"].empty() || !analysis["overlap"].empty();
+  const bool any_gpu = !analysis["transfer_model"].empty() || !analysis["speedups"].empty() || !analysis["overlap"].empty() ||
+                       (analysis.contains("batches") && !analysis["batches"].empty());
   if (!any_gpu) {
     const bool has_cuda = results.contains("context") && results["context"].contains("cuda");
     const auto reason = has_cuda ? text(results["context"]["cuda"], "unavailable_reason") : std::string();
