@@ -3,6 +3,7 @@
 
 #include "benchmarks/compute_cases.h"
 #include "benchmarks/mlp_cases.h"
+#include "benchmarks/peer_cases.h"
 #include "benchmarks/streams_cases.h"
 #include "benchmarks/transfer_cases.h"
 
@@ -18,6 +19,9 @@ const std::vector<Suite>& all_suites() {
        register_compute_suite},
       {"mlp", "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch modes, data paths",
        register_mlp_suite},
+      {"peer", "GPU<->GPU copies (CE and SM, read and write, one-way, bidirectional, all-to-one, one-to-all), "
+               "host-link contention and peer latency, under nvbandwidth's testcase names",
+       register_peer_suite},
   };
   return suites;
 }
