@@ -17,9 +17,11 @@ from . import files, results
 def chart_families():
     """The chart modules, imported here so that a Python without matplotlib gets one clear line."""
     from . import bandwidth, mlp, overlap, pinning, small_tensors, timing, transfer_extra
+    from . import peer
     return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
             ("pinning break-even", pinning), ("many small tensors", small_tensors),
-            ("device-local, SM-initiated, managed, latency", transfer_extra)]
+            ("device-local, SM-initiated, managed, latency", transfer_extra),
+            ("GPU x GPU (peer)", peer)]
 
 
 def matplotlib_problem(error):

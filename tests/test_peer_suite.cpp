@@ -1,11 +1,15 @@
 // The peer family without a GPU: the table against nvbandwidth's names, the copy plans (who copies
 // what, in whose context), byte counting, ceilings per link type, pair enumeration and skip reasons.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "benchmarks/peer_cases.h"
+#include "harness/analysis/peer_matrix.h"
 #include "harness/benchmark_case.h"
 
 namespace offloadbench {
@@ -212,6 +216,45 @@ TEST(PeerSuite, TransferRowsNameTheNvbandwidthTestcaseTheyMatch) {
   EXPECT_EQ(nvbandwidth_testcase({{"op", "sm_copy"}, {"direction", "d2h"}}), "device_to_host_memcpy_sm");
   EXPECT_EQ(nvbandwidth_testcase({{"op", "latency"}, {"probe", "pointer_chase_mapped_host"}}), "host_device_latency_sm");
   EXPECT_EQ(nvbandwidth_testcase({{"op", "peer"}, {"nvbandwidth", "all_to_one_read_sm"}}), "all_to_one_read_sm");
+}
+
+// The matrix view from the SYNTHETIC 4-GPU fixture (tests/data/make_peer_fixture.py: made-up figures).
+TEST(PeerMatrix, SummaryMatricesFromASyntheticFourGpuFile) {
+  std::ifstream in(std::string(OFFLOADBENCH_TEST_DATA) + "/peer_4gpu_synthetic.json");
+  const auto results = nlohmann::json::parse(in);
+  const auto matrices = peer_matrices(results);
+  ASSERT_EQ(matrices.size(), 5u);
+  const auto& read = matrices[0];
+  EXPECT_EQ(read.testcase, "device_to_device_memcpy_read_ce");
+  EXPECT_EQ(read.gpus, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_DOUBLE_EQ(read.cells[0][1], 180.0);  // the median of 178.2, 180, 181.8
+  EXPECT_DOUBLE_EQ(read.cells[1][2], 25.0);
+  EXPECT_TRUE(std::isnan(read.cells[0][3]));  // no peer access: skipped, N/A
+  for (int g = 0; g < 4; ++g) EXPECT_TRUE(std::isnan(read.cells[g][g]));
+  EXPECT_DOUBLE_EQ(matrices[2].cells[2][3], 360.0);  // bidirectional: both directions counted
+  const auto& all_to_one = matrices[3];
+  EXPECT_TRUE(all_to_one.one_row);
+  ASSERT_EQ(all_to_one.cells.size(), 1u);
+  EXPECT_EQ(all_to_one.cells[0], (std::vector<double>{205.0, 230.0, 230.0, 205.0}));
+  EXPECT_TRUE(matrices[4].latency);
+  EXPECT_DOUBLE_EQ(matrices[4].cells[2][3], 800.0);
+
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  print_peer_matrices(out, results);
+  std::fclose(out);
+  const std::string printed(text, size);
+  std::free(text);
+  EXPECT_NE(printed.find("device_to_device_memcpy_read_ce (GB/s"), std::string::npos);
+  EXPECT_NE(printed.find("    0       N/A    180.00     25.00       N/A"), std::string::npos) << printed;
+}
+
+TEST(PeerMatrix, NoPeerRowsNoMatrix) {
+  const nlohmann::json results = {{"benchmarks", nlohmann::json::array({{{"name", "transfer/h2d/pinned/4KiB"},
+                                                                         {"run_type", "iteration"},
+                                                                         {"bytes_per_second", 1e9}}})}};
+  EXPECT_TRUE(peer_matrices(results).empty());
 }
 
 }  // namespace offloadbench
