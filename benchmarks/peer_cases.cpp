@@ -261,9 +261,13 @@ PeerLink peer_link_of(int gpu, int peer) { return link_between(gpu, peer); }
 
 void register_peer_suite(const RunConfig& config) {
   const auto& gpus = config.gpu_devices;
+  if (gpus.empty()) return;  // --device cpu: no GPU case, as in every family
   for (const auto& t : peer_testcases()) {
     const std::string base = fmt::format("peer/{}/{}", t.name, initiator_short(t.initiator));
-    if (auto problem = too_few_gpus_problem(t, gpus.size()); !problem.empty()) {
+    auto problem = too_few_gpus_problem(t, gpus.size());
+    if (!problem.empty()) {
+      // No usable GPU at all: that is the reason, not the count.
+      if (!gpu_inventory().unavailable_reason.empty()) problem = gpu_inventory().unavailable_reason;
       PeerCase c{t, gpus.empty() ? 0 : gpus.front(), -1, gpus, 0, problem};
       register_one(c, base);  // one row per testcase, skipped with the reason
       continue;

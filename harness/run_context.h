@@ -15,8 +15,8 @@ struct RunDescription {
   std::string mode;  // "quick" or "full"
   int repetitions = 0;
   std::string devices;  // as given to --device
-  std::string host_numa = "local";  // as given to --host-numa
   std::vector<std::string> command_line;
+  std::string host_numa = "local";  // as given to --host-numa
 };
 
 // {offloadbench: {...}, host: {...}, cuda: {...}, machine_fingerprint: {...}}
