@@ -30,8 +30,9 @@ void expect_measures(const PeerCase& c) {
   const auto batch = m.device->wait({});
   ASSERT_FALSE(batch.gate_timed_out);
   ASSERT_GT(batch.seconds, 0);
-  if (m.work.bytes > 0 && m.bytes_ceiling > 0)
+  if (m.work.bytes > 0 && m.bytes_ceiling > 0) {
     EXPECT_LT(m.work.bytes / batch.seconds, m.bytes_ceiling) << c.testcase.nvbandwidth;
+  }
 }
 }  // namespace
 

@@ -50,7 +50,9 @@ TEST(PeerSuite, EveryNvbandwidthTestcaseOfTheIssueHasOneRow) {
   for (const auto& t : peer_testcases()) {  // the name says the initiator and the access
     const std::string name = t.nvbandwidth;
     EXPECT_EQ(name.substr(name.size() - 3), t.initiator == CopyInitiator::sm ? "_sm" : "_ce") << name;
-    if (t.access != PeerAccess::none) EXPECT_NE(name.find(to_string(t.access)), std::string::npos) << name;
+    if (t.access != PeerAccess::none) {
+      EXPECT_NE(name.find(to_string(t.access)), std::string::npos) << name;
+    }
   }
 }
 
