@@ -199,7 +199,8 @@ TEST(PeerSuite, FourGpusRegisterEveryCellOfEveryMatrix) {
   EXPECT_EQ(fields["device"], 2);
   EXPECT_EQ(fields["peer"], 3);
   EXPECT_EQ(fields["nvbandwidth"], "device_to_device_memcpy_read_ce");
-  EXPECT_EQ(fields["bytes_counted"], 512.0 * (1 << 20));
+  EXPECT_EQ(fields["bytes"], 512u << 20);
+  EXPECT_EQ(fields["bytes_counted"], "one copy");
   EXPECT_TRUE(fields.contains("link"));
   EXPECT_FALSE(case_fields("peer/all_to_one_write/sm/gpu:3/512MiB").is_null());
   EXPECT_FALSE(case_fields("peer/latency/sm/gpu:0/peer:1").is_null());
