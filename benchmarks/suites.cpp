@@ -4,6 +4,7 @@
 #include "benchmarks/batches_cases.h"
 #include "benchmarks/compute_cases.h"
 #include "benchmarks/mlp_cases.h"
+#include "benchmarks/peer_cases.h"
 #include "benchmarks/streams_cases.h"
 #include "benchmarks/transfer_cases.h"
 
@@ -21,6 +22,9 @@ const std::vector<Suite>& all_suites() {
        register_mlp_suite},
       {"batches", "what to send over the bus: CPU normalize + fp32 copy vs uint8 copy + GPU normalize, by image size and batch",
        register_batches_suite},
+      {"peer", "GPU<->GPU copies (CE and SM, read and write, one-way, bidirectional, all-to-one, one-to-all), "
+               "host-link contention and peer latency, under nvbandwidth's testcase names",
+       register_peer_suite},
   };
   return suites;
 }

@@ -8,6 +8,7 @@
 #include "benchmarks/transfer_extra_cases.h"
 #include "benchmarks/transfer_idioms_cases.h"
 #include "harness/benchmark_case.h"
+#include "harness/gpu_info.h"
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
 
@@ -35,6 +36,12 @@ constexpr PinOperationInfo kPinOperations[] = {
     {PinOperation::host_register, "host_register", "cudaHostRegister+cudaHostUnregister"},
 };
 
+// The GPU's NUMA node as sysfs gives it; -1 when unknown or there is no such GPU.
+int gpu_numa_node(int device) {
+  const auto& gpus = gpu_inventory().gpus;
+  return device >= 0 && device < static_cast<int>(gpus.size()) ? gpus[static_cast<std::size_t>(device)].numa_node : -1;
+}
+
 std::vector<std::uint64_t> transfer_sizes(const RunConfig& config) {
   if (config.sizes) return *config.sizes;
   if (config.quick) return {4ull << 10, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20};
@@ -45,26 +52,33 @@ void register_device_copies(const RunConfig& config, const std::vector<std::uint
   const CopyDirection directions[] = {CopyDirection::h2d, CopyDirection::d2h, CopyDirection::bidirectional};
   const HostMemoryKind kinds[] = {HostMemoryKind::pageable, HostMemoryKind::pinned, HostMemoryKind::registered,
                                   HostMemoryKind::write_combined};
+  const auto numa = read_numa_topology();
   for (int device : config.gpu_devices)
-    for (auto direction : directions)
-      for (auto kind : kinds)
-        for (auto bytes : sizes) {
-          DeviceCopyCase c;
-          c.direction = direction;
-          c.host_memory = kind;
-          c.bytes = bytes;
-          c.device = device;
-          nlohmann::json fields = {{"op", "device_copy"},
-                                   {"direction", to_string(direction)},
-                                   {"host_memory", to_string(kind)},
-                                   {"bytes", bytes},
-                                   {"device", device}};
-          if (kind == HostMemoryKind::pinned || kind == HostMemoryKind::pageable)
-            fields["headline"] = fmt::format("{} {}", to_string(direction), to_string(kind));
-          register_case(measured_case(fmt::format("transfer/{}/{}/{}{}", to_string(direction), to_string(kind),
-                                                  format_size(bytes), config.gpu_suffix(device)),
-                                      "transfer", fields, Clock::device_events, [c] { return setup_device_copy(c); }));
-        }
+    for (const auto& placement : host_placements(config.host_numa, gpu_numa_node(device), numa))
+      for (auto direction : directions)
+        for (auto kind : kinds)
+          for (auto bytes : sizes) {
+            DeviceCopyCase c;
+            c.direction = direction;
+            c.host_memory = kind;
+            c.bytes = bytes;
+            c.device = device;
+            c.placement = placement;
+            nlohmann::json fields = {{"op", "device_copy"},
+                                     {"direction", to_string(direction)},
+                                     {"host_memory", to_string(kind)},
+                                     {"bytes", bytes},
+                                     {"device", device},
+                                     {"host_numa", placement.label},
+                                     {"host_numa_node", placement.node}};
+            if ((kind == HostMemoryKind::pinned || kind == HostMemoryKind::pageable) && placement.label == "local")
+              fields["headline"] = fmt::format("{} {}", to_string(direction), to_string(kind));
+            register_case(measured_case(fmt::format("transfer/{}/{}/{}{}{}", to_string(direction), to_string(kind),
+                                                    format_size(bytes), placement.name_suffix(),
+                                                    config.gpu_suffix(device)),
+                                        "transfer", fields, Clock::device_events,
+                                        [c] { return setup_device_copy(c); }));
+          }
 }
 
 void register_pin_costs(const RunConfig& config, const std::vector<std::uint64_t>& sizes) {

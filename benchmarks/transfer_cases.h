@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/host_memory.h"
 #include "harness/measure.h"
+#include "harness/numa.h"
 #include "harness/suite.h"
 
 namespace offloadbench {
@@ -17,6 +18,7 @@ struct DeviceCopyCase {
   HostMemoryKind host_memory = HostMemoryKind::pinned;
   std::uint64_t bytes = 0;  // per direction
   int device = 0;
+  HostPlacement placement;  // the host buffers' NUMA node (harness/numa.h); node -1: unbound
 };
 
 enum class PinOperation { host_alloc, host_register };  // names and API calls: kPinOperations (transfer_cases.cpp)

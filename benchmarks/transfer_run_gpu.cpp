@@ -16,6 +16,7 @@
 #include "kernels/cuda/cuda_raii.h"
 #include "harness/cuda/event_timer.h"
 #include "harness/gpu_info.h"
+#include "harness/numa.h"
 #include "harness/system_info.h"
 
 namespace offloadbench {
@@ -32,6 +33,8 @@ constexpr std::uint64_t kH2dSeed = 5, kD2hSeed = 6;
 // The buffers and streams of one case. For a bidirectional case `up` carries H2D and `down` D2H at
 // once; one-way copies use `up` alone. Streams are declared last so they go first.
 struct CopyResources {
+  std::unique_ptr<HostNumaBinding> numa;  // first made, last gone: held while the case runs
+  int host_memory_node = kNumaNodeUnknown;  // the kernel's answer, read once the buffers exist
   HostBuffer host_up, host_down;
   DeviceBuffer device_up, device_down;
   CudaStream up, down;
@@ -104,7 +107,12 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   if (auto problem = gpu_problem(c.device, c.bytes * directions); !problem.empty()) return MeasuredCase::skip(problem);
   if (auto problem = host_fit_problem(c.bytes * (directions + 1)); !problem.empty()) return MeasuredCase::skip(problem);
 
+  if (!c.placement.problem.empty()) return MeasuredCase::skip(c.placement.problem);
+
   auto r = std::make_shared<CopyResources>();
+  // Bound before any host buffer is made: allocations and first touches land on the node.
+  r->numa = std::make_unique<HostNumaBinding>(c.placement.node);
+  if (!r->numa->problem().empty()) return MeasuredCase::skip(r->numa->problem());
   if (c.direction != CopyDirection::d2h) {
     r->host_up = HostBuffer(c.bytes, c.host_memory);
     r->device_up = DeviceBuffer(c.bytes);
@@ -113,6 +121,8 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
     r->host_down = HostBuffer(c.bytes, c.host_memory);
     r->device_down = DeviceBuffer(c.bytes);
   }
+  const HostBuffer& host = c.direction != CopyDirection::d2h ? r->host_up : r->host_down;
+  r->host_memory_node = memory_numa_node(host.data(), host.bytes());
   EventTimerOptions timing;
   timing.stream = r->up.get();
   if (c.direction == CopyDirection::bidirectional) timing.side_streams = {r->down.get()};
@@ -134,8 +144,11 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   synchronous.bytes = m.work.bytes;
   synchronous.time = [c, r] { return synchronous_copy_seconds(c, *r); };
   m.side_rates = {synchronous};
-  m.report = [c, directions](benchmark::State& state, const Totals&) {
+  m.report = [c, r, directions](benchmark::State& state, const Totals&) {
     report_link_under_load(state, c.device, directions);
+    // -1: the kernel cannot place the pages (driver-mapped pinned memory), -2: more than one node.
+    state.counters["host_memory_numa_node"] = r->host_memory_node;
+    state.counters["thread_numa_node"] = thread_numa_node();
     state.counters["copies_per_batch"] = copies_per_batch(c.bytes);
   };
   return made;

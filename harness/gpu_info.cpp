@@ -131,6 +131,7 @@ nlohmann::json to_json(const GpuInfo& gpu) {
           {"async_engine_count", gpu.async_engine_count},
           {"pci_bus_id", gpu.pci_bus_id},
           {"numa_node", gpu.numa_node},
+          {"local_cpus", gpu.local_cpus},
           {"pcie_link", link}};
 }
 

@@ -49,6 +49,7 @@ struct GpuInfo {
   int async_engine_count = 0;  // copy engines that can run beside compute
   std::string pci_bus_id;
   int numa_node = -1;
+  std::vector<int> local_cpus;  // sysfs local_cpulist: the CPUs nearest the GPU; empty when unknown
   PcieLink link;
 };
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "harness/gpu_info.h"
+#include "harness/numa.h"
 #include "harness/nvml.h"
 
 namespace offloadbench {
@@ -36,6 +37,7 @@ GpuInfo query_one(int index) {
     if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) g.memory_free_bytes = free_bytes;
   }
   g.numa_node = read_sysfs_numa_node(g.pci_bus_id);
+  g.local_cpus = read_sysfs_local_cpus(g.pci_bus_id);
   g.link = read_pcie_link(g.pci_bus_id);
   return g;
 }

@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
+
 namespace offloadbench {
 
 namespace {
@@ -16,6 +18,25 @@ using driver_version_fn = int (*)(char*, unsigned);
 using clock_fn = int (*)(nvml_device, int, unsigned*);  // nvmlClockType_t is an int; NVML_CLOCK_SM = 1
 using reasons_fn = int (*)(nvml_device, unsigned long long*);
 constexpr int kNvmlClockSm = 1;
+using topology_fn = int (*)(nvml_device, nvml_device, int*);             // nvmlGpuTopologyLevel_t*
+using p2p_status_fn = int (*)(nvml_device, nvml_device, int, int*);      // caps index, nvmlGpuP2PStatus_t*
+using nvlink_uint_fn = int (*)(nvml_device, unsigned, unsigned*);        // state (nvmlEnableState_t), version
+constexpr int kP2pCapsRead = 0, kP2pCapsNvlink = 2;
+constexpr unsigned kMaxNvlinks = 32;  // above NVML_NVLINK_MAX_LINKS of any driver so far (18)
+// nvmlPciInfo_t as nvmlDeviceGetNvLinkRemotePciInfo_v2 fills it.
+struct NvmlPciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+using remote_pci_fn = int (*)(nvml_device, unsigned, NvmlPciInfo*);
+
+// "0000:1b:00.0" and "00000000:1B:00.0" name the same function.
+std::string normalized_bus_id(std::string id) {
+  for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (id.size() > 12 && id.find(':') == 8) id = id.substr(4);
+  return id;
+}
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -104,6 +125,34 @@ std::optional<SmClockReading> Nvml::sm_clock(const std::string& pci_bus_id) cons
       reasons(device, &r.reasons))
     return std::nullopt;
   return r;
+}
+
+std::optional<NvmlPeerLink> Nvml::peer_link(const std::string& bus_a, const std::string& bus_b) const {
+  if (!available_) return std::nullopt;
+  nvml_device a = device_at(library_, bus_a), b = device_at(library_, bus_b);
+  if (!a || !b) return std::nullopt;
+  NvmlPeerLink link;
+  if (auto topology = symbol<topology_fn>(library_, "nvmlDeviceGetTopologyCommonAncestor"))
+    if (int level = -1; topology(a, b, &level) == 0) link.common_ancestor = level;
+  if (auto p2p = symbol<p2p_status_fn>(library_, "nvmlDeviceGetP2PStatus")) {
+    if (int status = -1; p2p(a, b, kP2pCapsRead, &status) == 0) link.p2p_read_status = status;
+    if (int status = -1; p2p(a, b, kP2pCapsNvlink, &status) == 0) link.p2p_nvlink_status = status;
+  }
+  auto state = symbol<nvlink_uint_fn>(library_, "nvmlDeviceGetNvLinkState");
+  auto version = symbol<nvlink_uint_fn>(library_, "nvmlDeviceGetNvLinkVersion");
+  auto remote = symbol<remote_pci_fn>(library_, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  if (!state) return link;
+  const std::string far_end = normalized_bus_id(bus_b);
+  for (unsigned l = 0; l < kMaxNvlinks; ++l) {
+    unsigned active = 0;
+    if (state(a, l, &active) != 0) break;  // past the GPU's last link (or no NVLink at all)
+    if (!active) continue;
+    ++link.active_nvlinks;
+    if (link.nvlink_version == 0 && version) version(a, l, &link.nvlink_version);
+    NvmlPciInfo info{};
+    if (remote && remote(a, l, &info) == 0 && normalized_bus_id(info.bus_id) == far_end) ++link.direct_nvlinks;
+  }
+  return link;
 }
 
 }  // namespace offloadbench

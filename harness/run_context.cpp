@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/gpu_info.h"
+#include "harness/numa.h"
 #include "harness/results/results.h"
 #include "harness/system_info.h"
 
@@ -48,12 +49,14 @@ nlohmann::json make_run_context(const RunDescription& run) {
                        {"mode", run.mode},
                        {"repetitions", run.repetitions},
                        {"devices", run.devices},
+                       {"host_numa", run.host_numa},
                        {"command_line", run.command_line},
                        {"start_time_utc", utc_now_iso8601()},
                        {"incomplete", true}};
   return {{"offloadbench", ob},
           {"host", to_json(host)},
           {"cuda", to_json(gpu_inventory())},
+          {"numa", numa_context(read_numa_topology())},
           {"machine_fingerprint", machine_fingerprint()}};
 }
 

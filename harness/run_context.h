@@ -16,6 +16,7 @@ struct RunDescription {
   int repetitions = 0;
   std::string devices;  // as given to --device
   std::vector<std::string> command_line;
+  std::string host_numa = "local";  // as given to --host-numa
 };
 
 // {offloadbench: {...}, host: {...}, cuda: {...}, machine_fingerprint: {...}}

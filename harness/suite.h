@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "harness/numa.h"
+
 namespace offloadbench {
 
 struct RunConfig {
   bool quick = true;               // --quick (default) or --full
   std::vector<int> gpu_devices;    // GPU indices to register GPU cases for; empty with --device cpu
   std::optional<std::vector<std::uint64_t>> sizes;  // --sizes: overrides byte-size sweeps
+  HostNumaOption host_numa;        // --host-numa: where transfer cases put their host buffers
 
   // What tells one GPU's case names from another's: "/gpu:1" when the run has several GPUs, else "".
   std::string gpu_suffix(int device) const {

@@ -17,11 +17,11 @@ from . import files, results
 def chart_families():
     """The chart modules, imported here so that a Python without matplotlib gets one clear line."""
     from . import bandwidth, mlp, overlap, pinning, small_tensors, timing, transfer_extra
-    from . import batches
+    from . import batches, peer
     return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
             ("pinning break-even", pinning), ("many small tensors", small_tensors),
             ("device-local, SM-initiated, managed, latency", transfer_extra),
-            ("what to send over the bus", batches)] + transfer_idioms_family()
+            ("what to send over the bus", batches), ("GPU x GPU (peer)", peer)] + transfer_idioms_family()
 
 
 def transfer_idioms_family():

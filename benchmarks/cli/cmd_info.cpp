@@ -1,8 +1,10 @@
 // `offloadbench info`: deviceQuery plus what decides transfer speed, and the host facts.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "benchmarks/cli/commands.h"
 #include "harness/gpu_info.h"
+#include "harness/numa.h"
 #include "harness/run_context.h"
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
@@ -11,7 +13,7 @@ namespace offloadbench::cli {
 
 namespace {
 
-void print_gpu(const GpuInfo& g) {
+void print_gpu(const GpuInfo& g, const NumaTopology& numa) {
   const auto& l = g.link;
   fmt::print("GPU {}: {}\n", g.index, g.name);
   fmt::print("  compute capability     {}.{}, {} SMs\n", g.cc_major, g.cc_minor, g.sm_count);
@@ -32,15 +34,23 @@ void print_gpu(const GpuInfo& g) {
     fmt::print("  PCIe link              unknown (no NVML and no sysfs entry for {})\n", g.pci_bus_id);
   fmt::print("  copy engines           {} (asyncEngineCount)\n", g.async_engine_count);
   fmt::print("  PCI bus id / NUMA node {} / {}\n", g.pci_bus_id, g.numa_node);
+  if (!g.local_cpus.empty()) fmt::print("  local CPUs             {}\n", fmt::join(g.local_cpus, ","));
   if (auto warning = link_warning(g); !warning.empty()) fmt::print("  WARNING: {}\n", warning);
+  const auto& libnuma = Libnuma::instance();
+  if (auto warning = default_placement_warning(g.index, g.numa_node, numa, libnuma.available(),
+                                               libnuma.unavailable_reason());
+      !warning.empty())
+    fmt::print("  WARNING: {}\n", warning);
 }
 
 int execute_info(bool as_json) {
   const auto host = query_host_info();
   const auto& inv = gpu_inventory();
+  const auto numa = read_numa_topology();
   if (as_json) {
     fmt::print("{}\n", nlohmann::json{{"host", to_json(host)},
                                       {"cuda", to_json(inv)},
+                                      {"numa", numa_context(numa)},
                                       {"machine_fingerprint", machine_fingerprint()},
                                       {"offloadbench", {{"version", offloadbench_version()},
                                                         {"git_sha", offloadbench_git_sha()}}}}
@@ -57,7 +67,11 @@ int execute_info(bool as_json) {
              cuda_version_string(inv.driver_version), inv.driver_release.empty() ? "unknown" : inv.driver_release);
   fmt::print("NVML: {}\n", inv.nvml_status);
   if (!inv.unavailable_reason.empty()) fmt::print("GPUs: {}\n", inv.unavailable_reason);
-  for (const auto& g : inv.gpus) print_gpu(g);
+  const auto& libnuma = Libnuma::instance();
+  fmt::print("NUMA: {} node(s) with memory{}; libnuma {}\n", numa.nodes_with_memory.size(),
+             numa.nodes_with_memory.empty() ? "" : fmt::format(" ({})", fmt::join(numa.nodes_with_memory, ",")),
+             libnuma.available() ? "available" : libnuma.unavailable_reason());
+  for (const auto& g : inv.gpus) print_gpu(g, numa);
   return 0;
 }
 

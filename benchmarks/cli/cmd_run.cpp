@@ -20,6 +20,7 @@
 #include "benchmarks/cli/options.h"
 #include "harness/gpu_info.h"
 #include "harness/injected_slowdown.h"
+#include "harness/numa.h"
 #include "kernels/cpu_gemm.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
@@ -41,6 +42,7 @@ struct RunOptions {
   std::string out;
   int repetitions = 5;
   std::string sizes;
+  std::string host_numa = "local";
   bool sizes_given = false;  // `--sizes ''` is a mistake, not "the default sizes"
   bool device_given = false;
   bool out_given = false;
@@ -92,6 +94,11 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("--sizes: {}", e.what()));
   }
+  try {
+    config.host_numa = parse_host_numa(o.host_numa, read_numa_topology());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const auto suites = select_suites(o.suites);
   if (o.device_given && o.device.empty()) throw UsageError("--device '' is empty (give a GPU index, all or cpu)");
   const std::string device = o.device.empty() ? "0" : o.device;
@@ -118,6 +125,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   description.mode = config.quick ? "quick" : "full";
   description.repetitions = o.repetitions;
   description.devices = device;
+  description.host_numa = o.host_numa;
   description.command_line = command_line;
 
   if (registered_cases().empty())
@@ -205,6 +213,9 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
   auto* out = run->add_option("--out", o->out, "Results file (default results/<host>-<UTC time>.json)");
   run->add_option("--repetitions", o->repetitions, "Repetitions per benchmark")->default_str("5");
   auto* sizes = run->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, e.g. 4KiB,1MiB,256MiB");
+  run->add_option("--host-numa", o->host_numa,
+                  "Host buffers of transfer cases on: local (the GPU's NUMA node), remote, a node number, or all")
+      ->default_str("local");
   run->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
   return {run, [o, command_line, device, out, sizes] {
             o->device_given = device->count() > 0;

@@ -1,5 +1,6 @@
 #include "benchmarks/cli/options.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -46,13 +47,25 @@ std::vector<int> select_devices(const std::string& text) {
     if (all.empty()) all.push_back(0);
     return all;
   }
-  bool digits = !text.empty() && text.size() < 6;
-  for (char c : text) digits &= std::isdigit(static_cast<unsigned char>(c)) != 0;
-  if (!digits) throw UsageError(fmt::format("--device '{}' is not a GPU index, 'all' or 'cpu'", text));
-  const int index = std::stoi(text);
-  if (index >= std::max(visible, 1))
-    throw UsageError(fmt::format("--device {} is out of range: {} GPU(s) visible", index, visible));
-  return {index};
+  // One index, or a comma-separated list of them (the peer suite's GPUs).
+  std::vector<int> chosen;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool digits = !item.empty() && item.size() < 6;
+    for (char c : item) digits &= std::isdigit(static_cast<unsigned char>(c)) != 0;
+    if (!digits) throw UsageError(fmt::format("--device '{}' is not a GPU index, a list of them, 'all' or 'cpu'", text));
+    const int index = std::stoi(item);
+    if (index >= std::max(visible, 1))
+      throw UsageError(fmt::format("--device {} is out of range: {} GPU(s) visible", index, visible));
+    if (std::find(chosen.begin(), chosen.end(), index) != chosen.end())
+      throw UsageError(fmt::format("--device '{}' names GPU {} twice", text, index));
+    chosen.push_back(index);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return chosen;
 }
 
 }  // namespace offloadbench::cli

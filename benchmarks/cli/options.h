@@ -10,7 +10,7 @@ namespace offloadbench::cli {
 // "all" or a comma-separated list of suite names; throws UsageError naming an unknown one.
 std::vector<const Suite*> select_suites(const std::string& text);
 
-// "cpu" → {}, "all" → every visible GPU, "N" → {N}. With no GPU visible, 0 and "all" select GPU 0 so
+// "cpu" → {}, "all" → every visible GPU, "N" → {N}, "N,M,..." → those GPUs. With no GPU visible, 0 and "all" select GPU 0 so
 // that its cases are recorded as skipped with the reason. Throws UsageError when N is out of range.
 std::vector<int> select_devices(const std::string& text);
 

@@ -127,10 +127,12 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
   }
 }
 
-// A transfer row of `op` on a GPU with a byte count (sizes are map keys: never NaN).
+// A transfer row of `op` on a GPU with a byte count (sizes are map keys: never NaN), its host memory
+// placed as by default (--host-numa local): the fits compare like with like.
 bool gpu_transfer_row(const nlohmann::json& row, const char* op) {
+  const auto placement = text(row, "host_numa");
   return text(row, "op") == op && row.contains("device") && row["device"].is_number_integer() &&
-         std::isfinite(number(row, "bytes"));
+         std::isfinite(number(row, "bytes")) && (placement.empty() || placement == "local");
 }
 
 int directions_of(const nlohmann::json& row) { return text(row, "direction") == "bidirectional" ? 2 : 1; }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/peer_matrix.h"
 #include "harness/results/results.h"
 #include "harness/results/sizes.h"
 
@@ -102,6 +103,7 @@ void print_summary(std::FILE* out, const nlohmann::json& results) {
     }
     fmt::print(out, "{}\n", line);
   }
+  print_peer_matrices(out, results);
   for (const auto& [reason, count] : skip_reasons) fmt::print(out, "  skipped {:>4}: {}\n", count, printable(reason));
   // The analysis's findings (crossovers, fits, overlap, ceilings), when the file has been analysed.
   if (results.contains("analysis") && results["analysis"].contains("headlines")) {
