@@ -256,7 +256,9 @@ TEST(CpuGemm, RunsFasterTellsAMillisecondApartAndKeepsTheIncumbentOnATie) {
   const auto sleeps = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
   EXPECT_TRUE(runs_faster(nothing, sleeps, 3));
   EXPECT_FALSE(runs_faster(sleeps, nothing, 3));
-  EXPECT_FALSE(runs_faster(sleeps, sleeps, 3, 0.5));  // within the margin: the incumbent stays
+  // Within the margin the incumbent stays; the margin is wide because a loaded machine can stretch a 1 ms
+  // sleep several times over (the two would need medians 5x apart to swap).
+  EXPECT_FALSE(runs_faster(sleeps, sleeps, 5, 0.8));
 }
 
 // The same three SGD steps with every GEMM on each library give the weights OpenBLAS gives, up to
