@@ -41,6 +41,7 @@ SHARED_MEMORY_TESTS = [
 OUR_KERNEL_TESTS = SHARED_MEMORY_TESTS + [
     "GpuStreams.FmaWorkloadMatchesItsCpuTwin",
     "GpuTransferExtra.CopiesMatchTheirTwinsAtAnyAlignmentAndSize",
+    "GpuBatches.NormalizeKernelMatchesItsCpuTwinInEveryOutputType",
 ]
 class SanitizerRun(collections.namedtuple("SanitizerRun", "limit_s slowdown options tests tool env library_writes",
                                             defaults=(None, {}, None))):
@@ -68,7 +69,7 @@ SANITIZER_TOOLS = {
 # Set for the sanitizers' runs: the 200-step mlp loss-curve test takes 20 steps (tests/test_gpu_mlp.cpp).
 SANITIZER_ENV = {"OFFLOADBENCH_SHORT_GPU_TESTS": "1"}
 # first-light: every GPU code path once (scripts/gpu-check --stage first-light), in one short call.
-FIRST_LIGHT_SUITES = "mlp,transfer,streams,compute"  # run in this order: the most asked-for rows first
+FIRST_LIGHT_SUITES = "mlp,transfer,streams,compute,batches,peer"  # run in this order: the most asked-for rows first
 # One case of each GPU code path (a regex search, as --benchmark_filter does), by family.
 FIRST_LIGHT_CASES = [
     r"^mlp/784-128-10/(inference|train_sgd|train_adamw)/b(1|64|1024)/gpu/fp32/(eager|graph)/resident/",
@@ -82,6 +83,10 @@ FIRST_LIGHT_CASES = [
     r"^compute/(triad|dot)/fp32/(gpu_kernel/(256Mi|16Mi)|gpu_(pinned|pageable)/16Mi)/",
     r"^compute/sgemm/square/((tiled|cublas_fp32|cublas_tf32|cublas_bf16)/gpu_kernel/4096"
     r"|cublas_bf16/gpu_kernel/8192|tiled/gpu_pinned/4096)/",
+    r"^transfer/(torch_idiom/([a-z_]+/batch:64|result_to_[a-z]+/|item/)|pin_at_scale/(host_alloc|register_touched)/"
+    r"[a-z]+/1GiB)",
+    r"^batches/224x224x3/[a-z0-9_]+/[a-z]+/batch:64",
+    r"^peer/",
 ]
 FIRST_LIGHT_FILTER = "|".join(f"({case})" for case in FIRST_LIGHT_CASES)
 FIRST_LIGHT_TEST_JOBS = 4  # correctness tests side by side (they check outputs, not times)
