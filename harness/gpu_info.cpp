@@ -12,22 +12,6 @@
 
 namespace offloadbench {
 
-namespace {
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::string sysfs_device_dir(const std::string& pci_bus_id, const std::string& root) {
-  std::string id = pci_bus_id;
-  for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  // CUDA may print an 8-digit domain ("00000000:1b:00.0"); sysfs uses 4.
-  if (id.size() > 12 && id.find(':') == 8) id = id.substr(4);
-  return root + "/" + id;
-}
-}  // namespace
 
 double PcieLink::theoretical_bytes_per_second() const {
   return pcie_link_bytes_per_second(current_generation, current_width);
@@ -47,11 +31,11 @@ bool PcieLink::degraded() const {
 
 PcieLink read_sysfs_link(const std::string& pci_bus_id, const std::string& sysfs_root) {
   PcieLink link;
-  const auto dir = sysfs_device_dir(pci_bus_id, sysfs_root);
-  const auto cur_speed = read_line(dir + "/current_link_speed");
-  const auto max_speed = read_line(dir + "/max_link_speed");
-  const auto cur_width = read_line(dir + "/current_link_width");
-  const auto max_width = read_line(dir + "/max_link_width");
+  const auto dir = sysfs_pci_device_dir(pci_bus_id, sysfs_root);
+  const auto cur_speed = read_first_line(dir + "/current_link_speed");
+  const auto max_speed = read_first_line(dir + "/max_link_speed");
+  const auto cur_width = read_first_line(dir + "/current_link_width");
+  const auto max_width = read_first_line(dir + "/max_link_width");
   if (cur_speed.empty() || cur_width.empty()) return link;
   link.current_generation = pcie_generation_from_speed(cur_speed);
   link.max_generation = pcie_generation_from_speed(max_speed);
@@ -87,7 +71,7 @@ PcieLink read_pcie_link(const std::string& pci_bus_id) {
 }
 
 int read_sysfs_numa_node(const std::string& pci_bus_id, const std::string& sysfs_root) {
-  const auto text = read_line(sysfs_device_dir(pci_bus_id, sysfs_root) + "/numa_node");
+  const auto text = read_first_line(sysfs_pci_device_dir(pci_bus_id, sysfs_root) + "/numa_node");
   return text.empty() ? -1 : std::atoi(text.c_str());
 }
 

@@ -2,6 +2,7 @@
 // declared here, so no numa.h is needed to build) sets the policy; plain syscalls read it back and
 // restore it, so what a row records is the kernel's answer, not ours.
 #include "harness/numa.h"
+#include "harness/pcie.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -24,20 +25,6 @@ namespace {
 constexpr int kMpolFNode = 1 << 0;  // <linux/mempolicy.h>
 constexpr int kMpolFAddr = 1 << 1;
 constexpr unsigned long kMaxNodeBits = 4096;  // ≥ any kernel's MAX_NUMNODES, as get_mempolicy requires
-
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::string sysfs_device_dir(const std::string& pci_bus_id, const std::string& root) {
-  std::string id = pci_bus_id;
-  for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (id.size() > 12 && id.find(':') == 8) id = id.substr(4);  // CUDA's 8-digit domain; sysfs has 4
-  return root + "/" + id;
-}
 
 int parse_number(const std::string& text, const std::string& what) {
   if (text.empty() || text.size() > 6 ||
@@ -75,12 +62,12 @@ bool NumaTopology::has_node(int node) const {
 NumaTopology read_numa_topology(const std::string& sys_root) {
   NumaTopology t;
   const std::string dir = sys_root + "/devices/system/node";
-  auto with_memory = read_line(dir + "/has_memory");
-  if (with_memory.empty()) with_memory = read_line(dir + "/online");
+  auto with_memory = read_first_line(dir + "/has_memory");
+  if (with_memory.empty()) with_memory = read_first_line(dir + "/online");
   try {
     t.nodes_with_memory = parse_cpulist(with_memory);  // node lists use the same syntax
     for (int node : t.nodes_with_memory)
-      t.cpus[node] = parse_cpulist(read_line(fmt::format("{}/node{}/cpulist", dir, node)));
+      t.cpus[node] = parse_cpulist(read_first_line(fmt::format("{}/node{}/cpulist", dir, node)));
   } catch (const std::invalid_argument&) {
     return {};  // an unreadable tree is an unknown one
   }
@@ -89,7 +76,7 @@ NumaTopology read_numa_topology(const std::string& sys_root) {
 
 std::vector<int> read_sysfs_local_cpus(const std::string& pci_bus_id, const std::string& sysfs_root) {
   try {
-    return parse_cpulist(read_line(sysfs_device_dir(pci_bus_id, sysfs_root) + "/local_cpulist"));
+    return parse_cpulist(read_first_line(sysfs_pci_device_dir(pci_bus_id, sysfs_root) + "/local_cpulist"));
   } catch (const std::invalid_argument&) {
     return {};
   }

@@ -1,10 +1,9 @@
 // NVML through dlopen. The few entry points are declared here by their documented C ABI
 // (nvmlReturn_t is an int, nvmlDevice_t an opaque pointer), so no nvml.h is needed to build.
 #include "harness/nvml.h"
+#include "harness/pcie.h"
 
 #include <dlfcn.h>
-
-#include <cctype>
 
 namespace offloadbench {
 
@@ -30,13 +29,6 @@ struct NvmlPciInfo {
   char bus_id[32];
 };
 using remote_pci_fn = int (*)(nvml_device, unsigned, NvmlPciInfo*);
-
-// "0000:1b:00.0" and "00000000:1B:00.0" name the same function.
-std::string normalized_bus_id(std::string id) {
-  for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (id.size() > 12 && id.find(':') == 8) id = id.substr(4);
-  return id;
-}
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -142,7 +134,7 @@ std::optional<NvmlPeerLink> Nvml::peer_link(const std::string& bus_a, const std:
   auto version = symbol<nvlink_uint_fn>(library_, "nvmlDeviceGetNvLinkVersion");
   auto remote = symbol<remote_pci_fn>(library_, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   if (!state) return link;
-  const std::string far_end = normalized_bus_id(bus_b);
+  const std::string far_end = normalized_pci_bus_id(bus_b);
   for (unsigned l = 0; l < kMaxNvlinks; ++l) {
     unsigned active = 0;
     if (state(a, l, &active) != 0) break;  // past the GPU's last link (or no NVLink at all)
@@ -150,7 +142,7 @@ std::optional<NvmlPeerLink> Nvml::peer_link(const std::string& bus_a, const std:
     ++link.active_nvlinks;
     if (link.nvlink_version == 0 && version) version(a, l, &link.nvlink_version);
     NvmlPciInfo info{};
-    if (remote && remote(a, l, &info) == 0 && normalized_bus_id(info.bus_id) == far_end) ++link.direct_nvlinks;
+    if (remote && remote(a, l, &info) == 0 && normalized_pci_bus_id(info.bus_id) == far_end) ++link.direct_nvlinks;
   }
   return link;
 }

@@ -1,6 +1,8 @@
 #include "harness/pcie.h"
 
+#include <cctype>
 #include <cstdlib>
+#include <fstream>
 
 namespace offloadbench {
 
@@ -33,6 +35,24 @@ int pcie_generation_from_speed(const std::string& sysfs_speed) {
       return gen;
   }
   return 0;
+}
+
+std::string normalized_pci_bus_id(const std::string& pci_bus_id) {
+  std::string id = pci_bus_id;
+  for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (id.size() > 12 && id.find(':') == 8) id = id.substr(4);
+  return id;
+}
+
+std::string sysfs_pci_device_dir(const std::string& pci_bus_id, const std::string& root) {
+  return root + "/" + normalized_pci_bus_id(pci_bus_id);
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
 }
 
 }  // namespace offloadbench

@@ -15,4 +15,14 @@ double pcie_link_bytes_per_second(int generation, int width);
 // The generation named by a sysfs link speed such as "32.0 GT/s PCIe"; 0 when not recognised.
 int pcie_generation_from_speed(const std::string& sysfs_speed);
 
+// A PCI bus id as sysfs names it: lower case, a 4-digit domain ("0000:1b:00.0"; CUDA and NVML print
+// 8 digits, "00000000:1B:00.0").
+std::string normalized_pci_bus_id(const std::string& pci_bus_id);
+
+// The sysfs folder of a PCI device under `root` (/sys/bus/pci/devices, or a test's fake tree).
+std::string sysfs_pci_device_dir(const std::string& pci_bus_id, const std::string& root);
+
+// The first line of a (sysfs) file; "" when it cannot be read.
+std::string read_first_line(const std::string& path);
+
 }  // namespace offloadbench

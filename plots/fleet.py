@@ -12,7 +12,7 @@ import html
 import pathlib
 import sys
 
-from . import files, results
+from . import files, report, results
 
 GPU_VIEW_ORDER = ["gpu_pinned", "gpu_pageable", "gpu_pinned_overlap", "gpu_kernel"]  # as the headlines prefer
 VIEW_PHRASE = {"gpu_pinned": "incl. pinned transfers", "gpu_pageable": "incl. pageable transfers",
@@ -249,15 +249,7 @@ def write_report(docs, sources, labels, outdir, charts, missing):
               "<p class='caption'>Per compare group, against all CPU threads, the crossover the analysis found "
               "(with pinned transfers where measured) and the speedup at the largest size.</p>",
               crossover_table(docs, labels), "<h2>Charts</h2>"]
-    if not charts:
-        parts.append("<p>No chart could be drawn from these files (see below).</p>")
-    for chart in charts:
-        parts += [f"<h3>{e(chart['title'])}</h3>",
-                  f"<a href='{e(chart['svg'])}'><img src='{e(chart['png'])}' alt='{e(chart['title'])}'></a>",
-                  f"<p class='caption'>{e(chart['caption'])} (<a href='{e(chart['svg'])}'>SVG</a>)</p>"]
-    parts.append("<h2>Missing</h2>")
-    parts.append("<ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>" if missing
-                 else "<p>Nothing: every chart could be drawn.</p>")
+    parts += report.chart_sections(charts, missing, "these files", "every chart could be drawn")
     parts.append("</body></html>")
     return files.write_text_atomically(outdir / "report.html", "\n".join(parts) + "\n")
 

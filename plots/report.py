@@ -39,6 +39,20 @@ def _counts(doc):
     return f"{len(rows)} measurements, {skipped} skipped, {invalid} invalid"
 
 
+def chart_sections(charts, missing, source, nothing_missing):
+    """The report's charts, each linked to its SVG with its caption, then what could not be drawn."""
+    e = html.escape
+    parts = [] if charts else [f"<p>No chart could be drawn from {source} (see below).</p>"]
+    for chart in charts:
+        parts += [f"<h3>{e(chart['title'])}</h3>",
+                  f"<a href='{e(chart['svg'])}'><img src='{e(chart['png'])}' alt='{e(chart['title'])}'></a>",
+                  f"<p class='caption'>{e(chart['caption'])} (<a href='{e(chart['svg'])}'>SVG</a>)</p>"]
+    parts.append("<h2>Missing</h2>")
+    parts.append("<ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>" if missing
+                 else f"<p>Nothing: {nothing_missing}.</p>")
+    return parts
+
+
 def write(doc, source, outdir, charts, missing):
     e = html.escape
     analysis = results.analysis(doc)
@@ -56,14 +70,6 @@ def write(doc, source, outdir, charts, missing):
     parts.append("</table><h2>Machine</h2><table>")
     parts += [f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in _machine_rows(doc)]
     parts.append("</table><h2>Charts</h2>")
-    if not charts:
-        parts.append("<p>No chart could be drawn from this file (see below).</p>")
-    for chart in charts:
-        parts += [f"<h3>{e(chart['title'])}</h3>",
-                  f"<a href='{e(chart['svg'])}'><img src='{e(chart['png'])}' alt='{e(chart['title'])}'></a>",
-                  f"<p class='caption'>{e(chart['caption'])} (<a href='{e(chart['svg'])}'>SVG</a>)</p>"]
-    parts.append("<h2>Missing</h2>")
-    parts.append("<ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>" if missing
-                 else "<p>Nothing: every chart family could be drawn.</p>")
+    parts += chart_sections(charts, missing, "this file", "every chart family could be drawn")
     parts.append("</body></html>")
     return files.write_text_atomically(outdir / "report.html", "\n".join(parts) + "\n")
