@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -188,6 +189,19 @@ ChildEnd run_child(const std::string& executable, const std::vector<std::string>
   end.status = exit_status(status);
   end.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return end;
+}
+
+std::string last_log_line(const std::string& log) {
+  std::ifstream in(log, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : 0;
+  std::string tail(static_cast<std::size_t>(std::min<std::streamoff>(size, 4096)), '\0');
+  in.seekg(size - static_cast<std::streamoff>(tail.size()));
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.pop_back();
+  const auto start = tail.find_last_of("\r\n");
+  std::string line = start == std::string::npos ? tail : tail.substr(start + 1);
+  return line.size() > 200 ? line.substr(0, 200) + "…" : line;
 }
 
 }  // namespace offloadbench::cli

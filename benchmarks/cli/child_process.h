@@ -27,4 +27,8 @@ struct ChildEnd {
 ChildEnd run_child(const std::string& executable, const std::vector<std::string>& arguments,
                    const std::string& log_path = "", double time_limit_s = 0, StopSignals* stop = nullptr);
 
+// The last line (at most 200 characters) a failed child wrote to its log, which usually says why: its
+// log goes with its temporary folder.
+std::string last_log_line(const std::string& log_path);
+
 }  // namespace offloadbench::cli

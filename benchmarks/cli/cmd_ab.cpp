@@ -218,20 +218,6 @@ double process_time_limit(const AbCliOptions& o, double longest_so_far_s) {
   return allowance_s * o.repetitions * std::max(1.0, min_time / default_min_time_s(o.full));
 }
 
-// The last line a failed process wrote, which usually says why; its log goes with the temporary folder.
-std::string last_log_line(const std::string& log) {
-  std::ifstream in(log, std::ios::binary | std::ios::ate);
-  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : 0;
-  std::string tail(static_cast<std::size_t>(std::min<std::streamoff>(size, 4096)), '\0');
-  in.seekg(size - static_cast<std::streamoff>(tail.size()));
-  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
-  tail.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-  while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.pop_back();
-  const auto start = tail.find_last_of("\r\n");
-  std::string line = start == std::string::npos ? tail : tail.substr(start + 1);
-  return line.size() > 200 ? line.substr(0, 200) + "…" : line;
-}
-
 class RoundRunner {
  public:
   RoundRunner(const AbCliOptions& o, const RoundsFolder& folder, StopSignals& stop, std::uint64_t seed)

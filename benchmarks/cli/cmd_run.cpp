@@ -18,6 +18,7 @@
 #include "benchmarks/cli/commands.h"
 #include "benchmarks/cli/interrupt.h"
 #include "benchmarks/cli/options.h"
+#include "benchmarks/cli/run_processes.h"
 #include "harness/gpu_info.h"
 #include "harness/injected_slowdown.h"
 #include "harness/numa.h"
@@ -41,6 +42,7 @@ struct RunOptions {
   std::string device;
   std::string out;
   int repetitions = 5;
+  int processes = 1;
   std::string sizes;
   std::string host_numa = "local";
   bool sizes_given = false;  // `--sizes ''` is a mistake, not "the default sizes"
@@ -79,6 +81,8 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   if (o.quick && o.full) throw UsageError("--quick and --full cannot be used together");
   if (o.repetitions < 1 || o.repetitions > 1000)
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
+  if (o.processes < 1 || o.processes > o.repetitions)
+    throw UsageError(fmt::format("--processes {} is out of range (1 to --repetitions, {})", o.processes, o.repetitions));
   check_benchmark_flags(o.benchmark_flags);
   try {
     check_injected_slowdown_setting();
@@ -140,6 +144,20 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     if (error) throw FileError(fmt::format("cannot make the default results folder 'results': {}", error.message()));
   }
   check_output_path(out, "--out");
+  if (o.processes > 1) {  // everything is checked; the processes measure, this one only gathers
+    clear_registered_cases();
+    benchmark::Shutdown();
+    ProcessRunPlan plan;
+    plan.arguments = {"run", "--suite", o.suites, o.full ? "--full" : "--quick", "--device", device,
+                      "--host-numa", o.host_numa};
+    if (o.sizes_given) plan.arguments.insert(plan.arguments.end(), {"--sizes", o.sizes});
+    plan.benchmark_flags = o.benchmark_flags;
+    plan.repetitions = o.repetitions;
+    plan.processes = o.processes;
+    plan.out = out;
+    plan.command_line = command_line;
+    return run_in_processes(plan);
+  }
   OutputLock lock(out);  // a second run writing the same file is refused, not interleaved
   ResultsReporter reporter(out, make_run_context(description), selected,
                            isatty(STDERR_FILENO) != 0);
@@ -212,6 +230,10 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
   auto* device = run->add_option("--device", o->device, "GPU index, all, or cpu (no GPU cases)")->default_str("0");
   auto* out = run->add_option("--out", o->out, "Results file (default results/<host>-<UTC time>.json)");
   run->add_option("--repetitions", o->repetitions, "Repetitions per benchmark")->default_str("5");
+  run->add_option("--processes", o->processes,
+                  "Spread the repetitions over this many fresh processes, one after another (memory layout and "
+                  "machine state drawn again in each: what compare needs to trust a change between two files)")
+      ->default_str("1");
   auto* sizes = run->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, e.g. 4KiB,1MiB,256MiB");
   run->add_option("--host-numa", o->host_numa,
                   "Host buffers of transfer cases on: local (the GPU's NUMA node), remote, a node number, or all")

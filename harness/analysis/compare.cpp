@@ -392,6 +392,13 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
   }
   Comparison c;
   c.options = options;
+  const auto processes = [](const nlohmann::json& doc) {
+    const auto& ob = doc["context"].value("offloadbench", nlohmann::json::object());
+    const auto it = ob.find("processes");
+    return it != ob.end() && it->is_number_integer() && it->get<int>() > 1 ? it->get<int>() : 1;
+  };
+  c.base_processes = processes(base);
+  c.new_processes = processes(candidate);
   const auto base_samples = benchmark_samples(base, options.metric, base_origin);
   const auto new_samples = benchmark_samples(candidate, options.metric, new_origin);
   std::map<std::string, const BenchmarkSamples*> by_name;

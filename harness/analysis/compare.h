@@ -108,6 +108,9 @@ struct Comparison {
   // more on the faster side withholds every SLOWER (and vice versa): see compare.cpp, TailWitness.
   int tails_slower = 0, tails_faster = 0, tail_allowance = 0;
   double geomean_slowdown = 1;  // geometric mean of `slowdown` over rows with both medians; > 1 slower
+  // How many processes each file's repetitions came from (context.offloadbench.processes; 1 when
+  // absent): with one, the change between runs that no repetition shows is estimated, not measured.
+  int base_processes = 1, new_processes = 1;
   // Set when nearly everything moved one way by a lot: more likely the machine's state (load, clocks,
   // other tenants) than the code. The verdicts stand; the note says what to suspect.
   std::string machine_note;

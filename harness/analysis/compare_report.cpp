@@ -47,6 +47,16 @@ std::string summary_line(const Comparison& c) {
 constexpr const char* kAbAdvice =
     "for a verdict on the INCONCLUSIVE rows, measure both builds side by side: offloadbench ab BASE_BINARY NEW_BINARY";
 
+// Repetitions from one process share its memory layout and its moment of the machine: what moves
+// between runs is learned from the whole file, and single benchmarks can still jump between processes.
+std::string one_process_note(const Comparison& c) {
+  if ((c.base_processes > 1 && c.new_processes > 1) || c.slower + c.faster + c.inconclusive == 0) return "";
+  const char* which = c.base_processes > 1 ? "NEW's" : c.new_processes > 1 ? "BASE's" : "each file's";
+  return fmt::format("{} repetitions come from one process, so how much a benchmark moves between runs is estimated "
+                     "from the whole file, not seen; for verdicts that hold benchmark by benchmark, measure both "
+                     "with `offloadbench run --processes 5` (docs/regression.md)", which);
+}
+
 }  // namespace
 
 void print_comparison(std::FILE* out, const Comparison& c) {
@@ -63,6 +73,7 @@ void print_comparison(std::FILE* out, const Comparison& c) {
   if (!c.skipped_in_both.empty()) fmt::print(out, "{} benchmark(s) skipped in both files\n", c.skipped_in_both.size());
   fmt::print(out, "compare: {}\n", summary_line(c));
   if (c.inconclusive > 0) fmt::print(out, "compare: {}\n", kAbAdvice);
+  if (const auto note = one_process_note(c); !note.empty()) fmt::print(out, "compare: note: {}\n", note);
   if (!c.machine_note.empty()) fmt::print(out, "compare: note: {}\n", printable(c.machine_note));
 }
 
@@ -71,6 +82,7 @@ std::string comparison_markdown(const Comparison& c, const std::string& base_lab
                                printable(new_label), summary_line(c));
   if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", printable(c.machine_note));
   if (c.inconclusive > 0) md += fmt::format("{}\n\n", kAbAdvice);
+  if (const auto note = one_process_note(c); !note.empty()) md += fmt::format("> {}\n\n", note);
   md += "| verdict | benchmark | base median | new median | change | p | reps | why |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& row : c.rows)
@@ -118,6 +130,7 @@ nlohmann::json to_json(const Comparison& c) {
                               {{"SLOWER", c.slower}, {"FASTER", c.faster}, {"SAME", c.same},
                                {"INCONCLUSIVE", c.inconclusive}}},
                              {"geomean_slowdown", c.geomean_slowdown},
+                             {"processes", {{"base", c.base_processes}, {"new", c.new_processes}}},
                              {"run_pair_noise",
                               {{"common_shift", std::expm1(c.noise.common_shift)},
                                {"between", c.noise.between},

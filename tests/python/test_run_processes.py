@@ -1,0 +1,79 @@
+"""run --processes N: the repetitions of every benchmark come from N fresh processes and land in one
+results file that validates against the schema; bad counts are bad input; an interrupted run keeps
+what finished; nothing is left beside the file."""
+import json
+import signal
+import subprocess
+import time
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, load_json
+
+SCHEMA = json.loads((ROOT / "docs" / "results.schema.json").read_text())
+FILTER = "--benchmark_filter=compute/triad/fp32/cpu_1t/(1Ki|64Ki)/"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--repetitions", "3", "--processes", "4"], "--processes 4 is out of range (1 to --repetitions, 3)"),
+    (["--processes", "0"], "--processes 0 is out of range"),
+    # Google Benchmark matches decorated names only when it runs: the first process says so, as one line.
+    (["--processes", "2", "--", "--benchmark_filter=compute/triad/fp32/cpu_1t/1Ki$"], "no benchmark matches"),
+])
+def test_a_process_count_out_of_range_is_bad_input(run_offloadbench, tmp_path, args, message):
+    out = tmp_path / "r.json"
+    result = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--out", out, *args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert not list(tmp_path.iterdir()), "no file, no lock and no processes' folder may be left"
+
+
+def test_repetitions_from_several_processes_make_one_valid_file(run_offloadbench, tmp_path):
+    out = tmp_path / "p.json"
+    result = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--repetitions", "4", "--processes",
+                              "3", "--out", out, "--", FILTER, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "process 3 of 3 done" in result.stderr and f"results: {out}" in result.stdout
+    doc = load_json(out)
+    jsonschema.validate(doc, SCHEMA)
+    ob = doc["context"]["offloadbench"]
+    assert (ob["repetitions"], ob["processes"], ob["processes_finished"], ob["incomplete"]) == (4, 3, 3, False)
+    assert "--processes" in ob["command_line"]
+    rows = doc["benchmarks"]
+    names = {r["name"] for r in rows}
+    assert len(names) == 2
+    for name in names:
+        mine = [r for r in rows if r["name"] == name]
+        assert [r["process"] for r in mine] == [0, 0, 1, 2]  # 4 over 3: 2, 1, 1
+        assert [r["repetition_index"] for r in mine] == [0, 1, 2, 3]
+        assert all(r["run_type"] == "iteration" and r["real_time"] > 0 for r in mine)
+    assert "analysis" in doc
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"], "the processes' folder must go"
+
+
+def test_an_interrupted_run_keeps_the_processes_that_finished(offloadbench_bin, tmp_path):
+    out = tmp_path / "cut.json"
+    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "compute", "--device", "cpu", "--repetitions", "3",
+                             "--processes", "3", "--out", str(out), "--", "--benchmark_filter=compute/triad/fp32/cpu_1t"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not out.exists() and proc.poll() is None:
+            time.sleep(0.05)  # written once the first process has finished
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    assert "interrupted; what finished is in" in stderr
+    doc = load_json(out)
+    jsonschema.validate(doc, SCHEMA)
+    ob = doc["context"]["offloadbench"]
+    assert ob["incomplete"] is True and ob["stopped_because"] == "interrupted"
+    assert ob["processes_finished"] >= 1
+    assert {r["process"] for r in doc["benchmarks"]} >= {0}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.json"]
