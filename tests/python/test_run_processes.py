@@ -77,3 +77,30 @@ def test_an_interrupted_run_keeps_the_processes_that_finished(offloadbench_bin, 
     assert ob["processes_finished"] >= 1
     assert {r["process"] for r in doc["benchmarks"]} >= {0}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.json"]
+
+
+def test_compare_names_files_whose_repetitions_come_from_one_process(run_offloadbench, tmp_path):
+    multi = tmp_path / "multi.json"
+    done = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--repetitions", "4", "--processes", "2",
+                            "--out", multi, "--", FILTER)
+    assert done.returncode == 0, done.stderr
+    doc = load_json(multi)
+    slowed = json.loads(json.dumps(doc))
+    victim = slowed["benchmarks"][0]["name"]
+    for row in slowed["benchmarks"]:
+        if row["name"] == victim:
+            row["real_time"] *= 3  # not SAME, whatever the verdict: the note is for files that say more than SAME
+    single = json.loads(json.dumps(doc))
+    del single["context"]["offloadbench"]["processes"]
+    paths = {}
+    for name, content in (("slowed", slowed), ("single", single)):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(content))
+    note = "repetitions come from one process"
+    both_multi = run_offloadbench("compare", multi, paths["slowed"], "--json", tmp_path / "c1.json")
+    assert note not in both_multi.stdout
+    assert load_json(tmp_path / "c1.json")["processes"] == {"base": 2, "new": 2}
+    one_single = run_offloadbench("compare", paths["single"], paths["slowed"], "--json", tmp_path / "c2.json")
+    assert "BASE's repetitions come from one process" in one_single.stdout, one_single.stdout
+    assert "run --processes 5" in one_single.stdout
+    assert load_json(tmp_path / "c2.json")["processes"] == {"base": 1, "new": 2}
