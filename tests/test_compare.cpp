@@ -24,7 +24,7 @@ nlohmann::json fingerprint(const std::string& cpu = "Test CPU") {
 
 // A results file with one per-repetition row per value (real_time in ns) and a mean aggregate row.
 nlohmann::json results(const std::vector<std::pair<std::string, std::vector<double>>>& benchmarks,
-                       const nlohmann::json& machine = fingerprint(), int processes = 1) {
+                       const nlohmann::json& machine = fingerprint()) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& [name, values] : benchmarks) {
     for (std::size_t i = 0; i < values.size(); ++i)
@@ -34,9 +34,8 @@ nlohmann::json results(const std::vector<std::pair<std::string, std::vector<doub
     rows.push_back({{"name", name + "_mean"}, {"run_type", "aggregate"}, {"aggregate_name", "mean"},
                     {"real_time", 1.0}, {"time_unit", "ns"}});
   }
-  nlohmann::json ob = {{"schema_version", kResultsSchemaVersion}};
-  if (processes > 1) ob["processes"] = processes;
-  return {{"context", {{"offloadbench", ob}, {"machine_fingerprint", machine}}}, {"benchmarks", rows}};
+  return {{"context", {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}}, {"machine_fingerprint", machine}}},
+          {"benchmarks", rows}};
 }
 
 std::vector<double> scaled(std::vector<double> values, double factor) {
@@ -129,29 +128,23 @@ namespace {
 struct SimulatedPair {
   nlohmann::json base, candidate;
 };
-// With `far` > 0 each repetition is a fresh process (run --processes) that lands 15-80% slow with
-// that probability, as single processes did on a quiet 2-core machine.
 SimulatedPair simulated_pair(unsigned seed, int count, int reps, double between, double common,
-                             const std::string& slowed = "", double factor = 1, double far = 0) {
+                             const std::string& slowed = "", double factor = 1) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> time(1e3, 1e6), spread(0.005, 0.06);
   std::normal_distribution<double> normal(0, 1);
-  std::uniform_real_distribution<double> unit(0, 1), excursion(1.15, 1.8);
-  const auto process = [&] { return far > 0 && unit(rng) < far ? excursion(rng) : 1.0; };
   std::vector<std::pair<std::string, std::vector<double>>> base, candidate;
   for (int i = 0; i < count; ++i) {
     const std::string name = "bench" + std::to_string(i);
-    const double t = time(rng), drawn = spread(rng);
-    const double s = far > 0 && name == slowed ? 0.005 : drawn;  // a steady row: what a 10% target is about
+    const double t = time(rng), s = spread(rng);
     const double moved = std::exp(common + between * normal(rng)) * (name == slowed ? factor : 1);
     std::vector<double> b, n;
-    for (int r = 0; r < reps; ++r) b.push_back(t * std::exp(s * normal(rng)) * process());
-    for (int r = 0; r < reps; ++r) n.push_back(t * moved * std::exp(s * normal(rng)) * process());
+    for (int r = 0; r < reps; ++r) b.push_back(t * std::exp(s * normal(rng)));
+    for (int r = 0; r < reps; ++r) n.push_back(t * moved * std::exp(s * normal(rng)));
     base.push_back({name, b});
     candidate.push_back({name, n});
   }
-  const int processes = far > 0 ? reps : 1;
-  return {results(base, fingerprint(), processes), results(candidate, fingerprint(), processes)};
+  return {results(base), results(candidate)};
 }
 
 }  // namespace
@@ -209,70 +202,6 @@ TEST(CompareResults, ASlowedBenchmarkIsNeverSame) {
           EXPECT_NE(row.verdict, Verdict::same) << seed << " " << row.reason;
         }
     }
-}
-
-TEST(CompareVerdict, AFarProcessIsSetAsideOnlyInFilesFromProcesses) {
-  // One process of BASE far out (as run --processes files show now and then) hides a 10% change
-  // from Welch; set aside, the four left and NEW's five are clearly apart.
-  const std::vector<double> base = {13.30, 13.35, 13.33, 15.79, 13.31}, candidate = {14.70, 14.65, 14.67, 14.76, 14.82};
-  const auto plain = compare_samples("x", base, candidate, defaults());
-  EXPECT_NE(plain.verdict, Verdict::slower) << plain.reason;
-  EXPECT_EQ(plain.base_far, 0u);
-  const auto processes = compare_samples("x", base, candidate, defaults(), false, true);
-  EXPECT_EQ(processes.verdict, Verdict::slower) << processes.reason;
-  EXPECT_EQ(processes.base_far, 1u);
-  EXPECT_EQ(processes.new_far, 0u);
-  EXPECT_NE(processes.reason.find("far processes set aside: 1 in BASE, 0 in NEW"), std::string::npos) << processes.reason;
-  EXPECT_LT(processes.standard_error, plain.standard_error / 4);
-  // The medians are still every value's: the reported change is the same.
-  EXPECT_DOUBLE_EQ(processes.change, plain.change);
-}
-
-TEST(CompareResults, FilesFromProcessesScaleTheNoiseAndSetFarProcessesAside) {
-  // A/A pairs where any process may land 15-80% slow (5% of them): no more than 2 of 40 with an alarm.
-  int pairs_with_alarm = 0;
-  for (unsigned seed = 300; seed < 340; ++seed) {
-    const auto pair = simulated_pair(seed, 160, 5, 0.0, 0.0, "", 1, 0.05);
-    const auto c = compare_results(pair.base, pair.candidate, defaults(), "b", "n");
-    EXPECT_TRUE(c.noise.scaled);
-    EXPECT_GE(c.noise.scale, 1.0);
-    EXPECT_LT(c.noise.between, 0.02);  // still learned as the added term, for the ±10% limit
-    pairs_with_alarm += c.slower + c.faster > 0;
-  }
-  EXPECT_LE(pairs_with_alarm, 2);
-  // One steady benchmark 10% slower among them: caught in most pairs, never SAME; read as files from
-  // one process (every value kept, the added term), the far processes hide it more often.
-  int caught = 0, caught_as_one_process = 0;
-  for (unsigned seed = 400; seed < 420; ++seed) {
-    auto pair = simulated_pair(seed, 160, 5, 0.0, 0.0, "bench5", 1.1, 0.05);
-    const auto c = compare_results(pair.base, pair.candidate, defaults(), "b", "n");
-    caught += slower_names(c) == std::vector<std::string>{"bench5"};
-    pair.base["context"]["offloadbench"].erase("processes");
-    caught_as_one_process +=
-        slower_names(compare_results(pair.base, pair.candidate, defaults(), "b", "n")) == std::vector<std::string>{"bench5"};
-    for (const auto& row : c.rows) {
-      if (row.name == "bench5") {
-        EXPECT_NE(row.verdict, Verdict::same) << seed << " " << row.reason;
-      }
-    }
-  }
-  EXPECT_GE(caught, 16);
-  EXPECT_GT(caught, caught_as_one_process);
-  // Files from one process keep the added between-runs term and every value.
-  const auto one = simulated_pair(7, 160, 5, 0.0, 0.0);
-  const auto c = compare_results(one.base, one.candidate, defaults(), "b", "n");
-  EXPECT_FALSE(c.noise.scaled);
-  for (const auto& row : c.rows) {
-    EXPECT_EQ(row.base_far + row.new_far, 0u) << row.name;
-  }
-  // Both from processes, but one machine was busier than its CPUs: compared as if from one process.
-  auto busy = simulated_pair(8, 160, 5, 0.0, 0.0, "", 1, 0.05);
-  busy.base["context"]["load_avg"] = {3.4, 2.0, 1.0};
-  busy.base["context"]["num_cpus"] = 2;
-  const auto b = compare_results(busy.base, busy.candidate, defaults(), "b", "n");
-  EXPECT_FALSE(b.per_process);
-  EXPECT_FALSE(b.noise.scaled);
-  EXPECT_EQ(b.not_per_process, "BASE's load average was 3.4 on 2 CPUs");
 }
 
 TEST(CompareVerdict, RatesAreBetterHigherAndTimesLower) {

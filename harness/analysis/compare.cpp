@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "harness/results/results.h"
-#include "harness/analysis/far_processes.h"
 #include "harness/analysis/signed_rank.h"
 #include "harness/analysis/stats.h"
 #include "harness/analysis/welch.h"
@@ -73,21 +72,6 @@ std::string load_text(const nlohmann::json& base, const nlohmann::json& candidat
   return a >= 0 && b >= 0 ? fmt::format("; load average {:.1f} vs {:.1f}", a, b) : "";
 }
 
-// Far processes are rare on a machine with CPUs to spare and the rule on them; on one whose 1-minute
-// load average (Google Benchmark's context.load_avg, at the start) was above its CPU count, other work
-// competed all the way through. Measured: on a 2-CPU machine at load 3-4, setting far processes aside
-// raised false alarms in 5 of 30 A/A pairs (docs/regression.md). "" when the file says nothing of it.
-std::string busy_machine(const nlohmann::json& ctx, const char* which) {
-  const auto load = ctx.find("load_avg");
-  const auto cpus = ctx.find("num_cpus");
-  if (load == ctx.end() || !load->is_array() || load->empty() || !(*load)[0].is_number() || cpus == ctx.end() ||
-      !cpus->is_number() || !(cpus->get<double>() > 0))
-    return "";
-  const double average = (*load)[0].get<double>(), count = cpus->get<double>();
-  if (average <= count) return "";
-  return fmt::format("{}'s load average was {:.1f} on {:.0f} CPUs", which, average, count);
-}
-
 // A shared machine shifts every benchmark together; a code change rarely does.
 std::string machine_state_note(const Comparison& c, const nlohmann::json& base_context,
                                const nlohmann::json& new_context) {
@@ -109,7 +93,6 @@ std::string machine_state_note(const Comparison& c, const nlohmann::json& base_c
 // A benchmark's standard error with the run pair's between-runs term, and its degrees of freedom
 // (Welch–Satterthwaite for the sum: the term is learned from every benchmark of the pair).
 std::pair<double, double> total_error(const BenchmarkComparison& r, const RunPairNoise& noise) {
-  if (noise.scaled) return {r.standard_error * noise.scale, r.df};
   const double own = r.standard_error * r.standard_error, drift = noise.between * noise.between;
   const double total = own + drift;
   if (!(drift > 0)) return {r.standard_error, r.df};
@@ -202,12 +185,10 @@ void decide(BenchmarkComparison& r, double p_adjusted, double alpha, double comm
     r.reason = fmt::format("median {}, but the repetitions' spread cannot tell it from ±{} (p={})",
                            format_percent(r.change), delta, format_p(p_adjusted));
   }
-  if (r.base_far + r.new_far > 0)
-    r.reason += fmt::format("; far processes set aside: {} in BASE, {} in NEW", r.base_far, r.new_far);
 }
 
 // The noise between the two runs, learned from every tested benchmark (see RunPairNoise).
-RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows, bool scaled) {
+RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows) {
   RunPairNoise noise;
   std::vector<const BenchmarkComparison*> tested;
   for (const auto& row : rows)
@@ -221,7 +202,6 @@ RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows, bool s
   // as a function of τ: it falls as τ grows; τ is where it reaches 1 (0 when it starts below).
   const auto standardised = [&](double tau) {
     RunPairNoise trial = noise;
-    trial.scaled = false;  // τ is the added term, whatever the model the test then uses
     trial.between = tau;
     std::vector<double> z;
     for (const auto* row : tested) {
@@ -230,12 +210,7 @@ RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows, bool s
     }
     return z.empty() ? 0.0 : median(z);
   };
-  const double at_zero = standardised(0);
-  if (scaled) {  // the same median, read as a factor on every benchmark's own standard error
-    noise.scaled = true;
-    noise.scale = std::max(1.0, at_zero);
-  }
-  if (at_zero <= 1) return noise;
+  if (standardised(0) <= 1) return noise;
   double low = 0, high = 1e-3;
   while (standardised(high) > 1 && high < 1e3) high *= 2;
   for (int i = 0; i < 60 && high - low > 1e-6 * high; ++i) {
@@ -248,7 +223,7 @@ RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows, bool s
 
 // Holm across every benchmark that was tested: many benchmarks at once must not multiply false alarms.
 void holm_verdicts(Comparison& c) {
-  c.noise = run_pair_noise(c.rows, c.per_process);
+  c.noise = run_pair_noise(c.rows);
   std::vector<BenchmarkComparison*> tested;
   std::vector<double> p;
   for (auto& row : c.rows)
@@ -331,7 +306,7 @@ std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc, const
 
 BenchmarkComparison compare_samples(const std::string& name, const std::vector<double>& base,
                                     const std::vector<double>& candidate, const CompareOptions& options,
-                                    bool gpu_row, bool from_processes) {
+                                    bool gpu_row) {
   BenchmarkComparison r;
   r.name = name;
   r.base_count = base.size();
@@ -365,19 +340,14 @@ BenchmarkComparison compare_samples(const std::string& name, const std::vector<d
     return out;
   };
   const auto b = slowness(base), n = slowness(candidate);
-  // Welch and the quartiles read the kept values; the medians (robust already) read them all.
-  const auto [kept_base, kept_new] =
-      from_processes ? set_aside_far_pair(b, n) : std::pair<KeptValues, KeptValues>{KeptValues{b, {}}, KeptValues{n, {}}};
-  r.base_far = kept_base.far.size();
-  r.new_far = kept_new.far.size();
-  const auto welch = welch_t(kept_base.kept, kept_new.kept);
+  const auto welch = welch_t(b, n);
   r.log_shift = welch.difference;
   r.standard_error = welch.standard_error;
   r.df = welch.df;
-  r.base_q1 = quantile(kept_base.kept, 0.25);
-  r.base_q3 = quantile(kept_base.kept, 0.75);
-  r.new_q1 = quantile(kept_new.kept, 0.25);
-  r.new_q3 = quantile(kept_new.kept, 0.75);
+  r.base_q1 = quantile(b, 0.25);
+  r.base_q3 = quantile(b, 0.75);
+  r.new_q1 = quantile(n, 0.25);
+  r.new_q3 = quantile(n, 0.75);
   r.base_log_median = median(b);
   r.new_log_median = median(n);
   r.test = "welch";
@@ -429,11 +399,6 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
   };
   c.base_processes = processes(base);
   c.new_processes = processes(candidate);
-  if (c.base_processes > 1 && c.new_processes > 1) {
-    c.not_per_process = busy_machine(base["context"], "BASE");
-    if (c.not_per_process.empty()) c.not_per_process = busy_machine(candidate["context"], "NEW");
-    c.per_process = c.not_per_process.empty();
-  }
   const auto base_samples = benchmark_samples(base, options.metric, base_origin);
   const auto new_samples = benchmark_samples(candidate, options.metric, new_origin);
   std::map<std::string, const BenchmarkSamples*> by_name;
@@ -452,7 +417,7 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
       continue;
     }
     const bool gpu_row = b.parameters.contains("device") && b.parameters["device"].is_number_integer();
-    auto row = compare_samples(b.name, b.values, n.values, options, gpu_row, c.per_process);
+    auto row = compare_samples(b.name, b.values, n.values, options, gpu_row);
     if (b.values.empty() || n.values.empty()) {
       row.verdict = Verdict::inconclusive;
       row.test.clear();

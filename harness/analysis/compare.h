@@ -61,8 +61,6 @@ struct BenchmarkComparison {
   // Log slowness (log time, or −log rate): Welch's statistic of NEW − BASE and the quartiles the gates read.
   double log_shift = 0, standard_error = 0, df = 0;
   double base_q1 = 0, base_q3 = 0, new_q1 = 0, new_q3 = 0, base_log_median = 0, new_log_median = 0;
-  // Repetitions set aside as far processes (files from run --processes; see far_processes.h).
-  std::size_t base_far = 0, new_far = 0;
   double p_slower = 1, p_faster = 1;  // one-sided Welch tests of "slower / faster by more than δ"
   double p_value = 1;                 // 2·min(p_slower, p_faster), Holm-adjusted over the comparison
   bool inside = false;                // both one-sided tests say |change| < δ (at alpha): SAME allowed
@@ -80,23 +78,16 @@ struct BenchmarkComparison {
 //   Paule–Mandel's, with a median so that a few real changes cannot inflate it). Every benchmark's
 //   standard error becomes √(se² + τ²). On the development machine the A/A shifts of steady benchmarks
 //   were 2–4 times their standard errors and those of noisy ones about 1: an added, not a scaled, term.
-// - `scale`, when both files come from several processes (`scaled`): their repetitions already hold
-//   what moves between processes, so what is left between the two runs grows with each benchmark's
-//   own spread. Every standard error is multiplied by the median above taken at τ = 0 (at least 1);
-//   `between` is still learned, for the report and the ±10% limit on verdicts.
 struct RunPairNoise {
   double common_shift = 0;
   double between = 0;
-  bool scaled = false;
-  double scale = 1;
   std::size_t benchmarks = 0;  // tested benchmarks it was learned from (none: the defaults above)
 };
 // Fewer tested benchmarks than this and the pair's noise is not estimated (common shift 0, between 0).
 constexpr std::size_t kMinBenchmarksForRunPairNoise = 10;
 
 // The verdict for one benchmark as if it were the only one (compare_results applies the run pair's
-// noise and Holm across all). With `from_processes` (both files from run --processes) far processes
-// are set aside first (far_processes.h): Welch and the quartiles read the values kept.
+// noise and Holm across all):
 //   fewer than min_repetitions on a side                         → INCONCLUSIVE
 //   one-sided Welch test against +δ (−δ) rejects at alpha, and the median moved by more than δ and
 //   the interquartile ranges do not overlap, the same way, and (in a file) no more benchmarks than
@@ -105,7 +96,7 @@ constexpr std::size_t kMinBenchmarksForRunPairNoise = 10;
 //   otherwise                                                     → INCONCLUSIVE (the spread cannot support a verdict)
 BenchmarkComparison compare_samples(const std::string& name, const std::vector<double>& base,
                                     const std::vector<double>& candidate, const CompareOptions& options,
-                                    bool gpu_row = false, bool from_processes = false);
+                                    bool gpu_row = false);
 
 struct Comparison {
   CompareOptions options;
@@ -120,11 +111,6 @@ struct Comparison {
   // How many processes each file's repetitions came from (context.offloadbench.processes; 1 when
   // absent): with one, the change between runs that no repetition shows is estimated, not measured.
   int base_processes = 1, new_processes = 1;
-  // Both files from several processes on a machine that was not over-loaded (1-minute load average at
-  // most its CPU count): far processes are set aside and the noise is scaled (RunPairNoise). When both
-  // are from processes but a machine was busy, `not_per_process` says which and why.
-  bool per_process = false;
-  std::string not_per_process;
   // Set when nearly everything moved one way by a lot: more likely the machine's state (load, clocks,
   // other tenants) than the code. The verdicts stand; the note says what to suspect.
   std::string machine_note;

@@ -28,24 +28,13 @@ std::string change_text(const BenchmarkComparison& row) {
   return std::isfinite(row.change) ? format_percent(row.change) : "—";
 }
 
-int rows_with_far(const Comparison& c) {
-  int rows = 0;
-  for (const auto& row : c.rows) rows += row.base_far + row.new_far > 0;
-  return rows;
-}
-
 std::string summary_line(const Comparison& c) {
   const std::string noise =
       c.noise.benchmarks == 0
           ? "too few benchmarks to learn the noise between the runs"
-          : c.noise.scaled
-              ? fmt::format("between the runs the benchmarks moved {} together and {:.2f}× their repetitions' spread "
-                            "apart (±{:.1f}% as an added term), both allowed for; far processes set aside in {} rows",
-                            format_percent(std::expm1(c.noise.common_shift)), c.noise.scale, 100 * c.noise.between,
-                            rows_with_far(c))
-              : fmt::format("between the runs the benchmarks moved {} together and ±{:.1f}% apart beyond their "
-                            "repetitions' spread, both allowed for",
-                            format_percent(std::expm1(c.noise.common_shift)), 100 * c.noise.between);
+          : fmt::format("between the runs the benchmarks moved {} together and ±{:.1f}% apart beyond their repetitions' "
+                        "spread, both allowed for",
+                        format_percent(std::expm1(c.noise.common_shift)), 100 * c.noise.between);
   return fmt::format("{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE; geometric-mean change {} "
                      "({}, positive = slower; Welch on log times, δ {} CPU, {} GPU; Holm, family-wise alpha {}; {})",
                      c.slower, c.faster, c.same, c.inconclusive,
@@ -68,12 +57,6 @@ std::string one_process_note(const Comparison& c) {
                      "with `offloadbench run --processes 5` (docs/regression.md)", which);
 }
 
-std::string busy_note(const Comparison& c) {
-  if (c.not_per_process.empty() || c.slower + c.faster + c.inconclusive == 0) return "";
-  return fmt::format("{}, so far processes were not set aside and the files were compared as if from one process; "
-                     "measure on a quieter machine for verdicts process by process", c.not_per_process);
-}
-
 }  // namespace
 
 void print_comparison(std::FILE* out, const Comparison& c) {
@@ -91,7 +74,6 @@ void print_comparison(std::FILE* out, const Comparison& c) {
   fmt::print(out, "compare: {}\n", summary_line(c));
   if (c.inconclusive > 0) fmt::print(out, "compare: {}\n", kAbAdvice);
   if (const auto note = one_process_note(c); !note.empty()) fmt::print(out, "compare: note: {}\n", note);
-  if (const auto note = busy_note(c); !note.empty()) fmt::print(out, "compare: note: {}\n", note);
   if (!c.machine_note.empty()) fmt::print(out, "compare: note: {}\n", printable(c.machine_note));
 }
 
@@ -101,7 +83,6 @@ std::string comparison_markdown(const Comparison& c, const std::string& base_lab
   if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", printable(c.machine_note));
   if (c.inconclusive > 0) md += fmt::format("{}\n\n", kAbAdvice);
   if (const auto note = one_process_note(c); !note.empty()) md += fmt::format("> {}\n\n", note);
-  if (const auto note = busy_note(c); !note.empty()) md += fmt::format("> {}\n\n", note);
   md += "| verdict | benchmark | base median | new median | change | p | reps | why |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& row : c.rows)
@@ -138,8 +119,6 @@ nlohmann::json to_json(const Comparison& c) {
                     {"p_faster", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_faster)},
                     {"log_shift", r.test.empty() ? nlohmann::json() : nlohmann::json(r.log_shift)},
                     {"standard_error", r.test.empty() ? nlohmann::json() : nlohmann::json(r.standard_error)},
-                    {"base_far", r.base_far},
-                    {"new_far", r.new_far},
                     {"test", r.test}});
   return without_non_finite({{"metric", c.options.metric},
                              {"higher_is_better", higher_is_better(c.options.metric)},
@@ -152,13 +131,9 @@ nlohmann::json to_json(const Comparison& c) {
                                {"INCONCLUSIVE", c.inconclusive}}},
                              {"geomean_slowdown", c.geomean_slowdown},
                              {"processes", {{"base", c.base_processes}, {"new", c.new_processes}}},
-                             {"per_process", c.per_process},
-                             {"not_per_process", c.not_per_process},
                              {"run_pair_noise",
                               {{"common_shift", std::expm1(c.noise.common_shift)},
                                {"between", c.noise.between},
-                               {"scaled", c.noise.scaled},
-                               {"scale", c.noise.scale},
                                {"far_slower", c.tails_slower},
                                {"far_faster", c.tails_faster},
                                {"far_allowed", c.tail_allowance},
