@@ -12,6 +12,8 @@ VIEW_STYLE = {
     "cpu_all": ("black", "CPU all threads"),
 }
 SERIES_STYLE = ["-", "--", "-.", ":"]
+# With more series of one view than dash patterns (the mlp sweeps have many), the marker tells them apart.
+SERIES_MARKERS = ["o", "s", "^", "D", "v"]
 CPU_PREFERENCE = ["cpu_all", "cpu_1t"]
 
 
@@ -28,13 +30,15 @@ def view_label(view, series):
 
 
 def style(view, series_index, series=""):
+    """Colour by view, dashes and then markers by series: no two series of one view look alike."""
     if series in ANCHOR_STYLE:
-        return {"color": ANCHOR_STYLE[series][0], "linestyle": ":" if view.startswith("cpu") else "-"}
+        return {"color": ANCHOR_STYLE[series][0], "linestyle": ":" if view.startswith("cpu") else "-", "marker": "o"}
     color = VIEW_STYLE.get(view, ("tab:cyan", view))[0]
-    dashes = SERIES_STYLE[series_index % len(SERIES_STYLE)]
     if view.startswith("cpu"):  # offloadbench's own CPU rows dashed; other CPU series (PyTorch, numpy anchors) dotted
-        return {"color": color, "linestyle": "--" if series_index == 0 else ":"}
-    return {"color": color, "linestyle": dashes}
+        return {"color": color, "linestyle": "--" if series_index == 0 else ":",
+                "marker": SERIES_MARKERS[series_index % len(SERIES_MARKERS)]}
+    return {"color": color, "linestyle": SERIES_STYLE[series_index % len(SERIES_STYLE)],
+            "marker": SERIES_MARKERS[(series_index // len(SERIES_STYLE)) % len(SERIES_MARKERS)]}
 
 
 def paired_cases(doc, family_filter):
@@ -71,7 +75,7 @@ def draw_time_lines(ax, curves, value=lambda case: case["seconds"]):
     for (view, series), case_list in sorted(curves.items()):
         index = series_index.setdefault(series, len(series_index))
         xs = [c["size"] for c in case_list]
-        ax.plot(xs, [value(c) for c in case_list], marker="o", markersize=4, label=view_label(view, series),
+        ax.plot(xs, [value(c) for c in case_list], markersize=4, label=view_label(view, series),
                 **style(view, index, series))
 
 
@@ -137,7 +141,7 @@ def speedup_chart(doc, outdir, group, sweep):
         pts.sort(key=lambda s: s["size"])
         xs = [s["size"] for s in pts]
         st = style(view, series_index.setdefault(series, len(series_index)), series)
-        ax.plot(xs, [s["speedup"] for s in pts], marker="o", markersize=4, label=view_label(view, series), **st)
+        ax.plot(xs, [s["speedup"] for s in pts], markersize=4, label=view_label(view, series), **st)
         ax.fill_between(xs, [s["speedup_low"] for s in pts], [s["speedup_high"] for s in pts], color=st["color"],
                         alpha=0.12, linewidth=0)
     ax.axhline(1.0, color="red", linewidth=1, label="1× (break-even)")

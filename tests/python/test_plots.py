@@ -249,6 +249,14 @@ def test_anchor_series_are_drawn_apart_from_offloadbench_views():
     assert timing.style("cpu_all", 1, "numpy")["color"] != timing.style("cpu_all", 0)["color"]
 
 
+def test_many_series_of_one_view_never_share_a_look():
+    """The mlp sweeps draw more series of one view than there are dash patterns: the markers take over."""
+    from plots import timing
+    for view, count in (("gpu_kernel", 12), ("gpu_pinned", 20), ("cpu_all", 6)):
+        looks = [(s["color"], s["linestyle"], s["marker"]) for s in (timing.style(view, i) for i in range(count))]
+        assert len(set(looks)) == count, (view, looks)
+
+
 # Outputs whole or not at all: a full disk, a bad MPLBACKEND or a Python that is not the plots' one
 # gives one line on stderr and the documented exit code, and never a traceback or a half-written file.
 
