@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -256,6 +257,33 @@ TEST(HostileInputs, TemporaryFoldersAreNewAndPrivate) {
     EXPECT_EQ(fs::path(folder).parent_path(), box.dir);
     EXPECT_EQ(fs::status(folder).permissions(), fs::perms::owner_all) << folder;
   }
+}
+
+// A run killed with SIGKILL cannot remove its folder; the next one removes it, and only such folders:
+// a live process's, another prefix's, a file, and names that only look alike stay.
+TEST(HostileInputs, FoldersOfKilledRunsAreRemovedByTheNextOne) {
+  Sandbox box("abandoned");
+  const pid_t dead = fork();  // a pid that surely belongs to no process once reaped
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(dead, &status, 0), dead);
+  const auto folder = [&](const std::string& name) {
+    fs::create_directories(box.path(name + "/inner"));
+    box.write(name + "/inner/round001-base.json", "{}");
+    return box.path(name);
+  };
+  const auto killed = folder(fmt::format("offloadbench-ab-{}-aB3xYz", dead));
+  const auto alive = folder(fmt::format("offloadbench-ab-{}-q1w2e3", getppid()));
+  const auto other_prefix = folder(fmt::format("other-{}-aB3xYz", dead));
+  const auto not_that_pattern = folder(fmt::format("offloadbench-ab-{}", dead));
+  box.write(fmt::format("offloadbench-ab-{}-zzzzzz", dead), "a file, not a folder");
+  const auto made = make_owned_folder(box.dir.string(), "offloadbench-ab");
+  EXPECT_FALSE(fs::exists(killed));
+  for (const auto& kept : {alive, other_prefix, not_that_pattern}) EXPECT_TRUE(fs::exists(kept)) << kept;
+  EXPECT_TRUE(fs::is_regular_file(box.path(fmt::format("offloadbench-ab-{}-zzzzzz", dead))));
+  EXPECT_EQ(fs::path(made).filename().string().rfind(fmt::format("offloadbench-ab-{}-", getpid()), 0), 0u) << made;
+  EXPECT_EQ(fs::status(made).permissions(), fs::perms::owner_all);
 }
 
 // Issue 38, 2: `export r.json --out r.json` replaced the input by its own export.

@@ -71,10 +71,7 @@ class ProcessFolder {
  public:
   explicit ProcessFolder(const std::string& out) {
     const fs::path target(out);
-    auto pattern = (target.parent_path() / ("." + target.filename().string() + ".processes-XXXXXX")).string();
-    if (!mkdtemp(pattern.data()))
-      throw FileError(fmt::format("cannot make a folder for the processes' files beside {}", out));
-    path_ = pattern;
+    path_ = make_owned_folder(target.parent_path().string(), "." + target.filename().string() + ".processes");
   }
   ~ProcessFolder() {
     std::error_code ignored;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -224,13 +227,54 @@ void OutputLock::release() {
 
 namespace offloadbench {
 
-std::string make_temporary_folder(const std::string& prefix) {
-  const std::string root = temporary_root();
-  std::string pattern = fmt::format("{}/{}-XXXXXX", root, prefix);
+namespace {
+
+// "<prefix>-<pid>-XXXXXX" → pid, or 0 when `name` is not such a folder name.
+pid_t owner_pid(const std::string& name, const std::string& prefix) {
+  if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size() + 1, prefix + "-") != 0) return 0;
+  const auto digits = name.substr(prefix.size() + 1);
+  const auto dash = digits.find('-');
+  if (dash == 0 || dash == std::string::npos || digits.size() - dash - 1 != 6) return 0;
+  pid_t pid = 0;
+  for (std::size_t i = 0; i < dash; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(digits[i])) || pid > 100000000) return 0;
+    pid = pid * 10 + (digits[i] - '0');
+  }
+  return pid;
+}
+
+}  // namespace
+
+void remove_abandoned_folders(const std::string& parent, const std::string& prefix) {
+  DIR* dir = opendir(parent.empty() ? "." : parent.c_str());
+  if (!dir) return;
+  std::vector<std::string> abandoned;
+  while (const dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    const pid_t pid = owner_pid(name, prefix);
+    if (pid <= 0 || pid == getpid()) continue;
+    const auto path = (parent.empty() ? std::string(".") : parent) + "/" + name;
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to ask about: leave it
+    abandoned.push_back(path);
+  }
+  closedir(dir);
+  for (const auto& path : abandoned) {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+}
+
+std::string make_owned_folder(const std::string& parent, const std::string& prefix) {
+  remove_abandoned_folders(parent, prefix);
+  std::string pattern = fmt::format("{}/{}-{}-XXXXXX", parent.empty() ? "." : parent, prefix, getpid());
   if (!mkdtemp(pattern.data()))
-    throw FileError(fmt::format("cannot make a temporary folder in '{}': {}", root, std::strerror(errno)));
+    throw FileError(fmt::format("cannot make a folder in '{}': {}", parent.empty() ? "." : parent, std::strerror(errno)));
   return pattern;
 }
+
+std::string make_temporary_folder(const std::string& prefix) { return make_owned_folder(temporary_root(), prefix); }
 
 TemporaryFile::TemporaryFile(const std::string& prefix, const std::string& suffix) {
   std::string pattern = fmt::format("{}/{}-XXXXXX{}", temporary_root(), prefix, suffix);

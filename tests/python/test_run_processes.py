@@ -79,6 +79,31 @@ def test_an_interrupted_run_keeps_the_processes_that_finished(offloadbench_bin, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.json"]
 
 
+def test_the_folder_of_a_killed_run_is_removed_by_the_next_one(offloadbench_bin, run_offloadbench, tmp_path):
+    """SIGKILL leaves no chance to clean up: the next run beside the same file removes what is left."""
+    import os
+    out = tmp_path / "k.json"
+    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "compute", "--device", "cpu", "--repetitions", "3",
+                             "--processes", "3", "--out", str(out), "--", "--benchmark_filter=compute/triad/fp32/cpu_1t"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not list(tmp_path.glob(".k.json.processes-*")):
+            time.sleep(0.02)
+        (left,) = tmp_path.glob(".k.json.processes-*")
+        assert left.name.startswith(f".k.json.processes-{proc.pid}-")
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert left.is_dir(), "a killed run cannot remove its folder"
+    result = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--repetitions", "2", "--processes",
+                              "2", "--out", out, "--", FILTER, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.json"], "the killed run's folder must go"
+
+
 def test_compare_names_files_whose_repetitions_come_from_one_process(run_offloadbench, tmp_path):
     multi = tmp_path / "multi.json"
     done = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--repetitions", "4", "--processes", "2",
