@@ -2,6 +2,7 @@
 results file that validates against the schema; bad counts are bad input; an interrupted run keeps
 what finished; nothing is left beside the file."""
 import json
+import os
 import signal
 import subprocess
 import time
@@ -53,11 +54,16 @@ def test_repetitions_from_several_processes_make_one_valid_file(run_offloadbench
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"], "the processes' folder must go"
 
 
+def start_three_processes(offloadbench_bin, out, **popen):
+    """A run of three processes long enough to be stopped part way."""
+    return subprocess.Popen([offloadbench_bin, "run", "--suite", "compute", "--device", "cpu", "--repetitions", "3",
+                             "--processes", "3", "--out", str(out), "--", "--benchmark_filter=compute/triad/fp32/cpu_1t"],
+                            stdout=subprocess.DEVNULL, **popen)
+
+
 def test_an_interrupted_run_keeps_the_processes_that_finished(offloadbench_bin, tmp_path):
     out = tmp_path / "cut.json"
-    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "compute", "--device", "cpu", "--repetitions", "3",
-                             "--processes", "3", "--out", str(out), "--", "--benchmark_filter=compute/triad/fp32/cpu_1t"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = start_three_processes(offloadbench_bin, out, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 120
         while time.time() < deadline and not out.exists() and proc.poll() is None:
@@ -81,11 +87,8 @@ def test_an_interrupted_run_keeps_the_processes_that_finished(offloadbench_bin, 
 
 def test_the_folder_of_a_killed_run_is_removed_by_the_next_one(offloadbench_bin, run_offloadbench, tmp_path):
     """SIGKILL leaves no chance to clean up: the next run beside the same file removes what is left."""
-    import os
     out = tmp_path / "k.json"
-    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "compute", "--device", "cpu", "--repetitions", "3",
-                             "--processes", "3", "--out", str(out), "--", "--benchmark_filter=compute/triad/fp32/cpu_1t"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = start_three_processes(offloadbench_bin, out, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.time() + 60
         while time.time() < deadline and not list(tmp_path.glob(".k.json.processes-*")):
