@@ -12,8 +12,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <filesystem>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -243,17 +243,16 @@ pid_t owner_pid(const std::string& name, const std::string& prefix) {
   return pid;
 }
 
-}  // namespace
-
-void remove_abandoned_folders(const std::string& parent, const std::string& prefix) {
-  DIR* dir = opendir(parent.empty() ? "." : parent.c_str());
+// Folders "<prefix>-<pid>-XXXXXX" in `folder` that this user owns (not links) and whose process is gone.
+void remove_abandoned_folders(const std::string& folder, const std::string& prefix) {
+  DIR* dir = opendir(folder.c_str());
   if (!dir) return;
   std::vector<std::string> abandoned;
   while (const dirent* entry = readdir(dir)) {
     const std::string name = entry->d_name;
     const pid_t pid = owner_pid(name, prefix);
     if (pid <= 0 || pid == getpid()) continue;
-    const auto path = (parent.empty() ? std::string(".") : parent) + "/" + name;
+    const auto path = folder + "/" + name;
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
     if (kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to ask about: leave it
@@ -266,11 +265,14 @@ void remove_abandoned_folders(const std::string& parent, const std::string& pref
   }
 }
 
+}  // namespace
+
 std::string make_owned_folder(const std::string& parent, const std::string& prefix) {
-  remove_abandoned_folders(parent, prefix);
-  std::string pattern = fmt::format("{}/{}-{}-XXXXXX", parent.empty() ? "." : parent, prefix, getpid());
+  const std::string folder = parent.empty() ? "." : parent;
+  remove_abandoned_folders(folder, prefix);
+  std::string pattern = fmt::format("{}/{}-{}-XXXXXX", folder, prefix, getpid());
   if (!mkdtemp(pattern.data()))
-    throw FileError(fmt::format("cannot make a folder in '{}': {}", parent.empty() ? "." : parent, std::strerror(errno)));
+    throw FileError(fmt::format("cannot make a folder in '{}': {}", folder, std::strerror(errno)));
   return pattern;
 }
 

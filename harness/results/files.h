@@ -74,9 +74,8 @@ std::string make_temporary_folder(const std::string& prefix);
 
 // A new folder "<parent>/<prefix>-<our pid>-XXXXXX" (mkdtemp). A run killed with SIGKILL cannot remove
 // its own folder, so first the folders of that pattern in `parent` that this user owns and whose
-// process no longer exists are removed (remove_abandoned_folders). Throws FileError.
+// process no longer exists are removed. Throws FileError.
 std::string make_owned_folder(const std::string& parent, const std::string& prefix);
-void remove_abandoned_folders(const std::string& parent, const std::string& prefix);
 
 // A new, empty file of our own in the system's temporary folder ($TMPDIR or /tmp), removed when this
 // object goes: for data one command hands to another without touching the user's files.
