@@ -156,34 +156,59 @@ struct TailWitness {
   double between = 0;                         // the run pair's spread between the runs
 };
 
-// The verdict from a (Holm-adjusted) directional p-value; see compare_samples.
-void decide(BenchmarkComparison& r, double p_adjusted, double alpha, double common_shift, const TailWitness& tails) {
-  r.p_value = p_adjusted;
-  const std::string delta = format_percent(r.delta).substr(1);
-  const bool slower = r.p_slower < r.p_faster;
-  std::string gate = p_adjusted < alpha ? gate_failure(r, slower, common_shift) : "";
-  if (p_adjusted < alpha && gate.empty() && tails.between > kMaxBetween)
+// Why Welch's verdict is withheld although its test rejected ("" when it stands); see compare_samples.
+std::string welch_gate(const BenchmarkComparison& r, bool slower, double common_shift, const TailWitness& tails) {
+  std::string gate = gate_failure(r, slower, common_shift);
+  if (gate.empty() && tails.between > kMaxBetween)
     gate = fmt::format("the benchmarks moved ±{:.0f}% apart between these runs, more than the ±{:.0f}% within which "
                        "two files can support a verdict", 100 * tails.between, 100 * kMaxBetween);
-  if (p_adjusted < alpha && gate.empty() && (slower ? tails.faster : tails.slower) > tails.allowance)
+  if (gate.empty() && (slower ? tails.faster : tails.slower) > tails.allowance)
     gate = fmt::format("{} benchmarks moved {} just as far (the model allows {}): the noise between these runs "
                        "has heavier tails than the test assumes",
                        slower ? tails.faster : tails.slower, slower ? "faster" : "slower", tails.allowance);
+  return gate;
+}
+
+// The floors' counterpart of gate_failure: the floor moved by more than δ and past the other file's
+// faster half (NEW's fastest process slower than most of BASE's, or the reverse), the same way.
+std::string floor_gate(const BenchmarkComparison& r, bool slower, double common_shift) {
+  const double shift = r.new_floor.fastest - common_shift - r.base_floor.fastest;
+  if ((slower ? shift : -shift) <= std::log1p(r.delta))
+    return fmt::format("the fastest processes moved by less than {}", format_percent(r.delta).substr(1));
+  const bool apart = slower ? r.new_floor.fastest - common_shift > r.base_floor.faster_half_top
+                            : r.base_floor.fastest > r.new_floor.faster_half_top - common_shift;
+  return apart ? "" : "the faster halves of the two files' processes overlap";
+}
+
+// "median +9.8%", and for the floors' test also where the fastest process went, in the metric's terms.
+std::string change_words(const BenchmarkComparison& r, bool rate) {
+  if (r.test != "floor") return fmt::format("median {}", format_percent(r.change));
+  const double floor_shift = r.new_floor.fastest - r.base_floor.fastest;  // in log slowness
+  return fmt::format("median {}, fastest {}", format_percent(r.change), format_percent(std::expm1(rate ? -floor_shift : floor_shift)));
+}
+
+// The verdict from a (Holm-adjusted) directional p-value and, when it rejected, the gate's objection.
+void decide(BenchmarkComparison& r, double p_adjusted, double alpha, const std::string& gate, bool rate) {
+  r.p_value = p_adjusted;
+  const std::string delta = format_percent(r.delta).substr(1);
+  const bool slower = r.p_slower < r.p_faster;
+  const std::string change = change_words(r, rate);
+  const char* says = r.test == "floor" ? "the fastest processes say" : "the means say";
   if (p_adjusted < alpha && gate.empty()) {
     r.verdict = slower ? Verdict::slower : Verdict::faster;
-    r.reason = fmt::format("median {}: {} by more than {} (p={})", format_percent(r.change),
-                           slower ? "slower" : "faster", delta, format_p(p_adjusted));
+    r.reason = fmt::format("{}: {} by more than {} (p={})", change, slower ? "slower" : "faster", delta,
+                           format_p(p_adjusted));
   } else if (r.inside) {
     r.verdict = Verdict::same;
-    r.reason = fmt::format("median {}, within ±{}", format_percent(r.change), delta);
-  } else if (!gate.empty()) {
+    r.reason = fmt::format("{}, within ±{}", change, delta);
+  } else if (p_adjusted < alpha) {
     r.verdict = Verdict::inconclusive;
-    r.reason = fmt::format("median {}: the means say {} by more than {} (p={}), but {}", format_percent(r.change),
-                           slower ? "slower" : "faster", delta, format_p(p_adjusted), gate);
+    r.reason = fmt::format("{}: {} {} by more than {} (p={}), but {}", change, says, slower ? "slower" : "faster", delta,
+                           format_p(p_adjusted), gate);
   } else {
     r.verdict = Verdict::inconclusive;
-    r.reason = fmt::format("median {}, but the repetitions' spread cannot tell it from ±{} (p={})",
-                           format_percent(r.change), delta, format_p(p_adjusted));
+    r.reason = fmt::format("{}, but the repetitions' spread cannot tell it from ±{} (p={})", change, delta,
+                           format_p(p_adjusted));
   }
 }
 
@@ -221,8 +246,58 @@ RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows) {
   return noise;
 }
 
+// The floors' test over a file pair whose repetitions each ran in a process of their own (floor_test.h);
+// false when the files are not such a pair or have too few tested benchmarks to learn its scale.
+bool floor_verdicts(Comparison& c) {
+  if (c.base_processes < 2 || c.new_processes < 2) return false;
+  std::vector<BenchmarkComparison*> tested;
+  for (auto& row : c.rows)
+    if (!row.test.empty()) tested.push_back(&row);
+  if (tested.size() < kMinBenchmarksForRunPairNoise) return false;
+  RunPairNoise noise;
+  noise.floors = true;
+  noise.benchmarks = tested.size();
+  std::vector<double> shifts;
+  for (const auto* row : tested) shifts.push_back(row->new_floor.fastest - row->base_floor.fastest);
+  noise.common_shift = median(shifts);
+  std::vector<FloorRow> single, other;
+  for (const auto* row : tested)
+    (row->single_thread ? single : other)
+        .push_back({row->new_floor.fastest - row->base_floor.fastest, floor_uncertainty(row->base_floor, row->new_floor),
+                    row->single_thread ? kFloorDfSingleThread : kFloorDfOther});
+  if (single.size() >= kMinFloorRows && other.size() >= kMinFloorRows) {
+    noise.floor_scale_single_thread = floor_scale(single, noise.common_shift);
+    noise.floor_scale_other = floor_scale(other, noise.common_shift);
+  } else {
+    std::vector<FloorRow> all = single;
+    all.insert(all.end(), other.begin(), other.end());
+    noise.floor_scale_single_thread = noise.floor_scale_other = floor_scale(all, noise.common_shift);
+  }
+  c.noise = noise;
+  std::vector<double> p;
+  for (auto* row : tested) {
+    row->test = "floor";
+    row->log_shift = row->new_floor.fastest - row->base_floor.fastest;
+    row->standard_error = (row->single_thread ? noise.floor_scale_single_thread : noise.floor_scale_other) *
+                          floor_uncertainty(row->base_floor, row->new_floor);
+    row->df = row->single_thread ? kFloorDfSingleThread : kFloorDfOther;
+    test_against_delta(*row, RunPairNoise{noise.common_shift, 0, 0}, c.options.alpha);
+    p.push_back(std::min(1.0, 2 * std::min(row->p_slower, row->p_faster)));
+  }
+  const auto adjusted = holm_adjust(p);
+  const bool rate = higher_is_better(c.options.metric);
+  for (std::size_t i = 0; i < tested.size(); ++i) {
+    auto& row = *tested[i];
+    const bool slower = row.p_slower < row.p_faster;
+    decide(row, adjusted[i], c.options.alpha, adjusted[i] < c.options.alpha ? floor_gate(row, slower, noise.common_shift) : "",
+           rate);
+  }
+  return true;
+}
+
 // Holm across every benchmark that was tested: many benchmarks at once must not multiply false alarms.
 void holm_verdicts(Comparison& c) {
+  if (floor_verdicts(c)) return;
   c.noise = run_pair_noise(c.rows);
   std::vector<BenchmarkComparison*> tested;
   std::vector<double> p;
@@ -247,8 +322,13 @@ void holm_verdicts(Comparison& c) {
   c.tails_faster = tails.faster;
   c.tail_allowance = tails.allowance;
   const auto adjusted = holm_adjust(p);
-  for (std::size_t i = 0; i < tested.size(); ++i)
-    decide(*tested[i], adjusted[i], c.options.alpha, c.noise.common_shift, tails);
+  const bool rate = higher_is_better(c.options.metric);
+  for (std::size_t i = 0; i < tested.size(); ++i) {
+    auto& row = *tested[i];
+    const bool slower = row.p_slower < row.p_faster;
+    decide(row, adjusted[i], c.options.alpha,
+           adjusted[i] < c.options.alpha ? welch_gate(row, slower, c.noise.common_shift, tails) : "", rate);
+  }
 }
 
 }  // namespace
@@ -350,9 +430,13 @@ BenchmarkComparison compare_samples(const std::string& name, const std::vector<d
   r.new_q3 = quantile(n, 0.75);
   r.base_log_median = median(b);
   r.new_log_median = median(n);
+  r.base_floor = floor_of(b);
+  r.new_floor = floor_of(n);
   r.test = "welch";
   test_against_delta(r, RunPairNoise{}, options.alpha);
-  decide(r, std::min(1.0, 2 * std::min(r.p_slower, r.p_faster)), options.alpha, 0, TailWitness{0, 0, 1});
+  const double p = std::min(1.0, 2 * std::min(r.p_slower, r.p_faster));
+  decide(r, p, options.alpha, p < options.alpha ? welch_gate(r, r.p_slower < r.p_faster, 0, TailWitness{0, 0, 1, 0}) : "",
+         rate);
   return r;
 }
 
@@ -418,6 +502,7 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
     }
     const bool gpu_row = b.parameters.contains("device") && b.parameters["device"].is_number_integer();
     auto row = compare_samples(b.name, b.values, n.values, options, gpu_row);
+    row.single_thread = !gpu_row && b.parameters.value("cpu_threads", nlohmann::json()) == 1;
     if (b.values.empty() || n.values.empty()) {
       row.verdict = Verdict::inconclusive;
       row.test.clear();

@@ -1,16 +1,24 @@
 // `offloadbench compare BASE NEW`: per benchmark, did NEW get slower, faster, stay the same, or can
-// we not tell, from two existing results files? Per benchmark, one-sided Welch t tests on log times of
-// "slower (faster) by more than δ", Holm-corrected across the benchmarks, with a verdict only where the
-// medians and the interquartile ranges agree. The repetitions of a file come from one process, so the
-// drift of the machine between the two runs is not in a benchmark's own spread: compare learns it from
-// the file pair as a whole (the shift every benchmark shares, and how much more than their own spread
-// the benchmarks moved) before testing any one. `ab` measures side by side and controls drift itself.
+// we not tell, from two existing results files? Per benchmark, one-sided tests on log times of
+// "slower (faster) by more than δ", Holm-corrected across the benchmarks, relative to the shift every
+// benchmark of the pair shares, with a verdict only where a second, plainer sign agrees. Which test:
+// - both files' repetitions each ran in a process of their own (`run --processes N`): the floors'
+//   test (floor_test.h): the fastest process of each file, with an uncertainty from each file's
+//   faster half, scaled by how far the pair's benchmarks moved apart; the verdict also needs the
+//   floor to have left the other file's faster half behind.
+// - otherwise (repetitions from one process): Welch's t on the log times; the repetitions cannot see
+//   the drift of the machine between the two runs, so compare learns it from the file pair as a whole
+//   (how much more than their own spread the benchmarks moved); the verdict also needs the medians and
+//   the interquartile ranges to agree.
+// `ab` measures side by side and controls drift itself.
 #pragma once
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "harness/analysis/floor_test.h"
 
 namespace offloadbench {
 
@@ -58,13 +66,16 @@ struct BenchmarkComparison {
   double change = 0;    // new_median / base_median − 1 of the metric itself
   double slowdown = 1;  // time-equivalent ratio, > 1 is slower: new/base for times, base/new for rates
   double delta = 0;                   // the δ that applied (CPU or GPU row)
-  // Log slowness (log time, or −log rate): Welch's statistic of NEW − BASE and the quartiles the gates read.
+  // Log slowness (log time, or −log rate): the test's statistic of NEW − BASE (Welch's, or the floor
+  // shift with its scaled uncertainty and tail weight) and the quartiles and floors the gates read.
   double log_shift = 0, standard_error = 0, df = 0;
+  Floor base_floor, new_floor;
+  bool single_thread = false;  // a CPU row timed on one thread (cpu_threads 1): the floor test's steady kind
   double base_q1 = 0, base_q3 = 0, new_q1 = 0, new_q3 = 0, base_log_median = 0, new_log_median = 0;
-  double p_slower = 1, p_faster = 1;  // one-sided Welch tests of "slower / faster by more than δ"
+  double p_slower = 1, p_faster = 1;  // one-sided tests of "slower / faster by more than δ"
   double p_value = 1;                 // 2·min(p_slower, p_faster), Holm-adjusted over the comparison
   bool inside = false;                // both one-sided tests say |change| < δ (at alpha): SAME allowed
-  std::string test;  // "welch", or "" when none was run
+  std::string test;  // "welch", "floor", or "" when none was run
 };
 
 // What the file pair as a whole says about the noise between its two runs (compare_results; a lone
@@ -78,11 +89,17 @@ struct BenchmarkComparison {
 //   Paule–Mandel's, with a median so that a few real changes cannot inflate it). Every benchmark's
 //   standard error becomes √(se² + τ²). On the development machine the A/A shifts of steady benchmarks
 //   were 2–4 times their standard errors and those of noisy ones about 1: an added, not a scaled, term.
+// With the floors' test (files of several processes each), `floors` is set, common_shift is the median
+// floor shift, `between` is 0 and each kind of row has its scale φ (floor_scale; one φ for both when
+// either kind has fewer than kMinFloorRows benchmarks).
 struct RunPairNoise {
   double common_shift = 0;
   double between = 0;
   std::size_t benchmarks = 0;  // tested benchmarks it was learned from (none: the defaults above)
+  bool floors = false;
+  double floor_scale_single_thread = 0, floor_scale_other = 0;
 };
+constexpr std::size_t kMinFloorRows = 20;
 // Fewer tested benchmarks than this and the pair's noise is not estimated (common shift 0, between 0).
 constexpr std::size_t kMinBenchmarksForRunPairNoise = 10;
 

@@ -29,17 +29,22 @@ std::string change_text(const BenchmarkComparison& row) {
 }
 
 std::string summary_line(const Comparison& c) {
-  const std::string noise =
-      c.noise.benchmarks == 0
-          ? "too few benchmarks to learn the noise between the runs"
-          : fmt::format("between the runs the benchmarks moved {} together and ±{:.1f}% apart beyond their repetitions' "
+  std::string noise = "too few benchmarks to learn the noise between the runs";
+  if (c.noise.floors)
+    noise = fmt::format("between the runs the fastest processes moved {} together, allowed for; their spread scaled by "
+                        "{:.2f} (one-thread rows) and {:.2f} (the rest) to the pair's noise",
+                        format_percent(std::expm1(c.noise.common_shift)), c.noise.floor_scale_single_thread,
+                        c.noise.floor_scale_other);
+  else if (c.noise.benchmarks > 0)
+    noise = fmt::format("between the runs the benchmarks moved {} together and ±{:.1f}% apart beyond their repetitions' "
                         "spread, both allowed for",
                         format_percent(std::expm1(c.noise.common_shift)), 100 * c.noise.between);
+  const char* test = c.noise.floors ? "fastest process of each file, on log times" : "Welch on log times";
   return fmt::format("{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE; geometric-mean change {} "
-                     "({}, positive = slower; Welch on log times, δ {} CPU, {} GPU; Holm, family-wise alpha {}; {})",
+                     "({}, positive = slower; {}, δ {} CPU, {} GPU; Holm, family-wise alpha {}; {})",
                      c.slower, c.faster, c.same, c.inconclusive,
                      std::isfinite(c.geomean_slowdown) ? format_percent(c.geomean_slowdown - 1) : "—", c.options.metric,
-                     format_percent(c.options.delta_cpu).substr(1), format_percent(c.options.delta_gpu).substr(1),
+                     test, format_percent(c.options.delta_cpu).substr(1), format_percent(c.options.delta_gpu).substr(1),
                      c.options.alpha, noise);
 }
 
@@ -101,6 +106,13 @@ std::string comparison_markdown(const Comparison& c, const std::string& base_lab
   return md;
 }
 
+namespace {
+// A floor back in the metric's units (seconds for times): its fastest process.
+double fastest(const Floor& floor, const Comparison& c) {
+  return std::exp(higher_is_better(c.options.metric) ? -floor.fastest : floor.fastest);
+}
+}  // namespace
+
 nlohmann::json to_json(const Comparison& c) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : c.rows)
@@ -119,6 +131,8 @@ nlohmann::json to_json(const Comparison& c) {
                     {"p_faster", r.test.empty() ? nlohmann::json() : nlohmann::json(r.p_faster)},
                     {"log_shift", r.test.empty() ? nlohmann::json() : nlohmann::json(r.log_shift)},
                     {"standard_error", r.test.empty() ? nlohmann::json() : nlohmann::json(r.standard_error)},
+                    {"base_fastest", r.test.empty() ? nlohmann::json() : nlohmann::json(fastest(r.base_floor, c))},
+                    {"new_fastest", r.test.empty() ? nlohmann::json() : nlohmann::json(fastest(r.new_floor, c))},
                     {"test", r.test}});
   return without_non_finite({{"metric", c.options.metric},
                              {"higher_is_better", higher_is_better(c.options.metric)},
@@ -134,6 +148,10 @@ nlohmann::json to_json(const Comparison& c) {
                              {"run_pair_noise",
                               {{"common_shift", std::expm1(c.noise.common_shift)},
                                {"between", c.noise.between},
+                              {"test", c.noise.floors ? "floor" : "welch"},
+                              {"floor_scale", c.noise.floors ? nlohmann::json({{"single_thread", c.noise.floor_scale_single_thread},
+                                                                                {"other", c.noise.floor_scale_other}})
+                                                             : nlohmann::json()},
                                {"far_slower", c.tails_slower},
                                {"far_faster", c.tails_faster},
                                {"far_allowed", c.tail_allowance},

@@ -1,0 +1,39 @@
+#include "harness/analysis/floor_test.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "harness/analysis/stats.h"
+#include "harness/analysis/welch.h"
+
+namespace offloadbench {
+
+Floor floor_of(std::vector<double> values) {
+  if (values.size() < 2) throw std::invalid_argument("floor_of needs at least 2 values");
+  std::sort(values.begin(), values.end());
+  const std::size_t half = (values.size() + 1) / 2;  // the faster half, its middle value included
+  Floor floor;
+  floor.fastest = values.front();
+  floor.faster_half_top = values[half - 1];
+  if (half > 1) {
+    double sum = 0;
+    for (std::size_t j = 1; j < half; ++j) sum += values[j] - values.front();
+    floor.spread = sum / static_cast<double>(half - 1);
+  }
+  return floor;
+}
+
+double floor_uncertainty(const Floor& base, const Floor& candidate) {
+  return std::sqrt(base.spread * base.spread + candidate.spread * candidate.spread +
+                   kFloorSpreadMinimum * kFloorSpreadMinimum);
+}
+
+double floor_scale(const std::vector<FloorRow>& rows, double common_shift) {
+  std::vector<double> z;
+  for (const auto& row : rows)
+    z.push_back(std::fabs(row.shift - common_shift) / row.uncertainty / student_t_upper_quantile(0.25, row.df));
+  return z.empty() ? 0.0 : median(z);
+}
+
+}  // namespace offloadbench

@@ -1,0 +1,42 @@
+// compare's test for files whose repetitions each ran in a process of their own (`run --processes N`).
+// On a shared machine noise only ever adds time: an interrupt, another tenant, a cold cache, a page
+// layout that happens to collide. So a benchmark's fastest process (its floor) is the steadiest thing
+// a file holds: in the measurements of docs/regression.md the floors of single-thread benchmarks moved
+// 0.1-0.6% between runs where their medians moved 0.3-6%. A code change moves the floor with the rest. This is the
+// argument of Chen & Revels, "Robust benchmarking in noisy environments" (BenchmarkTools.jl).
+// Not for repetitions from one process: they share its layout and its moment of the machine, so
+// their faster half says nothing of how far the floor moves between runs.
+#pragma once
+#include <vector>
+
+namespace offloadbench {
+
+// A file's floor for one benchmark, from its log slowness values (log time, or −log rate).
+struct Floor {
+  double fastest = 0;          // the smallest value
+  double spread = 0;           // mean distance above it of the other values of the faster half
+  double faster_half_top = 0;  // the largest value of the faster half (⌈n/2⌉ smallest)
+};
+// At least 2 values (std::invalid_argument otherwise).
+Floor floor_of(std::vector<double> log_slowness);
+
+// The floor shift NEW − BASE of one benchmark and its uncertainty before scaling: √(s_b² + s_n² + m²)
+// with m = kFloorSpreadMinimum, so that two files whose faster halves tie exactly still have some.
+constexpr double kFloorSpreadMinimum = 1e-3;  // 0.1%: below what any timer here resolves between runs
+double floor_uncertainty(const Floor& base, const Floor& candidate);
+
+// Tail weight of the scaled floor shifts (Student t degrees of freedom). Rows timed on one CPU
+// thread are the steady ones; rows with several threads (whose floor needs every core free at once),
+// rows of the operating system (pinning) and GPU rows moved between runs with heavier tails. Measured
+// on A/A file pairs (docs/regression.md): 5 and 2 kept false alarms under 5% of pairs.
+constexpr double kFloorDfSingleThread = 5, kFloorDfOther = 2;
+
+// The scale φ that makes the median over the rows of |shift − common| / (φ · uncertainty), each
+// over the median of |T| at its row's degrees of freedom, equal 1: the pair's own noise level, learned
+// from every benchmark so that a few real changes cannot move it. 0 when rows is empty.
+struct FloorRow {
+  double shift = 0, uncertainty = 0, df = kFloorDfOther;
+};
+double floor_scale(const std::vector<FloorRow>& rows, double common_shift);
+
+}  // namespace offloadbench

@@ -1,0 +1,182 @@
+// compare on files whose repetitions each ran in a process of their own: the floors' test
+// (harness/analysis/floor_test.h) — the floor of a sample, the pair's scale, verdicts on simulated
+// pairs whose noise only adds time (a steady floor, now and then a process far above it), and the
+// fallback to Welch for files of one process.
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "harness/analysis/compare.h"
+#include "harness/analysis/floor_test.h"
+#include "harness/results/results.h"
+
+namespace offloadbench {
+
+namespace {
+
+struct Row {
+  std::string name;
+  int threads;
+  std::vector<double> ns;
+};
+
+nlohmann::json file_of(const std::vector<Row>& rows, int processes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.ns.size(); ++i)
+      out.push_back({{"name", row.name}, {"run_type", "iteration"}, {"repetition_index", i},
+                     {"real_time", row.ns[i]}, {"time_unit", "ns"}, {"bytes_per_second", 1e9 / row.ns[i]},
+                     {"cpu_threads", row.threads}, {"skipped", false}});
+  nlohmann::json machine = {{"gpu_models", nlohmann::json::array()}, {"driver", "none"}, {"cpu_model", "Test CPU"}};
+  return {{"context",
+           {{"offloadbench", {{"schema_version", kResultsSchemaVersion}, {"processes", processes}}},
+            {"machine_fingerprint", machine}}},
+          {"benchmarks", out}};
+}
+
+// A pair like `run --processes 5` of a CPU suite: half the benchmarks on one thread, half on two.
+// Each process's time is the benchmark's floor (which moves between runs by `floor_drift`, relative
+// sd) plus noise that only adds: a little (0-1%) always, and with probability `far` a process lands
+// 5-60% above. `slowed` is slower by `factor` in every process of NEW.
+struct Pair {
+  nlohmann::json base, candidate;
+};
+Pair simulated(unsigned seed, int count, int processes, const std::string& slowed = "", double factor = 1,
+               double far = 0.2, double floor_drift = 0.003) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> time(1e3, 1e6), unit(0, 1), far_by(0.05, 0.6);
+  std::normal_distribution<double> normal(0, 1);
+  const auto sample = [&](double floor) {
+    std::vector<double> ns;
+    for (int p = 0; p < processes; ++p)
+      ns.push_back(floor * (1 + 0.01 * unit(rng)) * (unit(rng) < far ? 1 + far_by(rng) : 1));
+    return ns;
+  };
+  std::vector<Row> base, candidate;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "bench" + std::to_string(i);
+    const int threads = i % 2 ? 2 : 1;
+    const double t = time(rng);
+    base.push_back({name, threads, sample(t * std::exp(floor_drift * normal(rng)))});
+    candidate.push_back(
+        {name, threads, sample(t * std::exp(floor_drift * normal(rng)) * (name == slowed ? factor : 1))});
+  }
+  return {file_of(base, processes), file_of(candidate, processes)};
+}
+
+}  // namespace
+
+TEST(FloorOf, FastestValueSpreadOfTheFasterHalfAndItsTop) {
+  const auto f = floor_of({3, 1, 2, 5, 4});  // faster half: 1 2 3
+  EXPECT_EQ(f.fastest, 1);
+  EXPECT_DOUBLE_EQ(f.spread, 1.5);  // mean of 2-1 and 3-1
+  EXPECT_EQ(f.faster_half_top, 3);
+  const auto two = floor_of({2, 1});  // a faster half of one value has no spread
+  EXPECT_EQ(two.fastest, 1);
+  EXPECT_EQ(two.spread, 0);
+  EXPECT_EQ(two.faster_half_top, 1);
+  const auto six = floor_of({1, 1.5, 2, 10, 11, 12});  // even count: the lower three
+  EXPECT_DOUBLE_EQ(six.spread, 0.75);
+  EXPECT_EQ(six.faster_half_top, 2);
+  EXPECT_THROW(floor_of({1}), std::invalid_argument);
+}
+
+TEST(FloorScale, MedianStandardisedShiftOverItsNullMedian) {
+  // Shifts of ±1, ±2, ±3 uncertainties: median |z| 2, and the median of |T| at 5 df is 0.727.
+  std::vector<FloorRow> rows;
+  for (double z : {1.0, -2.0, 3.0, 2.0, -1.0}) rows.push_back({0.5 + 0.01 * z, 0.01, 5});
+  EXPECT_NEAR(floor_scale(rows, 0.5), 2 / 0.7267, 1e-3);
+  EXPECT_EQ(floor_scale({}, 0), 0);
+}
+
+TEST(CompareFloors, FilesOfSeveralProcessesAreComparedByTheirFloors) {
+  const auto pair = simulated(1, 160, 5, "bench4", 1.10);
+  const auto c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
+  EXPECT_TRUE(c.noise.floors);
+  EXPECT_EQ(c.base_processes, 5);
+  EXPECT_GT(c.noise.floor_scale_single_thread, 0);
+  EXPECT_GT(c.noise.floor_scale_other, 0);
+  for (const auto& row : c.rows) EXPECT_EQ(row.test, "floor") << row.name;
+  EXPECT_EQ(slower_names(c), std::vector<std::string>{"bench4"});
+  for (const auto& row : c.rows) {
+    if (row.name != "bench4") continue;
+    EXPECT_NEAR(std::expm1(row.log_shift), 0.10, 0.02);  // the floor's shift, not the median's
+    EXPECT_NE(row.reason.find("fastest +"), std::string::npos) << row.reason;
+  }
+}
+
+TEST(CompareFloors, ATenPercentSlowdownOfASteadyBenchmarkIsFoundDespiteFarProcesses) {
+  // Welch on these files rarely can: one process in five lands 5-60% above the floor, which widens a
+  // mean's standard error past what Holm over 160 benchmarks lets through. The floor does not move.
+  int found = 0;
+  for (unsigned seed = 10; seed < 30; ++seed) {
+    const auto pair = simulated(seed, 160, 5, "bench6", 1.10);
+    const auto c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
+    found += slower_names(c) == std::vector<std::string>{"bench6"};
+    EXPECT_EQ(c.faster, 0) << "seed " << seed;
+  }
+  EXPECT_GE(found, 18);
+}
+
+TEST(CompareFloors, FarProcessesInAToAPairsRaiseFewAlarms) {
+  // A/A: the same floors, far processes anywhere. At most 2 pairs of 40 (5%) may raise any alarm.
+  int pairs_with_alarm = 0, same = 0;
+  for (unsigned seed = 100; seed < 140; ++seed) {
+    const auto pair = simulated(seed, 160, 5);
+    const auto c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
+    pairs_with_alarm += c.slower + c.faster > 0;
+    same += c.same;
+  }
+  EXPECT_LE(pairs_with_alarm, 2);
+  EXPECT_GT(same, 0);  // steady floors within ±δ can be called SAME
+}
+
+TEST(CompareFloors, ASlowedBenchmarkIsNeverSameAndAFasterOneIsFaster) {
+  // Faster by a third: FASTER, unless most of a file's processes landed far above the floor (three of
+  // five, about one row in seventeen here), which leaves its faster half too wide to say.
+  int found = 0;
+  for (unsigned seed = 200; seed < 220; ++seed) {
+    const auto slower = simulated(seed, 160, 5, "bench2", 1.05);
+    for (const auto& row : compare_results(slower.base, slower.candidate, CompareOptions{}, "b", "n").rows) {
+      if (row.name != "bench2") continue;
+      EXPECT_NE(row.verdict, Verdict::same) << "seed " << seed << ": " << row.reason;
+    }
+    const auto faster = simulated(seed, 160, 5, "bench2", 1 / 1.5);
+    const auto c = compare_results(faster.base, faster.candidate, CompareOptions{}, "b", "n");
+    for (const auto& row : c.rows) found += row.name == "bench2" && row.verdict == Verdict::faster && c.faster == 1;
+    EXPECT_EQ(c.slower, 0) << "seed " << seed;
+  }
+  EXPECT_GE(found, 17);
+}
+
+TEST(CompareFloors, RatesAreComparedByTheirHighestValue) {
+  CompareOptions options;
+  options.metric = "bytes_per_second";
+  const auto pair = simulated(3, 160, 5, "bench8", 1.5);
+  EXPECT_EQ(slower_names(compare_results(pair.base, pair.candidate, options, "b", "n")),
+            std::vector<std::string>{"bench8"});
+}
+
+TEST(CompareFloors, OnlyWhenBothFilesHaveSeveralProcessesAndEnoughBenchmarks) {
+  const auto several = simulated(4, 160, 5);
+  auto one_process = several.candidate;
+  one_process["context"]["offloadbench"]["processes"] = 1;
+  const auto mixed = compare_results(several.base, one_process, CompareOptions{}, "b", "n");
+  EXPECT_FALSE(mixed.noise.floors);
+  for (const auto& row : mixed.rows) EXPECT_EQ(row.test, "welch");
+  const auto few = simulated(4, static_cast<int>(kMinBenchmarksForRunPairNoise) - 1, 5);
+  EXPECT_FALSE(compare_results(few.base, few.candidate, CompareOptions{}, "b", "n").noise.floors);
+}
+
+TEST(CompareFloors, KindsOfRowsShareOneScaleWhenEitherIsTooFewToLearnItsOwn) {
+  auto pair = simulated(5, 40, 5);  // 20 and 20: each kind learns its own
+  auto c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
+  EXPECT_NE(c.noise.floor_scale_single_thread, c.noise.floor_scale_other);
+  pair = simulated(5, 30, 5);  // 15 and 15: one scale
+  c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
+  EXPECT_EQ(c.noise.floor_scale_single_thread, c.noise.floor_scale_other);
+}
+
+}  // namespace offloadbench
