@@ -1,9 +1,10 @@
 // compare's test for files whose repetitions each ran in a process of their own (`run --processes N`).
 // On a shared machine noise only ever adds time: an interrupt, another tenant, a cold cache, a page
 // layout that happens to collide. So a benchmark's fastest process (its floor) is the steadiest thing
-// a file holds: in the measurements of docs/regression.md the floors of single-thread benchmarks moved
-// 0.1-0.6% between runs where their medians moved 0.3-6%. A code change moves the floor with the rest. This is the
-// argument of Chen & Revels, "Robust benchmarking in noisy environments" (BenchmarkTools.jl).
+// a file holds: in the measurements of docs/regression.md the floors of steady benchmarks moved
+// 0.1-0.9% between runs where their medians moved 0.3-6.3%. A code change moves the floor with the
+// rest. This is the argument of Chen & Revels, "Robust benchmarking in noisy environments" (2016),
+// on which BenchmarkTools.jl judges by minimum times.
 // Not for repetitions from one process: they share its layout and its moment of the machine, so
 // their faster half says nothing of how far the floor moves between runs.
 #pragma once
@@ -27,8 +28,9 @@ double floor_uncertainty(const Floor& base, const Floor& candidate);
 
 // Tail weight of the scaled floor shifts (Student t degrees of freedom). Rows timed on one CPU
 // thread are the steady ones; rows with several threads (whose floor needs every core free at once),
-// rows of the operating system (pinning) and GPU rows moved between runs with heavier tails. Measured
-// on A/A file pairs (docs/regression.md): 5 and 2 kept false alarms under 5% of pairs.
+// rows of the operating system (pinning) and GPU rows moved between runs with heavier tails. 5 and 2
+// are the middle of the trade-off measured on A/A and slowed file pairs (docs/regression.md): false
+// alarms in 6% of A/A pairs (with 5 for every row, 35%); 10% slowdowns caught in 69-95%.
 constexpr double kFloorDfSingleThread = 5, kFloorDfOther = 2;
 
 // The scale φ that makes the median over the rows of |shift − common| / (φ · uncertainty), each
