@@ -207,7 +207,8 @@ void decide(BenchmarkComparison& r, double p_adjusted, double alpha, const std::
                            format_p(p_adjusted), gate);
   } else {
     r.verdict = Verdict::inconclusive;
-    r.reason = fmt::format("{}, but the repetitions' spread cannot tell it from ±{} (p={})", change, delta,
+    r.reason = fmt::format("{}, but {} cannot tell it from ±{} (p={})", change,
+                           r.test == "floor" ? "the spread of the faster processes" : "the repetitions' spread", delta,
                            format_p(p_adjusted));
   }
 }
