@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/floor_history.h"
 #include "harness/analysis/floor_test.h"
 #include "harness/results/results.h"
 
@@ -177,6 +178,54 @@ TEST(CompareFloors, KindsOfRowsShareOneScaleWhenEitherIsTooFewToLearnItsOwn) {
   pair = simulated(5, 30, 5);  // 15 and 15: one scale
   c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
   EXPECT_EQ(c.noise.floor_scale_single_thread, c.noise.floor_scale_other);
+}
+
+}  // namespace offloadbench
+
+namespace offloadbench {
+
+TEST(FloorStepSpread, SuccessiveStepsOfEachFloorAfterTheRunsCommonShift) {
+  // Six runs; every benchmark of a run shifted by the run's offset (the machine's state). "a" steps
+  // ±0.02 every run, "b" sits still but for one level shift (a real change in the history), "c" was
+  // measured twice only; the rest are steady and pin the offsets.
+  const std::vector<double> offset = {0, 0.5, 0.5, -0.2, 0, 0.1};
+  std::vector<std::map<std::string, double>> runs;
+  for (std::size_t r = 0; r < offset.size(); ++r) {
+    std::map<std::string, double> run;
+    for (const char* steady : {"d", "e", "f", "g", "h"}) run[steady] = 1 + offset[r];
+    run["a"] = 2 + offset[r] + (r % 2 ? 0.02 : 0);
+    run["b"] = 3 + offset[r] + (r >= 3 ? 0.3 : 0);
+    if (r < 2) run["c"] = 4 + offset[r];
+    runs.push_back(run);
+  }
+  const auto spread = floor_step_spread(runs);
+  EXPECT_NEAR(spread.at("a"), 1.4826 * 0.02 / std::sqrt(2.0), 1e-9);
+  EXPECT_NEAR(spread.at("b"), 0, 1e-9);  // one step of five: the median step is 0
+  EXPECT_NEAR(spread.at("d"), 0, 1e-9);
+  EXPECT_EQ(spread.count("c"), 0u);
+  EXPECT_TRUE(floor_step_spread({}).empty());
+}
+
+TEST(CompareFloors, HistoryKeepsAFloorThatMovesBetweenRunsFromLookingLikeARegression) {
+  // A/A, but bench3's floor moved 15% between the runs, as some benchmarks' floors do with the
+  // machine's state. Two files alone call it SLOWER; a history in which its floor moved like that
+  // between earlier runs (spread 10%) does not — and still finds bench6 slowed 10%.
+  auto pair = simulated(42, 160, 5, "bench6", 1.10);
+  for (auto& row : pair.candidate["benchmarks"]) {
+    if (row["name"] == "bench3") row["real_time"] = row["real_time"].get<double>() * 1.15;
+  }
+  const auto alone = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
+  EXPECT_EQ(slower_names(alone), (std::vector<std::string>{"bench3", "bench6"}));
+  CompareOptions with_history;
+  for (int i = 0; i < 160; ++i) with_history.floor_history["bench" + std::to_string(i)] = 0.003;
+  with_history.floor_history["bench3"] = 0.10;
+  with_history.floor_history_runs = 12;
+  const auto c = compare_results(pair.base, pair.candidate, with_history, "b", "n");
+  EXPECT_EQ(slower_names(c), std::vector<std::string>{"bench6"});
+  for (const auto& row : c.rows) {
+    if (row.name != "bench3") continue;
+    EXPECT_EQ(row.history_spread, 0.10);
+  }
 }
 
 }  // namespace offloadbench

@@ -10,6 +10,7 @@
 
 #include "benchmarks/cli/commands.h"
 #include "harness/analysis/compare.h"
+#include "harness/analysis/floor_history.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 
@@ -25,6 +26,7 @@ struct CompareCliOptions {
   int min_repetitions = 3;
   bool allow_different_machines = false;
   std::string markdown, json;
+  std::string history;
 };
 
 int execute_compare(const CompareCliOptions& o) {
@@ -55,6 +57,11 @@ int execute_compare(const CompareCliOptions& o) {
   if (!o.json.empty()) check_output_path(o.json, "--json");
   const auto base = load_for_comparison(o.base);
   const auto candidate = load_for_comparison(o.candidate);
+  if (!o.history.empty()) {
+    const auto history = load_floor_history(o.history, o.metric, base["context"]["machine_fingerprint"]);
+    options.floor_history = history.spread;
+    options.floor_history_runs = history.runs;
+  }
   auto comparison = compare_results(base, candidate, options, o.base, o.candidate);
   if (comparison.rows.empty() && comparison.skipped_in_both.empty())
     throw UsageError(fmt::format("{} and {} have no benchmark in common: nothing to compare", o.base, o.candidate));
@@ -102,6 +109,10 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("--markdown", o->markdown, "Write the table, slowest first, as Markdown (e.g. for a CI summary)")
       ->check(non_empty_path());
   cmd->add_option("--json", o->json, "Write the verdicts as JSON")->check(non_empty_path());
+  cmd->add_option("--history", o->history,
+                  "A directory of earlier results files of this machine (run --processes): how far each "
+                  "benchmark's fastest process moves between runs widens its test")
+      ->check(non_empty_path());
   return {cmd, [o] { return execute_compare(*o); }};
 }
 

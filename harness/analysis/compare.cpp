@@ -261,10 +261,15 @@ bool floor_verdicts(Comparison& c) {
   std::vector<double> shifts;
   for (const auto* row : tested) shifts.push_back(row->new_floor.fastest - row->base_floor.fastest);
   noise.common_shift = median(shifts);
+  const auto uncertainty = [&c](BenchmarkComparison& row) {
+    const auto it = c.options.floor_history.find(row.name);
+    row.history_spread = it == c.options.floor_history.end() ? -1 : it->second;
+    return floor_uncertainty(row.base_floor, row.new_floor, std::max(0.0, row.history_spread));
+  };
   std::vector<FloorRow> single, other;
-  for (const auto* row : tested)
+  for (auto* row : tested)
     (row->single_thread ? single : other)
-        .push_back({row->new_floor.fastest - row->base_floor.fastest, floor_uncertainty(row->base_floor, row->new_floor),
+        .push_back({row->new_floor.fastest - row->base_floor.fastest, uncertainty(*row),
                     row->single_thread ? kFloorDfSingleThread : kFloorDfOther});
   if (single.size() >= kMinFloorRows && other.size() >= kMinFloorRows) {
     noise.floor_scale_single_thread = floor_scale(single, noise.common_shift);
@@ -280,7 +285,7 @@ bool floor_verdicts(Comparison& c) {
     row->test = "floor";
     row->log_shift = row->new_floor.fastest - row->base_floor.fastest;
     row->standard_error = (row->single_thread ? noise.floor_scale_single_thread : noise.floor_scale_other) *
-                          floor_uncertainty(row->base_floor, row->new_floor);
+                          uncertainty(*row);
     row->df = row->single_thread ? kFloorDfSingleThread : kFloorDfOther;
     test_against_delta(*row, RunPairNoise{noise.common_shift, 0, 0}, c.options.alpha);
     p.push_back(std::min(1.0, 2 * std::min(row->p_slower, row->p_faster)));

@@ -13,6 +13,7 @@
 // `ab` measures side by side and controls drift itself.
 #pragma once
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct CompareOptions {
   double alpha = 0.05;      // family-wise error rate over the benchmarks (Holm)
   int min_repetitions = 3;  // fewer per-repetition samples on either side → INCONCLUSIVE
   bool allow_different_machines = false;
+  // compare --history DIR: per benchmark, how far its floor moved between earlier runs of the machine
+  // (floor_history.h), added to the floors' test's uncertainty; and how many runs that came from.
+  std::map<std::string, double> floor_history;
+  std::size_t floor_history_runs = 0;
 };
 
 // Times are better lower; rates (fields ending in "_per_second") are better higher.
@@ -71,6 +76,7 @@ struct BenchmarkComparison {
   double log_shift = 0, standard_error = 0, df = 0;
   Floor base_floor, new_floor;
   bool single_thread = false;  // a CPU row timed on one thread (cpu_threads 1): the floor test's steady kind
+  double history_spread = -1;  // the floor spread --history gave this row (log units); -1: none
   double base_q1 = 0, base_q3 = 0, new_q1 = 0, new_q3 = 0, base_log_median = 0, new_log_median = 0;
   double p_slower = 1, p_faster = 1;  // one-sided tests of "slower / faster by more than δ"
   double p_value = 1;                 // 2·min(p_slower, p_faster), Holm-adjusted over the comparison

@@ -39,6 +39,11 @@ std::string summary_line(const Comparison& c) {
     noise = fmt::format("between the runs the benchmarks moved {} together and ±{:.1f}% apart beyond their repetitions' "
                         "spread, both allowed for",
                         format_percent(std::expm1(c.noise.common_shift)), 100 * c.noise.between);
+  if (c.options.floor_history_runs > 0)
+    noise += c.noise.floors
+                 ? fmt::format("; each floor's spread widened by how far it moved between {} earlier runs (--history)",
+                               c.options.floor_history_runs)
+                 : "; --history not used: it serves the test of files measured with run --processes";
   const char* test = c.noise.floors ? "fastest process of each file, on log times" : "Welch on log times";
   return fmt::format("{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE; geometric-mean change {} "
                      "({}, positive = slower; {}, δ {} CPU, {} GPU; Holm, family-wise alpha {}; {})",
@@ -133,6 +138,7 @@ nlohmann::json to_json(const Comparison& c) {
                     {"standard_error", r.test.empty() ? nlohmann::json() : nlohmann::json(r.standard_error)},
                     {"base_fastest", r.test.empty() ? nlohmann::json() : nlohmann::json(fastest(r.base_floor, c))},
                     {"new_fastest", r.test.empty() ? nlohmann::json() : nlohmann::json(fastest(r.new_floor, c))},
+                    {"history_spread", r.history_spread < 0 ? nlohmann::json() : nlohmann::json(r.history_spread)},
                     {"test", r.test}});
   return without_non_finite({{"metric", c.options.metric},
                              {"higher_is_better", higher_is_better(c.options.metric)},
@@ -155,7 +161,8 @@ nlohmann::json to_json(const Comparison& c) {
                                {"far_slower", c.tails_slower},
                                {"far_faster", c.tails_faster},
                                {"far_allowed", c.tail_allowance},
-                               {"benchmarks", c.noise.benchmarks}}},
+                               {"benchmarks", c.noise.benchmarks},
+                              {"history_runs", c.options.floor_history_runs}}},
                              {"rows", rows},
                              {"only_in_base", c.only_in_base},
                              {"only_in_new", c.only_in_new},

@@ -24,9 +24,9 @@ Floor floor_of(std::vector<double> values) {
   return floor;
 }
 
-double floor_uncertainty(const Floor& base, const Floor& candidate) {
+double floor_uncertainty(const Floor& base, const Floor& candidate, double history_spread) {
   return std::sqrt(base.spread * base.spread + candidate.spread * candidate.spread +
-                   kFloorSpreadMinimum * kFloorSpreadMinimum);
+                   kFloorSpreadMinimum * kFloorSpreadMinimum + 2 * history_spread * history_spread);
 }
 
 double floor_scale(const std::vector<FloorRow>& rows, double common_shift) {

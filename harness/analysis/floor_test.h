@@ -21,10 +21,11 @@ struct Floor {
 // At least 2 values (std::invalid_argument otherwise).
 Floor floor_of(std::vector<double> log_slowness);
 
-// The floor shift NEW − BASE of one benchmark and its uncertainty before scaling: √(s_b² + s_n² + m²)
-// with m = kFloorSpreadMinimum, so that two files whose faster halves tie exactly still have some.
+// The floor shift NEW − BASE of one benchmark and its uncertainty before scaling: √(s_b² + s_n² + m² + 2h²)
+// with m = kFloorSpreadMinimum, so that two files whose faster halves tie exactly still have some, and
+// h the benchmark's floor spread between earlier runs (compare --history; floor_history.h), 0 without.
 constexpr double kFloorSpreadMinimum = 1e-3;  // 0.1%: below what any timer here resolves between runs
-double floor_uncertainty(const Floor& base, const Floor& candidate);
+double floor_uncertainty(const Floor& base, const Floor& candidate, double history_spread = 0);
 
 // Tail weight of the scaled floor shifts (Student t degrees of freedom). Rows timed on one CPU
 // thread are the steady ones; rows with several threads (whose floor needs every core free at once),

@@ -142,3 +142,37 @@ def test_compare_names_files_whose_repetitions_come_from_one_process(run_offload
     c2 = load_json(tmp_path / "c2.json")
     assert c2["processes"] == {"base": 1, "new": 2}
     assert c2["run_pair_noise"]["test"] == "welch"
+
+
+def test_compare_history_reads_three_or_more_runs_of_this_machine_with_processes(run_offloadbench, tmp_path):
+    multi = tmp_path / "multi.json"
+    done = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--repetitions", "4", "--processes", "2",
+                            "--out", multi, "--", FILTER)
+    assert done.returncode == 0, done.stderr
+    doc = load_json(multi)
+    history = tmp_path / "history"
+    history.mkdir()
+
+    def earlier(name, day, processes=2, cpu=None):
+        run = json.loads(json.dumps(doc))
+        run["context"]["offloadbench"]["start_time_utc"] = f"2026-01-0{day}T00:00:00Z"
+        run["context"]["offloadbench"]["processes"] = processes
+        if cpu:
+            run["context"]["machine_fingerprint"]["cpu_model"] = cpu
+        (history / name).write_text(json.dumps(run))
+
+    earlier("a.json", 1)
+    earlier("b.json", 2)
+    earlier("c.json", 3, processes=1)  # its floors are one process's: not the spread between runs
+    earlier("d.json", 4, cpu="Another CPU")
+    few = run_offloadbench("compare", multi, multi, "--history", history)
+    assert few.returncode == 2, few.stdout
+    assert "--history needs at least 3" in few.stderr and "c.json: repetitions from one process" in few.stderr
+    earlier("e.json", 5)
+    out = tmp_path / "c.json"
+    done = run_offloadbench("compare", multi, multi, "--history", history, "--json", out)
+    assert done.returncode == 0, done.stderr
+    assert load_json(out)["run_pair_noise"]["history_runs"] == 3
+    # Two benchmarks are too few for the floors' test (it learns its scale from ten or more), and the
+    # summary says the history went unused rather than leaving it to be assumed.
+    assert "--history not used" in done.stdout
