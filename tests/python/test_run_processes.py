@@ -107,12 +107,17 @@ def test_the_folder_of_a_killed_run_is_removed_by_the_next_one(offloadbench_bin,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.json"], "the killed run's folder must go"
 
 
-def test_compare_names_files_whose_repetitions_come_from_one_process(run_offloadbench, tmp_path):
+def two_process_run(run_offloadbench, tmp_path):
+    """A small run of 4 repetitions from 2 processes: its path and its contents."""
     multi = tmp_path / "multi.json"
     done = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--repetitions", "4", "--processes", "2",
                             "--out", multi, "--", FILTER)
     assert done.returncode == 0, done.stderr
-    doc = load_json(multi)
+    return multi, load_json(multi)
+
+
+def test_compare_names_files_whose_repetitions_come_from_one_process(run_offloadbench, tmp_path):
+    multi, doc = two_process_run(run_offloadbench, tmp_path)
     slowed = json.loads(json.dumps(doc))
     victim = slowed["benchmarks"][0]["name"]
     for row in slowed["benchmarks"]:
@@ -145,11 +150,7 @@ def test_compare_names_files_whose_repetitions_come_from_one_process(run_offload
 
 
 def test_compare_history_reads_three_or_more_runs_of_this_machine_with_processes(run_offloadbench, tmp_path):
-    multi = tmp_path / "multi.json"
-    done = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--repetitions", "4", "--processes", "2",
-                            "--out", multi, "--", FILTER)
-    assert done.returncode == 0, done.stderr
-    doc = load_json(multi)
+    multi, doc = two_process_run(run_offloadbench, tmp_path)
     history = tmp_path / "history"
     history.mkdir()
 
