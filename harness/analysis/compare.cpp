@@ -259,7 +259,11 @@ bool floor_verdicts(Comparison& c) {
   noise.floors = true;
   noise.benchmarks = tested.size();
   std::vector<double> shifts;
-  for (const auto* row : tested) shifts.push_back(row->new_floor.fastest - row->base_floor.fastest);
+  for (auto* row : tested) {
+    row->test = "floor";
+    row->log_shift = row->new_floor.fastest - row->base_floor.fastest;
+    shifts.push_back(row->log_shift);
+  }
   noise.common_shift = median(shifts);
   const auto uncertainty = [&c](BenchmarkComparison& row) {
     const auto it = c.options.floor_history.find(row.name);
@@ -269,7 +273,7 @@ bool floor_verdicts(Comparison& c) {
   std::vector<FloorRow> single, other;
   for (auto* row : tested)
     (row->single_thread ? single : other)
-        .push_back({row->new_floor.fastest - row->base_floor.fastest, uncertainty(*row),
+        .push_back({row->log_shift, uncertainty(*row),
                     row->single_thread ? kFloorDfSingleThread : kFloorDfOther});
   if (single.size() >= kMinFloorRows && other.size() >= kMinFloorRows) {
     noise.floor_scale_single_thread = floor_scale(single, noise.common_shift);
@@ -282,8 +286,6 @@ bool floor_verdicts(Comparison& c) {
   c.noise = noise;
   std::vector<double> p;
   for (auto* row : tested) {
-    row->test = "floor";
-    row->log_shift = row->new_floor.fastest - row->base_floor.fastest;
     row->standard_error = (row->single_thread ? noise.floor_scale_single_thread : noise.floor_scale_other) *
                           uncertainty(*row);
     row->df = row->single_thread ? kFloorDfSingleThread : kFloorDfOther;
@@ -351,6 +353,14 @@ const char* verdict_name(Verdict verdict) {
     case Verdict::inconclusive: return "INCONCLUSIVE";
   }
   return "INCONCLUSIVE";
+}
+
+double log_slowness(double value, bool rate) { return rate ? -std::log(value) : std::log(value); }
+
+int processes_of(const nlohmann::json& doc) {
+  const auto& ob = doc["context"].value("offloadbench", nlohmann::json::object());
+  const auto it = ob.find("processes");
+  return it != ob.end() && it->is_number_integer() && it->get<int>() > 1 ? it->get<int>() : 1;
 }
 
 bool higher_is_better(const std::string& metric) {
@@ -422,7 +432,7 @@ BenchmarkComparison compare_samples(const std::string& name, const std::vector<d
   // Log time-equivalents (a rate's −log), so that larger is slower and δ is a ratio on either side.
   const auto slowness = [rate](const std::vector<double>& values) {
     std::vector<double> out;
-    for (double v : values) out.push_back(rate ? -std::log(v) : std::log(v));
+    for (double v : values) out.push_back(log_slowness(v, rate));
     return out;
   };
   const auto b = slowness(base), n = slowness(candidate);
@@ -482,13 +492,8 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
   }
   Comparison c;
   c.options = options;
-  const auto processes = [](const nlohmann::json& doc) {
-    const auto& ob = doc["context"].value("offloadbench", nlohmann::json::object());
-    const auto it = ob.find("processes");
-    return it != ob.end() && it->is_number_integer() && it->get<int>() > 1 ? it->get<int>() : 1;
-  };
-  c.base_processes = processes(base);
-  c.new_processes = processes(candidate);
+  c.base_processes = processes_of(base);
+  c.new_processes = processes_of(candidate);
   const auto base_samples = benchmark_samples(base, options.metric, base_origin);
   const auto new_samples = benchmark_samples(candidate, options.metric, new_origin);
   std::map<std::string, const BenchmarkSamples*> by_name;

@@ -44,6 +44,12 @@ struct CompareOptions {
 // Times are better lower; rates (fields ending in "_per_second") are better higher.
 bool higher_is_better(const std::string& metric);
 
+// What the tests work on: log time, or −log rate, so that larger is slower and δ is a ratio either way.
+double log_slowness(double value, bool rate);
+
+// How many processes a results file's repetitions came from (context.offloadbench.processes; 1 when absent).
+int processes_of(const nlohmann::json& doc);
+
 // One benchmark's per-repetition values of the metric in one file.
 struct BenchmarkSamples {
   std::string name;

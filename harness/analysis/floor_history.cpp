@@ -62,7 +62,7 @@ FloorHistory load_floor_history(const std::string& directory, const std::string&
     std::string why;
     if (!differences.empty()) why = "another machine: " + differences.front();
     else if (ob.value("incomplete", false)) why = "unfinished run";
-    else if (!(ob.value("processes", 1) > 1)) why = "repetitions from one process (not run --processes)";
+    else if (processes_of(doc) < 2) why = "repetitions from one process (not run --processes)";
     else if (!ob.contains("start_time_utc") || !ob["start_time_utc"].is_string()) why = "no start_time_utc";
     if (!why.empty()) {
       h.ignored.push_back(fmt::format("{}: {}", path, why));
@@ -70,10 +70,11 @@ FloorHistory load_floor_history(const std::string& directory, const std::string&
     }
     Run run{ob["start_time_utc"].get<std::string>(), {}};
     for (const auto& s : benchmark_samples(doc, metric, path)) {
-      if (s.values.empty()) continue;
-      const double fastest = rate ? *std::max_element(s.values.begin(), s.values.end())
-                                  : *std::min_element(s.values.begin(), s.values.end());
-      if (fastest > 0) run.floors[s.name] = rate ? -std::log(fastest) : std::log(fastest);
+      if (s.values.empty() || std::any_of(s.values.begin(), s.values.end(), [](double v) { return !(v > 0); }))
+        continue;  // a repetition of 0 has no logarithm (compare leaves such a row untested too)
+      double floor = log_slowness(s.values.front(), rate);
+      for (double v : s.values) floor = std::min(floor, log_slowness(v, rate));
+      run.floors[s.name] = floor;
     }
     runs.push_back(std::move(run));
   }
