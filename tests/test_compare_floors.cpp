@@ -2,6 +2,7 @@
 // (harness/analysis/floor_test.h) — the floor of a sample, the pair's scale, verdicts on simulated
 // pairs whose noise only adds time (a steady floor, now and then a process far above it), and the
 // fallback to Welch for files of one process.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -69,18 +70,18 @@ Pair simulated(unsigned seed, int count, int processes, const std::string& slowe
 
 }  // namespace
 
-TEST(FloorOf, FastestValueSpreadOfTheFasterHalfAndItsTop) {
+TEST(FloorOf, FastestValueSpreadOfTheFasterHalfAndSlowestValue) {
   const auto f = floor_of({3, 1, 2, 5, 4});  // faster half: 1 2 3
   EXPECT_EQ(f.fastest, 1);
   EXPECT_DOUBLE_EQ(f.spread, 1.5);  // mean of 2-1 and 3-1
-  EXPECT_EQ(f.faster_half_top, 3);
+  EXPECT_EQ(f.slowest, 5);
   const auto two = floor_of({2, 1});  // a faster half of one value has no spread
   EXPECT_EQ(two.fastest, 1);
   EXPECT_EQ(two.spread, 0);
-  EXPECT_EQ(two.faster_half_top, 1);
+  EXPECT_EQ(two.slowest, 2);
   const auto six = floor_of({1, 1.5, 2, 10, 11, 12});  // even count: the lower three
   EXPECT_DOUBLE_EQ(six.spread, 0.75);
-  EXPECT_EQ(six.faster_half_top, 2);
+  EXPECT_EQ(six.slowest, 12);
   EXPECT_THROW(floor_of({1}), std::invalid_argument);
 }
 
@@ -93,7 +94,7 @@ TEST(FloorScale, MedianStandardisedShiftOverItsNullMedian) {
 }
 
 TEST(CompareFloors, FilesOfSeveralProcessesAreComparedByTheirFloors) {
-  const auto pair = simulated(1, 160, 5, "bench4", 1.10);
+  const auto pair = simulated(1, 160, 5, "bench4", 1.5);
   const auto c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
   EXPECT_TRUE(c.noise.floors);
   EXPECT_EQ(c.base_processes, 5);
@@ -103,22 +104,35 @@ TEST(CompareFloors, FilesOfSeveralProcessesAreComparedByTheirFloors) {
   EXPECT_EQ(slower_names(c), std::vector<std::string>{"bench4"});
   for (const auto& row : c.rows) {
     if (row.name != "bench4") continue;
-    EXPECT_NEAR(std::expm1(row.log_shift), 0.10, 0.02);  // the floor's shift, not the median's
+    EXPECT_NEAR(std::expm1(row.log_shift), 0.5, 0.02);  // the floor's shift, not the median's
     EXPECT_NE(row.reason.find("fastest +"), std::string::npos) << row.reason;
   }
 }
 
-TEST(CompareFloors, ATenPercentSlowdownOfASteadyBenchmarkIsFoundDespiteFarProcesses) {
+TEST(CompareFloors, ATenPercentSlowdownIsFoundWhereNoProcessOfBaseLandedAboveIt) {
   // Welch on these files rarely can: one process in five lands 5-60% above the floor, which widens a
   // mean's standard error past what Holm over 160 benchmarks lets through. The floor does not move.
-  int found = 0;
-  for (unsigned seed = 10; seed < 30; ++seed) {
+  // A verdict also needs NEW's fastest process above BASE's slowest: where a far process of BASE lies
+  // above the slowed floor, the row is INCONCLUSIVE, never SLOWER by chance and never SAME.
+  int eligible = 0, found = 0;
+  for (unsigned seed = 10; seed < 50; ++seed) {
     const auto pair = simulated(seed, 160, 5, "bench6", 1.10);
     const auto c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
-    found += slower_names(c) == std::vector<std::string>{"bench6"};
     EXPECT_EQ(c.faster, 0) << "seed " << seed;
+    for (const auto& row : c.rows) {
+      if (row.name != "bench6") continue;
+      EXPECT_NE(row.verdict, Verdict::same) << "seed " << seed;
+      const bool apart = row.new_floor.fastest - c.noise.common_shift > row.base_floor.slowest;
+      if (!apart) {
+        EXPECT_EQ(row.verdict, Verdict::inconclusive) << "seed " << seed;
+        continue;
+      }
+      ++eligible;
+      found += slower_names(c) == std::vector<std::string>{"bench6"};
+    }
   }
-  EXPECT_GE(found, 18);
+  EXPECT_GE(eligible, 10);
+  EXPECT_GE(found * 10, eligible * 8);  // 80%, the target for a 10% change on a steady benchmark
 }
 
 TEST(CompareFloors, FarProcessesInAToAPairsRaiseFewAlarms) {
@@ -135,7 +149,7 @@ TEST(CompareFloors, FarProcessesInAToAPairsRaiseFewAlarms) {
 }
 
 TEST(CompareFloors, ASlowedBenchmarkIsNeverSameAndAFasterOneIsFaster) {
-  // Faster by a third: FASTER, unless most of a file's processes landed far above the floor (three of
+  // Twice as fast: FASTER, unless most of a file's processes landed far above the floor (three of
   // five, about one row in seventeen here), which leaves its faster half too wide to say.
   int found = 0;
   for (unsigned seed = 200; seed < 220; ++seed) {
@@ -144,12 +158,34 @@ TEST(CompareFloors, ASlowedBenchmarkIsNeverSameAndAFasterOneIsFaster) {
       if (row.name != "bench2") continue;
       EXPECT_NE(row.verdict, Verdict::same) << "seed " << seed << ": " << row.reason;
     }
-    const auto faster = simulated(seed, 160, 5, "bench2", 1 / 1.5);
+    const auto faster = simulated(seed, 160, 5, "bench2", 0.5);
     const auto c = compare_results(faster.base, faster.candidate, CompareOptions{}, "b", "n");
     for (const auto& row : c.rows) found += row.name == "bench2" && row.verdict == Verdict::faster && c.faster == 1;
     EXPECT_EQ(c.slower, 0) << "seed " << seed;
   }
   EXPECT_GE(found, 17);
+}
+
+TEST(CompareFloors, AllProcessesInABenchmarksSlowModeAreNotARegression) {
+  // Some benchmarks land in a slow mode in a share of their processes (their layout in memory, their
+  // core): here bench3 runs 60% slow in two of BASE's five processes, and in all five of NEW's. Its
+  // floor jumped 60% and BASE's faster half is tight, but BASE itself shows that level: INCONCLUSIVE.
+  auto pair = simulated(3, 160, 5);
+  const std::vector<double> base_modes = {1.0, 1.005, 1.01, 1.6, 1.62}, new_modes = {1.6, 1.61, 1.6, 1.61, 1.605};
+  std::size_t b = 0, n = 0;
+  for (auto& row : pair.base["benchmarks"]) {
+    if (row["name"] == "bench3") row["real_time"] = 1000 * base_modes[b++];
+  }
+  for (auto& row : pair.candidate["benchmarks"]) {
+    if (row["name"] == "bench3") row["real_time"] = 1000 * new_modes[n++];
+  }
+  const auto c = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
+  for (const auto& row : c.rows) {
+    if (row.name != "bench3") continue;
+    EXPECT_EQ(row.verdict, Verdict::inconclusive) << row.reason;
+    EXPECT_NE(row.reason.find("processes overlap"), std::string::npos) << row.reason;
+  }
+  EXPECT_EQ(c.slower, 0);
 }
 
 TEST(CompareFloors, RatesAreComparedByTheirHighestValue) {
@@ -209,13 +245,15 @@ TEST(FloorStepSpread, SuccessiveStepsOfEachFloorAfterTheRunsCommonShift) {
 TEST(CompareFloors, HistoryKeepsAFloorThatMovesBetweenRunsFromLookingLikeARegression) {
   // A/A, but bench3's floor moved 15% between the runs, as some benchmarks' floors do with the
   // machine's state. Two files alone call it SLOWER; a history in which its floor moved like that
-  // between earlier runs (spread 10%) does not — and still finds bench6 slowed 10%.
-  auto pair = simulated(42, 160, 5, "bench6", 1.10);
+  // between earlier runs (spread 10%) does not — and still finds bench6 slowed 50%.
+  auto pair = simulated(42, 160, 5, "bench6", 1.5);
   for (auto& row : pair.candidate["benchmarks"]) {
     if (row["name"] == "bench3") row["real_time"] = row["real_time"].get<double>() * 1.15;
   }
   const auto alone = compare_results(pair.base, pair.candidate, CompareOptions{}, "b", "n");
-  EXPECT_EQ(slower_names(alone), (std::vector<std::string>{"bench3", "bench6"}));
+  auto alarms = slower_names(alone);
+  std::sort(alarms.begin(), alarms.end());
+  EXPECT_EQ(alarms, (std::vector<std::string>{"bench3", "bench6"}));
   CompareOptions with_history;
   for (int i = 0; i < 160; ++i) with_history.floor_history["bench" + std::to_string(i)] = 0.003;
   with_history.floor_history["bench3"] = 0.10;
@@ -226,6 +264,28 @@ TEST(CompareFloors, HistoryKeepsAFloorThatMovesBetweenRunsFromLookingLikeARegres
     if (row.name != "bench3") continue;
     EXPECT_EQ(row.history_spread, 0.10);
   }
+}
+
+
+TEST(CompareFloors, OneThreadRowsWithAHistoryGetLighterTails) {
+  // A history carries each floor's own movement between runs, which is what made one-thread rows'
+  // tails heavy; rows it lacks, and rows of several threads, keep the tails they have without one.
+  const auto pair = simulated(7, 160, 5);
+  CompareOptions with_history;
+  for (int i = 0; i < 150; ++i) with_history.floor_history["bench" + std::to_string(i)] = 0.003;
+  with_history.floor_history_runs = 12;
+  const auto c = compare_results(pair.base, pair.candidate, with_history, "b", "n");
+  int checked = 0;
+  for (const auto& row : c.rows) {
+    const bool known = row.history_spread >= 0;
+    EXPECT_EQ(known, std::stoi(row.name.substr(5)) < 150) << row.name;
+    const double expected = !row.single_thread ? kFloorDfOther
+                            : known            ? kFloorDfSingleThreadWithHistory
+                                               : kFloorDfSingleThread;
+    EXPECT_EQ(row.df, expected) << row.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 160);
 }
 
 }  // namespace offloadbench

@@ -15,7 +15,7 @@ Floor floor_of(std::vector<double> values) {
   const std::size_t half = (values.size() + 1) / 2;  // the faster half, its middle value included
   Floor floor;
   floor.fastest = values.front();
-  floor.faster_half_top = values[half - 1];
+  floor.slowest = values.back();
   if (half > 1) {
     double sum = 0;
     for (std::size_t j = 1; j < half; ++j) sum += values[j] - values.front();

@@ -16,7 +16,7 @@ namespace offloadbench {
 struct Floor {
   double fastest = 0;          // the smallest value
   double spread = 0;           // mean distance above it of the other values of the faster half
-  double faster_half_top = 0;  // the largest value of the faster half (⌈n/2⌉ smallest)
+  double slowest = 0;          // the largest value
 };
 // At least 2 values (std::invalid_argument otherwise).
 Floor floor_of(std::vector<double> log_slowness);
@@ -32,7 +32,14 @@ double floor_uncertainty(const Floor& base, const Floor& candidate, double histo
 // rows of the operating system (pinning) and GPU rows moved between runs with heavier tails. 5 and 2
 // are the middle of the trade-off measured on A/A and slowed file pairs (docs/regression.md): false
 // alarms in 6% of A/A pairs (with 5 for every row, 35%); 10% slowdowns caught in 69-95%.
-constexpr double kFloorDfSingleThread = 5, kFloorDfOther = 2;
+// A one-thread row with a history (compare --history) gets lighter tails: most of what made them
+// heavy was floors that move between runs (large memory-bound rows, page faults), and the history
+// now carries each one's own movement. Measured: false alarms 3% of A/A pairs, 10% rows 91-99%.
+constexpr double kFloorDfSingleThread = 5, kFloorDfSingleThreadWithHistory = 8, kFloorDfOther = 2;
+inline double floor_df(bool single_thread, bool has_history) {
+  if (!single_thread) return kFloorDfOther;
+  return has_history ? kFloorDfSingleThreadWithHistory : kFloorDfSingleThread;
+}
 
 // The scale φ that makes the median over the rows of |shift − common| / (φ · uncertainty), each
 // over the median of |T| at its row's degrees of freedom, equal 1: the pair's own noise level, learned
