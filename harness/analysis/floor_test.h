@@ -31,10 +31,11 @@ double floor_uncertainty(const Floor& base, const Floor& candidate, double histo
 // thread are the steady ones; rows with several threads (whose floor needs every core free at once),
 // rows of the operating system (pinning) and GPU rows moved between runs with heavier tails. 5 and 2
 // are the middle of the trade-off measured on A/A and slowed file pairs (docs/regression.md): false
-// alarms in 6% of A/A pairs (with 5 for every row, 35%); 10% slowdowns caught in 69-95%.
+// alarms in 6% of A/A pairs (with 5 for every row, 35%), with the gate of that time.
 // A one-thread row with a history (compare --history) gets lighter tails: most of what made them
 // heavy was floors that move between runs (large memory-bound rows, page faults), and the history
-// now carries each one's own movement. Measured: false alarms 3% of A/A pairs, 10% rows 91-99%.
+// carries each one's own movement. Measured: the same false alarms as with 5 (none in 150 A/A pairs),
+// 10% slowdowns found up to 10 points more often.
 constexpr double kFloorDfSingleThread = 5, kFloorDfSingleThreadWithHistory = 8, kFloorDfOther = 2;
 inline double floor_df(bool single_thread, bool has_history) {
   if (!single_thread) return kFloorDfOther;
