@@ -74,15 +74,26 @@ TEST(FloorOf, FastestValueSpreadOfTheFasterHalfAndSlowestValue) {
   const auto f = floor_of({3, 1, 2, 5, 4});  // faster half: 1 2 3
   EXPECT_EQ(f.fastest, 1);
   EXPECT_DOUBLE_EQ(f.spread, 1.5);  // mean of 2-1 and 3-1
-  EXPECT_EQ(f.slowest, 5);
+  EXPECT_EQ(f.slowest(), 5);
+  EXPECT_EQ(f.slowest(2), 4);
   const auto two = floor_of({2, 1});  // a faster half of one value has no spread
   EXPECT_EQ(two.fastest, 1);
   EXPECT_EQ(two.spread, 0);
-  EXPECT_EQ(two.slowest, 2);
+  EXPECT_EQ(two.slowest(), 2);
   const auto six = floor_of({1, 1.5, 2, 10, 11, 12});  // even count: the lower three
   EXPECT_DOUBLE_EQ(six.spread, 0.75);
-  EXPECT_EQ(six.slowest, 12);
+  EXPECT_EQ(six.slowest(), 12);
   EXPECT_THROW(floor_of({1}), std::invalid_argument);
+}
+
+TEST(FloorGateRank, TheMostProcessesAllOfTheOtherFileLandAboveByChanceAtMostOnceInAThousand) {
+  // (k/n)^m <= 0.001: 5 a side, the slowest ((1/5)^5 = 0.0003; (2/5)^5 = 0.01); 10 a side, the 5th
+  // slowest ((5/10)^10 = 0.00098); never less than 1 (3 a side: (1/3)^3 = 0.04, still the slowest).
+  EXPECT_EQ(floor_gate_rank(5, 5), 1u);
+  EXPECT_EQ(floor_gate_rank(10, 10), 5u);
+  EXPECT_EQ(floor_gate_rank(3, 3), 1u);
+  EXPECT_EQ(floor_gate_rank(10, 5), 2u);  // (2/10)^5 = 0.0003, (3/10)^5 = 0.0024
+  EXPECT_EQ(floor_gate_rank(5, 10), 2u);  // (2/5)^10 = 0.0001, (3/5)^10 = 0.006
 }
 
 TEST(FloorScale, MedianStandardisedShiftOverItsNullMedian) {
@@ -122,7 +133,7 @@ TEST(CompareFloors, ATenPercentSlowdownIsFoundWhereNoProcessOfBaseLandedAboveIt)
     for (const auto& row : c.rows) {
       if (row.name != "bench6") continue;
       EXPECT_NE(row.verdict, Verdict::same) << "seed " << seed;
-      const bool apart = row.new_floor.fastest - c.noise.common_shift > row.base_floor.slowest;
+      const bool apart = row.new_floor.fastest - c.noise.common_shift > row.base_floor.slowest();
       if (!apart) {
         EXPECT_EQ(row.verdict, Verdict::inconclusive) << "seed " << seed;
         continue;

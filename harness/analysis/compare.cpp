@@ -169,17 +169,18 @@ std::string welch_gate(const BenchmarkComparison& r, bool slower, double common_
   return gate;
 }
 
-// The floors' counterpart of gate_failure: the floor moved by more than δ, and past every process of
-// the other file (NEW's fastest slower than BASE's slowest, or the reverse). On some machines a
-// benchmark lands in a slow mode in a share of its processes (its layout in memory, its core); in five
-// processes all can land there, and then the floor jumps by that mode's height. Past the faster half
-// alone, such jumps raised false alarms in 20 of 30 A/A pairs on one machine (docs/regression.md).
+// The floors' counterpart of gate_failure: the floor moved by more than δ, and past the other file's
+// processes up to floor_gate_rank (NEW's fastest slower than BASE's slowest with 5 processes a side,
+// or the reverse). When all of a file's processes land on a benchmark's upper level, its floor jumps
+// by that level's height; past the faster half alone, such jumps raised false alarms in 20 of 30 A/A
+// pairs of 5 processes on one machine (docs/regression.md).
 std::string floor_gate(const BenchmarkComparison& r, bool slower, double common_shift) {
   const double shift = r.new_floor.fastest - common_shift - r.base_floor.fastest;
   if ((slower ? shift : -shift) <= std::log1p(r.delta))
     return fmt::format("the fastest processes moved by less than {}", format_percent(r.delta).substr(1));
-  const bool apart = slower ? r.new_floor.fastest - common_shift > r.base_floor.slowest
-                            : r.base_floor.fastest > r.new_floor.slowest - common_shift;
+  const std::size_t nb = r.base_floor.sorted.size(), nn = r.new_floor.sorted.size();
+  const bool apart = slower ? r.new_floor.fastest - common_shift > r.base_floor.slowest(floor_gate_rank(nb, nn))
+                            : r.base_floor.fastest > r.new_floor.slowest(floor_gate_rank(nn, nb)) - common_shift;
   return apart ? "" : "the two files' processes overlap";
 }
 

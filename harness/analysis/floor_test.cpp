@@ -15,13 +15,20 @@ Floor floor_of(std::vector<double> values) {
   const std::size_t half = (values.size() + 1) / 2;  // the faster half, its middle value included
   Floor floor;
   floor.fastest = values.front();
-  floor.slowest = values.back();
+  floor.sorted = values;
   if (half > 1) {
     double sum = 0;
     for (std::size_t j = 1; j < half; ++j) sum += values[j] - values.front();
     floor.spread = sum / static_cast<double>(half - 1);
   }
   return floor;
+}
+
+std::size_t floor_gate_rank(std::size_t other_values, std::size_t own_values) {
+  const double k = std::floor(static_cast<double>(other_values) *
+                              std::pow(kFloorGateChance, 1.0 / static_cast<double>(std::max<std::size_t>(own_values, 1))) +
+                              1e-9);
+  return std::clamp<std::size_t>(static_cast<std::size_t>(k), 1, std::max<std::size_t>(other_values, 1));
 }
 
 double floor_uncertainty(const Floor& base, const Floor& candidate, double history_spread) {

@@ -8,6 +8,7 @@
 // Not for repetitions from one process: they share its layout and its moment of the machine, so
 // their faster half says nothing of how far the floor moves between runs.
 #pragma once
+#include <cstddef>
 #include <vector>
 
 namespace offloadbench {
@@ -16,7 +17,8 @@ namespace offloadbench {
 struct Floor {
   double fastest = 0;          // the smallest value
   double spread = 0;           // mean distance above it of the other values of the faster half
-  double slowest = 0;          // the largest value
+  std::vector<double> sorted;  // every value, fastest first
+  double slowest(std::size_t k = 1) const { return sorted[sorted.size() - k]; }  // the k-th largest
 };
 // At least 2 values (std::invalid_argument otherwise).
 Floor floor_of(std::vector<double> log_slowness);
@@ -26,6 +28,14 @@ Floor floor_of(std::vector<double> log_slowness);
 // h the benchmark's floor spread between earlier runs (compare --history; floor_history.h), 0 without.
 constexpr double kFloorSpreadMinimum = 1e-3;  // 0.1%: below what any timer here resolves between runs
 double floor_uncertainty(const Floor& base, const Floor& candidate, double history_spread = 0);
+
+// How far a floor must move to count (compare's gate): past the other file's k-th slowest process.
+// On some machines a benchmark lands on an upper level (its layout in memory, its core) in a share of
+// its processes; the other file's k slowest show that level in about k of its n processes, and all m
+// processes of this file land there with a chance of about (k/n)^m. k is the largest with that chance
+// at most kFloorGateChance, and at least 1: 5 processes a side give the slowest, 10 the 5th slowest.
+constexpr double kFloorGateChance = 1e-3;
+std::size_t floor_gate_rank(std::size_t other_values, std::size_t own_values);
 
 // Tail weight of the scaled floor shifts (Student t degrees of freedom). Rows timed on one CPU
 // thread are the steady ones; rows with several threads (whose floor needs every core free at once),
