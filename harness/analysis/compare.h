@@ -5,7 +5,7 @@
 // - both files' repetitions each ran in a process of their own (`run --processes N`): the floors'
 //   test (floor_test.h): the fastest process of each file, with an uncertainty from each file's
 //   faster half, scaled by how far the pair's benchmarks moved apart; the verdict also needs the
-//   floor to have left every process of the other file behind.
+//   floor to have passed the other file's slowest processes (floor_gate_rank).
 // - otherwise (repetitions from one process): Welch's t on the log times; the repetitions cannot see
 //   the drift of the machine between the two runs, so compare learns it from the file pair as a whole
 //   (how much more than their own spread the benchmarks moved); the verdict also needs the medians and
