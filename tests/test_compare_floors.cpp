@@ -72,12 +72,12 @@ Pair simulated(unsigned seed, int count, int processes, const std::string& slowe
 
 TEST(FloorOf, FastestValueSpreadOfTheFasterHalfAndSlowestValue) {
   const auto f = floor_of({3, 1, 2, 5, 4});  // faster half: 1 2 3
-  EXPECT_EQ(f.fastest, 1);
+  EXPECT_EQ(f.fastest(), 1);
   EXPECT_DOUBLE_EQ(f.spread, 1.5);  // mean of 2-1 and 3-1
   EXPECT_EQ(f.slowest(), 5);
   EXPECT_EQ(f.slowest(2), 4);
   const auto two = floor_of({2, 1});  // a faster half of one value has no spread
-  EXPECT_EQ(two.fastest, 1);
+  EXPECT_EQ(two.fastest(), 1);
   EXPECT_EQ(two.spread, 0);
   EXPECT_EQ(two.slowest(), 2);
   const auto six = floor_of({1, 1.5, 2, 10, 11, 12});  // even count: the lower three
@@ -133,7 +133,7 @@ TEST(CompareFloors, ATenPercentSlowdownIsFoundWhereNoProcessOfBaseLandedAboveIt)
     for (const auto& row : c.rows) {
       if (row.name != "bench6") continue;
       EXPECT_NE(row.verdict, Verdict::same) << "seed " << seed;
-      const bool apart = row.new_floor.fastest - c.noise.common_shift > row.base_floor.slowest();
+      const bool apart = row.new_floor.fastest() - c.noise.common_shift > row.base_floor.slowest();
       if (!apart) {
         EXPECT_EQ(row.verdict, Verdict::inconclusive) << "seed " << seed;
         continue;

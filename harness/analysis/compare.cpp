@@ -175,19 +175,19 @@ std::string welch_gate(const BenchmarkComparison& r, bool slower, double common_
 // by that level's height; past the faster half alone, such jumps raised false alarms in 20 of 30 A/A
 // pairs of 5 processes on one machine (docs/regression.md).
 std::string floor_gate(const BenchmarkComparison& r, bool slower, double common_shift) {
-  const double shift = r.new_floor.fastest - common_shift - r.base_floor.fastest;
+  const double shift = r.new_floor.fastest() - common_shift - r.base_floor.fastest();
   if ((slower ? shift : -shift) <= std::log1p(r.delta))
     return fmt::format("the fastest processes moved by less than {}", format_percent(r.delta).substr(1));
   const std::size_t nb = r.base_floor.sorted.size(), nn = r.new_floor.sorted.size();
-  const bool apart = slower ? r.new_floor.fastest - common_shift > r.base_floor.slowest(floor_gate_rank(nb, nn))
-                            : r.base_floor.fastest > r.new_floor.slowest(floor_gate_rank(nn, nb)) - common_shift;
+  const bool apart = slower ? r.new_floor.fastest() - common_shift > r.base_floor.slowest(floor_gate_rank(nb, nn))
+                            : r.base_floor.fastest() > r.new_floor.slowest(floor_gate_rank(nn, nb)) - common_shift;
   return apart ? "" : "the two files' processes overlap";
 }
 
 // "median +9.8%", and for the floors' test also where the fastest process went, in the metric's terms.
 std::string change_words(const BenchmarkComparison& r, bool rate) {
   if (r.test != "floor") return fmt::format("median {}", format_percent(r.change));
-  const double floor_shift = r.new_floor.fastest - r.base_floor.fastest;  // in log slowness
+  const double floor_shift = r.new_floor.fastest() - r.base_floor.fastest();  // in log slowness
   return fmt::format("median {}, fastest {}", format_percent(r.change), format_percent(std::expm1(rate ? -floor_shift : floor_shift)));
 }
 
@@ -265,7 +265,7 @@ bool floor_verdicts(Comparison& c) {
   std::vector<double> shifts;
   for (auto* row : tested) {
     row->test = "floor";
-    row->log_shift = row->new_floor.fastest - row->base_floor.fastest;
+    row->log_shift = row->new_floor.fastest() - row->base_floor.fastest();
     shifts.push_back(row->log_shift);
   }
   noise.common_shift = median(shifts);

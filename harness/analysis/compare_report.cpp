@@ -114,7 +114,7 @@ std::string comparison_markdown(const Comparison& c, const std::string& base_lab
 namespace {
 // A floor back in the metric's units (seconds for times): its fastest process.
 double fastest(const Floor& floor, const Comparison& c) {
-  return std::exp(higher_is_better(c.options.metric) ? -floor.fastest : floor.fastest);
+  return std::exp(higher_is_better(c.options.metric) ? -floor.fastest() : floor.fastest());
 }
 }  // namespace
 

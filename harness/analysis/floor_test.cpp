@@ -14,7 +14,6 @@ Floor floor_of(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t half = (values.size() + 1) / 2;  // the faster half, its middle value included
   Floor floor;
-  floor.fastest = values.front();
   floor.sorted = values;
   if (half > 1) {
     double sum = 0;

@@ -15,9 +15,9 @@ namespace offloadbench {
 
 // A file's floor for one benchmark, from its log slowness values (log time, or −log rate).
 struct Floor {
-  double fastest = 0;          // the smallest value
-  double spread = 0;           // mean distance above it of the other values of the faster half
   std::vector<double> sorted;  // every value, fastest first
+  double spread = 0;           // mean distance above the fastest of the other values of the faster half
+  double fastest() const { return sorted.front(); }
   double slowest(std::size_t k = 1) const { return sorted[sorted.size() - k]; }  // the k-th largest
 };
 // At least 2 values (std::invalid_argument otherwise).
