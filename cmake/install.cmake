@@ -12,7 +12,7 @@ install(TARGETS offloadbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # alternatives link in the default folder may not point at.
 set_target_properties(offloadbench PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
-set(OFFLOADBENCH_INSTALL_HOME ${CMAKE_INSTALL_DATADIR}/${PROJECT_NAME})  # as benchmarks/cli/CMakeLists.txt expects
+set(OFFLOADBENCH_INSTALL_HOME ${CMAKE_INSTALL_DATADIR}/${PROJECT_NAME})  # as cli/CMakeLists.txt expects
 install(DIRECTORY plots DESTINATION ${OFFLOADBENCH_INSTALL_HOME}
   PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
 install(FILES docs/results.schema.json DESTINATION ${OFFLOADBENCH_INSTALL_HOME}/docs)

@@ -24,7 +24,7 @@ DEVICE_CALL_S = 560  # --time-limit of one call on the GPU machine (10 minutes, 
 RESERVE_S = 20  # kept back from --time-limit for the summary and the packing
 SUITE_REPETITIONS = 3
 PYTORCH_ANCHOR_S = 30  # scripts/gpu_anchors.py on 3 batches: import and CUDA start, 15 cases (measured 24 s)
-QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (benchmarks/cli/cmd_run.cpp)
+QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (cli/cmd_run.cpp)
 # compute-sanitizer: each tool on the tests where it can find something in our own kernels (all of
 # them in namespace offloadbench, which is how gpu-check tells our findings from a library's).
 # Tests that run our shared-memory or synchronizing kernels: the dot/sum reduction, the tiled SGEMM,

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/analysis/ab.h"
-#include "harness/analysis/signed_rank.h"
+#include "harness/regression/ab.h"
+#include "harness/regression/signed_rank.h"
 
 namespace offloadbench {
 

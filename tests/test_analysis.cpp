@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "benchmarks/family_analyses.h"
 #include "harness/analysis/analysis.h"
 
 namespace offloadbench {
@@ -158,7 +159,7 @@ TEST(Analyze, PairsGpuAndCpuRowsAndFindsTheCrossover) {
       rows.push_back(row("cpu/" + std::to_string(n), 1e-9 * n * n * n * jitter, pair_fields("cpu_all", n), rep));
       rows.push_back(row("gpu/" + std::to_string(n), (1e-3 + 1e-12 * n * n * n) * jitter, pair_fields("gpu_pinned", n), rep));
     }
-  const auto a = analyze(document(rows));
+  const auto a = analyze(document(rows), family_analyses());
   ASSERT_EQ(a["speedups"].size(), 5u);
   ASSERT_EQ(a["crossovers"].size(), 1u);
   const auto& c = a["crossovers"][0];
@@ -184,14 +185,14 @@ TEST(Analyze, SpeedupIsOverTheFastestCpuSeriesUnlessOneMatchesTheGpuSeries) {
     const std::string fast = faster_sorts_first ? "a_fast" : "z_fast", slow = faster_sorts_first ? "z_slow" : "a_slow";
     const auto a = analyze(document({row("cpu/fast", 2.0, with_series(pair_fields("cpu_all", 64), fast)),
                                      row("cpu/slow", 8.0, with_series(pair_fields("cpu_all", 64), slow)),
-                                     row("gpu/x", 1.0, with_series(pair_fields("gpu_pinned", 64), "cuBLAS"))}));
+                                     row("gpu/x", 1.0, with_series(pair_fields("gpu_pinned", 64), "cuBLAS"))}), family_analyses());
     ASSERT_EQ(a["speedups"].size(), 1u);
     EXPECT_EQ(a["speedups"][0]["cpu_name"], "cpu/fast");
     EXPECT_DOUBLE_EQ(a["speedups"][0]["speedup"].get<double>(), 2.0);
   }
   const auto a = analyze(document({row("cpu/fast", 2.0, with_series(pair_fields("cpu_all", 64), "other")),
                                    row("cpu/same", 8.0, with_series(pair_fields("cpu_all", 64), "cuBLAS")),
-                                   row("gpu/x", 1.0, with_series(pair_fields("gpu_pinned", 64), "cuBLAS"))}));
+                                   row("gpu/x", 1.0, with_series(pair_fields("gpu_pinned", 64), "cuBLAS"))}), family_analyses());
   ASSERT_EQ(a["speedups"].size(), 1u);
   EXPECT_EQ(a["speedups"][0]["cpu_name"], "cpu/same");
 }
@@ -202,7 +203,7 @@ TEST(Analyze, SkippedAndInvalidRowsAreLeftOut) {
       row("cpu/2", 2.0, pair_fields("cpu_all", 2)), row("gpu/2", 0.1, pair_fields("gpu_pinned", 2))};
   rows[1]["skipped"] = true;
   rows[3]["validated"] = false;
-  const auto a = analyze(document(rows));
+  const auto a = analyze(document(rows), family_analyses());
   EXPECT_TRUE(a["speedups"].empty());
   EXPECT_TRUE(a["crossovers"].empty());
 }
@@ -210,11 +211,11 @@ TEST(Analyze, SkippedAndInvalidRowsAreLeftOut) {
 TEST(Analyze, EmptyAndCpuOnlyFilesGiveEmptySections) {
   const auto a = analyze(document({row("transfer/host_memcpy/1MiB", 1e-4,
                                        {{"family", "transfer"}, {"op", "host_memcpy"}, {"device", "cpu"},
-                                        {"bytes", 1 << 20}, {"bytes_per_second", 2e10}})}));
+                                        {"bytes", 1 << 20}, {"bytes_per_second", 2e10}})}), family_analyses());
   for (const char* key : {"speedups", "crossovers", "transfer_model", "pinning_break_even", "overlap"})
     EXPECT_TRUE(a[key].empty()) << key;
   EXPECT_EQ(a["ceilings"]["checked"], 0);
-  EXPECT_NO_THROW(analyze(document({})));
+  EXPECT_NO_THROW(analyze(document({}), family_analyses()));
 }
 
 TEST(Analyze, TransferFitBreakEvenAndSuspects) {
@@ -232,7 +233,7 @@ TEST(Analyze, TransferFitBreakEvenAndSuspects) {
                         {"bytes", b}, {"device", 0}}));
   }
   rows.push_back(copy("registered", 1 << 20, (1 << 20) / 40e9));  // 40 GB/s on a 31.5 GB/s link
-  const auto a = analyze(document(rows));
+  const auto a = analyze(document(rows), family_analyses());
   bool pinned_fit = false;
   for (const auto& f : a["transfer_model"])
     if (f["host_memory"] == "pinned") {
@@ -256,7 +257,7 @@ TEST(Analyze, TransferFitBreakEvenAndSuspects) {
 TEST(Analyze, OverlapComputesEfficiencyWhenAbsent) {
   const auto a = analyze(document({row("streams/pipelined/k4", 0.01,
                                        {{"family", "streams"}, {"streams", 4}, {"chunks", 16}, {"host_memory", "pinned"},
-                                        {"speedup_vs_serial", 2.5}, {"bound_speedup", 3.0}})}));
+                                        {"speedup_vs_serial", 2.5}, {"bound_speedup", 3.0}})}), family_analyses());
   ASSERT_EQ(a["overlap"].size(), 1u);
   EXPECT_NEAR(a["overlap"][0]["overlap_efficiency"].get<double>(), 0.75, 1e-12);
   EXPECT_EQ(a["overlap"][0]["streams"], 4);
@@ -265,17 +266,17 @@ TEST(Analyze, OverlapComputesEfficiencyWhenAbsent) {
 TEST(Analyze, OverlapCarriesTheSharedLinkEfficiency) {
   const auto a = analyze(document({row("streams/pipelined_best/pinned", 0.01,
                                        {{"family", "streams"}, {"speedup_over_serial", 2.3}, {"bound_speedup", 3.0},
-                                        {"overlap_efficiency", 0.78}, {"shared_link_efficiency", 0.88}})}));
+                                        {"overlap_efficiency", 0.78}, {"shared_link_efficiency", 0.88}})}), family_analyses());
   ASSERT_EQ(a["overlap"].size(), 1u);
   EXPECT_NEAR(a["overlap"][0]["shared_link_efficiency"].get<double>(), 0.88, 1e-12);
-  EXPECT_FALSE(analyze(document({row("streams/serial", 0.01, {{"family", "streams"}, {"speedup_over_serial", 1.0}})}))
+  EXPECT_FALSE(analyze(document({row("streams/serial", 0.01, {{"family", "streams"}, {"speedup_over_serial", 1.0}})}), family_analyses())
                    ["overlap"][0].contains("shared_link_efficiency"));
 }
 
 TEST(Analyze, OverlapReadsOtherNamesForTheBound) {
   const auto a = analyze(document({row("streams/pipelined/k2", 0.01,
                                        {{"family", "streams"}, {"speedup_vs_serial", 1.5}, {"bound_time_s", 0.004},
-                                        {"two_engine_bound_speedup", 2.0}})}));
+                                        {"two_engine_bound_speedup", 2.0}})}), family_analyses());
   ASSERT_EQ(a["overlap"].size(), 1u);
   EXPECT_EQ(a["overlap"][0]["bound_speedup"], 2.0);  // not the bound's time
   EXPECT_NEAR(a["overlap"][0]["overlap_efficiency"].get<double>(), 0.5, 1e-12);
@@ -302,7 +303,7 @@ TEST(Analyze, RowsMissingFieldsAreIgnoredNotFatal) {
                           {{"name", "c"}, {"run_type", "iteration"}, {"compare_group", "g"}, {"view", "gpu_kernel"},
                            {"sweep", "n"}},
                           {{"name", "d"}, {"run_type", "aggregate"}, {"real_time", 1.0}}}}};
-  const auto a = analyze(doc);
+  const auto a = analyze(doc, family_analyses());
   EXPECT_TRUE(a["transfer_model"].empty());
   EXPECT_TRUE(a["pinning_break_even"].empty());
   EXPECT_TRUE(a["speedups"].empty());
@@ -318,7 +319,7 @@ TEST(Analyze, HeadlineSaysWhenTheGpuNeverWins) {
                       {"family", "compute"}, {"compare_group", "compute/add/fp32"}, {"view", view},
                       {"series", ""}, {"sweep", "elements"}, {"elements", n}});
   nlohmann::json doc = {{"context", {{"offloadbench", {{"schema_version", 1}}}}}, {"benchmarks", rows}};
-  const auto a = analyze(doc);
+  const auto a = analyze(doc, family_analyses());
   ASSERT_EQ(a["crossovers"].size(), 1u);
   EXPECT_EQ(a["crossovers"][0]["kind"], "cpu_wins_at_largest");
   bool said = false;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "benchmarks/batches/batches_analysis.h"
+#include "benchmarks/family_analyses.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/analysis_detail.h"
 
@@ -45,7 +47,7 @@ const nlohmann::json& entry(const nlohmann::json& analysis, const std::string& p
 }
 
 TEST(BatchesAnalysis, FindsTheBatchFromWhichTheGpuNormalizeWins) {
-  const auto analysis = analyze(document(0.0));
+  const auto analysis = analyze(document(0.0), family_analyses());
   ASSERT_EQ(analysis["batches"].size(), 2u);  // fp32 and bf16 against (a), pinned
   const auto& fp32 = entry(analysis, "gpu_normalize_fp32");
   EXPECT_EQ(fp32["kind"], "crossover");
@@ -59,7 +61,7 @@ TEST(BatchesAnalysis, FindsTheBatchFromWhichTheGpuNormalizeWins) {
 }
 
 TEST(BatchesAnalysis, SpreadWidensTheRangeAroundTheCrossing) {
-  const auto analysis = analyze(document(0.2));
+  const auto analysis = analyze(document(0.2), family_analyses());
   const auto& fp32 = entry(analysis, "gpu_normalize_fp32");
   ASSERT_EQ(fp32["kind"], "crossover");
   ASSERT_TRUE(fp32["low"].is_number());
@@ -72,7 +74,7 @@ TEST(BatchesAnalysis, SpreadWidensTheRangeAroundTheCrossing) {
 
 TEST(BatchesAnalysis, HeadlineNamesTheImageTheMemoryAndTheBatch) {
   const auto doc = document(0.0);
-  const auto analysis = analyze(doc);
+  const auto analysis = analyze(doc, family_analyses());
   std::vector<std::string> lines;
   for (const auto& l : analysis["headlines"]) lines.push_back(l.get<std::string>());
   const auto found = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
@@ -86,12 +88,12 @@ TEST(BatchesAnalysis, HeadlineNamesTheImageTheMemoryAndTheBatch) {
 }
 
 TEST(BatchesAnalysis, SaysSoWhenTheGpuWinsEverywhereOrNowhere) {
-  auto everywhere = analyze(document(0.0, [](int batch) { return 0.25 * cpu_side(batch); }));
+  auto everywhere = analyze(document(0.0, [](int batch) { return 0.25 * cpu_side(batch); }), family_analyses());
   const auto& all = entry(everywhere, "gpu_normalize_fp32");
   EXPECT_EQ(all["kind"], "gpu_wins_all");
   EXPECT_TRUE(all["batch"].is_null());
   EXPECT_NE(detail::batches_line(all, false).find("at every batch measured (1–32)"), std::string::npos);
-  auto nowhere = analyze(document(0.0, [](int batch) { return 2 * cpu_side(batch); }));
+  auto nowhere = analyze(document(0.0, [](int batch) { return 2 * cpu_side(batch); }), family_analyses());
   const auto& none = entry(nowhere, "gpu_normalize_fp32");
   EXPECT_EQ(none["kind"], "cpu_wins_at_largest");
   EXPECT_TRUE(none["first_winning_batch"].is_null());
@@ -102,7 +104,7 @@ TEST(BatchesAnalysis, NoBaselineOrSkippedRowsGiveNoEntry) {
   auto doc = document(0.0);
   for (auto& r : doc["benchmarks"])
     if (r["placement"] == "cpu_normalize_fp32") r["skipped"] = true;
-  EXPECT_TRUE(analyze(doc)["batches"].empty());
+  EXPECT_TRUE(analyze(doc, family_analyses())["batches"].empty());
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "benchmarks/batches_cases.h"
+#include "benchmarks/batches/batches_cases.h"
 #include "harness/gpu_info.h"
 #include "harness/system_info.h"
 #include "tests/test_support.h"

@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/cli/commands.h"
-#include "benchmarks/cli/child_process.h"
-#include "harness/analysis/compare.h"
+#include "cli/child_process.h"
+#include "cli/commands.h"
+#include "harness/regression/compare.h"
 #include "harness/results/results.h"
 #include "tests/test_support.h"
 

@@ -1,5 +1,5 @@
 // compare on files whose repetitions each ran in a process of their own: the floors' test
-// (harness/analysis/floor_test.h) — the floor of a sample, the pair's scale, verdicts on simulated
+// (harness/regression/floor_significance.h) — the floor of a sample, the pair's scale, verdicts on simulated
 // pairs whose noise only adds time (a steady floor, now and then a process far above it), and the
 // fallback to Welch for files of one process.
 #include <algorithm>
@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/analysis/compare.h"
-#include "harness/analysis/floor_history.h"
-#include "harness/analysis/floor_test.h"
+#include "harness/regression/compare.h"
+#include "harness/regression/floor_history.h"
+#include "harness/regression/floor_significance.h"
 #include "harness/results/results.h"
 
 namespace offloadbench {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "benchmarks/compute_cases.h"
+#include "benchmarks/compute/compute_cases.h"
 #include "harness/gpu_info.h"
 #include "harness/system_info.h"
 #include "kernels/elementwise.h"

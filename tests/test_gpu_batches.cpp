@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "benchmarks/batches_cases.h"
+#include "benchmarks/batches/batches_cases.h"
 #include "harness/gpu_info.h"
 #include "kernels/cuda/cuda_raii.h"
 #include "kernels/normalize_image.h"

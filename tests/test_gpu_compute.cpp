@@ -11,10 +11,10 @@
 
 #include "tests/random_values.h"
 
-#include "benchmarks/compute_cases.h"
+#include "benchmarks/compute/compute_cases.h"
+#include "harness/gpu_info.h"
 #include "kernels/cuda/cublas_check.h"
 #include "kernels/cuda/cuda_raii.h"
-#include "harness/gpu_info.h"
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
 #include "kernels/tolerance.h"

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/transfer_cases.h"
+#include "benchmarks/transfer/transfer_cases.h"
 #include "harness/analysis/stats.h"
 #include "harness/cuda/event_timer.h"
 #include "harness/cuda/injected_delay.h"

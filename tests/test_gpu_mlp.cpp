@@ -11,15 +11,15 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/mlp_cases.h"
-#include "kernels/cuda/cuda_graph.h"
-#include "kernels/cuda/cuda_raii.h"
+#include "benchmarks/mlp/mlp_cases.h"
 #include "harness/gpu_info.h"
 #include "harness/measure.h"
+#include "kernels/cuda/cuda_graph.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "kernels/mlp_check.h"
 #include "kernels/mlp_gpu.h"
-#include "tests/test_support.h"
 #include "tests/all_close.h"
+#include "tests/test_support.h"
 
 namespace offloadbench {
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/peer_cases.h"
+#include "benchmarks/peer/peer_cases.h"
 #include "harness/gpu_info.h"
 
 namespace offloadbench {

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "benchmarks/streams_cases.h"
-#include "kernels/cuda/cuda_raii.h"
-#include "harness/gpu_info.h"
+#include "benchmarks/streams/streams_cases.h"
 #include "harness/analysis/summary.h"
+#include "harness/gpu_info.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "kernels/fma_workload.h"
 #include "kernels/tolerance.h"
 #include "tests/test_support.h"

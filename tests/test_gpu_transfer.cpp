@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "benchmarks/transfer_cases.h"
-#include "harness/gpu_info.h"
+#include "benchmarks/transfer/transfer_cases.h"
 #include "harness/analysis/summary.h"
+#include "harness/gpu_info.h"
 #include "tests/test_support.h"
 
 namespace offloadbench {

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <vector>
 
-#include "benchmarks/transfer_extra_cases.h"
-#include "kernels/cuda/cuda_raii.h"
+#include "benchmarks/transfer/transfer_extra_cases.h"
 #include "harness/gpu_info.h"
 #include "kernels/copy_kernels.h"
+#include "kernels/cuda/cuda_raii.h"
 #include "tests/test_support.h"
 
 namespace offloadbench {

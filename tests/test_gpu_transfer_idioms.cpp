@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/transfer_idioms_cases.h"
+#include "benchmarks/transfer/transfer_idioms_cases.h"
 #include "harness/gpu_info.h"
 #include "kernels/cuda/cuda_check.h"
 

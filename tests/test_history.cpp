@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "harness/analysis/history.h"
 #include "harness/analysis/stats.h"
+#include "harness/regression/history.h"
 #include "harness/results/results.h"
 #include "tests/test_support.h"
 

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "harness/analysis/history_tree.h"
+#include "harness/regression/history_tree.h"
 #include "harness/results/results.h"
 #include "tests/test_support.h"
 

@@ -18,10 +18,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "benchmarks/cli/benchmark_flags.h"
-#include "benchmarks/cli/child_process.h"
-#include "benchmarks/cli/commands.h"
-#include "benchmarks/cli/interrupt.h"
+#include "cli/benchmark_flags.h"
+#include "cli/child_process.h"
+#include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 #include "harness/results/sizes.h"

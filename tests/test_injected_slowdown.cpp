@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "harness/analysis/compare.h"
-#include "harness/results/results.h"
 #include "harness/analysis/stats.h"
+#include "harness/regression/compare.h"
+#include "harness/results/results.h"
 
 namespace offloadbench {
 

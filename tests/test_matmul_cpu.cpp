@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/compute_peaks.h"
+#include "benchmarks/compute/compute_peaks.h"
 #include "kernels/matmul.h"
 #include "kernels/tolerance.h"
 

@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/mlp_cases.h"
-#include "kernels/cpu_gemm.h"
+#include "benchmarks/mlp/mlp_cases.h"
 #include "harness/gpu_info.h"
+#include "kernels/cpu_gemm.h"
 #include "tests/test_support.h"
 
 namespace offloadbench {

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/peer_cases.h"
-#include "harness/analysis/peer_matrix.h"
+#include "benchmarks/peer/peer_analysis.h"
+#include "benchmarks/peer/peer_cases.h"
 #include "harness/benchmark_case.h"
 
 namespace offloadbench {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "benchmarks/cli/plots_home.h"
+#include "cli/plots_home.h"
 #include "tests/test_support.h"
 
 namespace offloadbench::cli {

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/analysis/compare.h"
-#include "harness/analysis/history.h"
+#include "harness/regression/compare.h"
+#include "harness/regression/history.h"
 #include "harness/results/results.h"
 #include "tests/test_support.h"
 

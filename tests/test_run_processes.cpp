@@ -4,7 +4,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "benchmarks/cli/run_processes.h"
+#include "cli/run_processes.h"
 
 namespace offloadbench::cli {
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/analysis/signed_rank.h"
+#include "harness/regression/signed_rank.h"
 
 namespace offloadbench {
 

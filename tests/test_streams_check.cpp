@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "benchmarks/streams_check.h"
+#include "benchmarks/streams/streams_check.h"
 #include "kernels/fma_workload.h"
 
 namespace offloadbench {

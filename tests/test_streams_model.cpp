@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "benchmarks/streams_model.h"
+#include "benchmarks/streams/streams_model.h"
 
 namespace offloadbench {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "benchmarks/streams_cases.h"
+#include "benchmarks/streams/streams_cases.h"
 #include "harness/gpu_info.h"
 #include "tests/test_support.h"
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "benchmarks/transfer_extra_cases.h"
+#include "benchmarks/transfer/transfer_extra_cases.h"
 #include "harness/gpu_info.h"
 #include "kernels/tensor_packing.h"
 #include "tests/test_support.h"

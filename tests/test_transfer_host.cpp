@@ -1,7 +1,7 @@
 // The transfer suite's host baseline runs anywhere; its GPU cases skip with the reason here.
 #include <gtest/gtest.h>
 
-#include "benchmarks/transfer_cases.h"
+#include "benchmarks/transfer/transfer_cases.h"
 #include "harness/gpu_info.h"
 #include "tests/test_support.h"
 

@@ -13,9 +13,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "benchmarks/host_pages.h"
-#include "benchmarks/transfer_cases.h"
-#include "benchmarks/transfer_idioms_cases.h"
+#include "benchmarks/family_analyses.h"
+#include "benchmarks/transfer/host_pages.h"
+#include "benchmarks/transfer/transfer_cases.h"
+#include "benchmarks/transfer/transfer_idioms_cases.h"
 #include "harness/analysis/analysis.h"
 #include "harness/gpu_info.h"
 #include "tests/test_support.h"
@@ -290,7 +291,7 @@ TEST(TransferIdiomsAnalysis, FastestIdiomPerBatchWithItsMarginAndRange) {
     rows.push_back(idiom_row("result_to_pinned", "d2h", 256000, 20e-6, rep));
     rows.push_back(idiom_row("item", "d2h", 4, 12e-6, rep));
   }
-  const auto a = analyze(doc_of(rows));
+  const auto a = analyze(doc_of(rows), family_analyses());
   ASSERT_EQ(a["torch_idioms"].size(), 3u);  // the batch, the result, the item
   const nlohmann::json* h2d = nullptr;
   for (const auto& g : a["torch_idioms"])
@@ -343,7 +344,7 @@ TEST(TransferIdiomsAnalysis, PinningAtScaleBreakEvenAndTheHostHalf) {
                              {{"huge_pages", "madvise"}, {"bytes", gib}, {"device", "cpu"}, {"huge_page_fraction", 0.1},
                               {"thp_enabled", "madvise"}}, 0.1, rep));
   }
-  const auto a = analyze(doc_of(rows));
+  const auto a = analyze(doc_of(rows), family_analyses());
   ASSERT_EQ(a["pinning_at_scale"].size(), 3u);
   std::map<std::string, nlohmann::json> by;
   for (const auto& e : a["pinning_at_scale"]) by[e["method"].get<std::string>() + "/" + e["huge_pages"].get<std::string>()] = e;
@@ -365,11 +366,11 @@ TEST(TransferIdiomsAnalysis, PinningAtScaleBreakEvenAndTheHostHalf) {
 }
 
 TEST(TransferIdiomsAnalysis, FilesWithoutTheseRowsGiveEmptySections) {
-  const auto a = analyze(doc_of({}));
+  const auto a = analyze(doc_of({}), family_analyses());
   for (const char* key : {"torch_idioms", "pinning_at_scale", "first_touch_at_scale"}) EXPECT_TRUE(a[key].empty()) << key;
   // A row with fields missing is left out, never fatal.
   const auto b = analyze(doc_of({scale_row("pin_at_scale", {{"bytes", 1.0}, {"device", 0}}, 0.1, 0),
-                                 idiom_row("item", "d2h", 4, 1e-5, 0)}));
+                                 idiom_row("item", "d2h", 4, 1e-5, 0)}), family_analyses());
   ASSERT_EQ(b["pinning_at_scale"].size(), 1u);
   EXPECT_TRUE(b["pinning_at_scale"][0]["break_even_copies"].is_null());
 }

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/analysis/welch.h"
+#include "harness/regression/welch.h"
 
 namespace offloadbench {
 

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "harness/analysis/analysis_detail.h"
+#include "harness/analysis/family_analysis.h"
 #include "harness/results/results.h"
 
 namespace offloadbench {
@@ -127,136 +128,19 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
   }
 }
 
-// A transfer row of `op` on a GPU with a byte count (sizes are map keys: never NaN), its host memory
-// placed as by default (--host-numa local): the fits compare like with like.
-bool gpu_transfer_row(const nlohmann::json& row, const char* op) {
-  const auto placement = text(row, "host_numa");
-  return text(row, "op") == op && row.contains("device") && row["device"].is_number_integer() &&
-         std::isfinite(number(row, "bytes")) && (placement.empty() || placement == "local");
-}
-
-int directions_of(const nlohmann::json& row) { return text(row, "direction") == "bidirectional" ? 2 : 1; }
-
-// One latency/bandwidth fit per (device, direction, host memory) over every repetition.
-void add_transfer_model(const std::vector<Measured>& cases, const nlohmann::json& context, nlohmann::json& out) {
-  std::map<std::tuple<int, std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>> series;
-  for (const auto& c : cases) {
-    if (!gpu_transfer_row(c.row(), "device_copy")) continue;
-    const double counted = number(c.row(), "bytes") * directions_of(c.row());
-    auto& [x, t] = series[{c.row()["device"].get<int>(), text(c.row(), "direction"), text(c.row(), "host_memory")}];
-    for (double s : c.seconds) {
-      x.push_back(counted);
-      t.push_back(s);
-    }
-  }
-  for (const auto& [key, xt] : series) {
-    const auto& [device, direction, memory] = key;
-    const auto fit = fit_transfer_model(xt.first, xt.second);
-    nlohmann::json j = {{"device", device}, {"direction", direction}, {"host_memory", memory},
-                        {"points", fit.points}, {"ok", fit.ok}};
-    if (fit.ok) {
-      j.update({{"alpha_seconds", fit.alpha_seconds}, {"beta_bytes_per_second", fit.beta_bytes_per_second},
-                {"r_squared", fit.r_squared}});
-      j["half_bandwidth_bytes"] = fit.half_bandwidth_bytes ? nlohmann::json(*fit.half_bandwidth_bytes) : nullptr;
-      const double link = detail::link_bytes_per_second(context, device) * (direction == "bidirectional" ? 2 : 1);
-      if (link > 0) j.update({{"link_bytes_per_second", link}, {"beta_fraction_of_link", fit.beta_bytes_per_second / link}});
-    }
-    out["transfer_model"].push_back(j);
-  }
-}
-
-// Per pin operation, direction and size: copies after which pinning once beats pageable copies.
-void add_pinning_break_even(const std::vector<Measured>& cases, nlohmann::json& out) {
-  std::map<std::tuple<int, std::string, std::string, double>, double> copy_seconds;  // device, dir, memory, bytes
-  for (const auto& c : cases)
-    if (gpu_transfer_row(c.row(), "device_copy"))
-      copy_seconds[{c.row()["device"].get<int>(), text(c.row(), "direction"), text(c.row(), "host_memory"),
-                    number(c.row(), "bytes")}] = median(c.seconds);
-  for (const auto& c : cases) {
-    if (!gpu_transfer_row(c.row(), "pin_cost")) continue;
-    const auto operation = text(c.row(), "pin_operation");
-    const std::string memory = operation.rfind("cudaHostRegister", 0) == 0 ? "registered" : "pinned";
-    const int device = c.row()["device"].get<int>();
-    const double bytes = number(c.row(), "bytes"), pin = median(c.seconds);
-    for (const char* direction : {"h2d", "d2h"}) {
-      const auto pageable = copy_seconds.find({device, direction, "pageable", bytes});
-      const auto pinned = copy_seconds.find({device, direction, memory, bytes});
-      if (pageable == copy_seconds.end() || pinned == copy_seconds.end()) continue;
-      const auto n = pinning_break_even(pin, pageable->second, pinned->second);
-      out["pinning_break_even"].push_back(
-          {{"device", device}, {"pin_operation", operation}, {"host_memory", memory}, {"direction", direction},
-           {"bytes", bytes}, {"pin_seconds", pin}, {"pageable_copy_seconds", pageable->second},
-           {"pinned_copy_seconds", pinned->second}, {"break_even_copies", n ? nlohmann::json(*n) : nullptr}});
-    }
-  }
-}
-
-// Median over the repetitions of the first of `keys` the rows hold as a number (the streams
-// family names its own fields; these are the names issue 3 describes), else of the first numeric
-// field whose name contains both `part` and `also` (e.g. "two_engine_bound_speedup").
-double median_field(const Measured& c, std::initializer_list<const char*> keys, const char* part = nullptr,
-                    const char* also = "") {
-  std::vector<std::string> candidates(keys.begin(), keys.end());
-  if (part)
-    for (auto it = c.row().begin(); it != c.row().end(); ++it)
-      if (it.key().find(part) != std::string::npos && it.key().find(also) != std::string::npos &&
-          it.value().is_number())
-        candidates.push_back(it.key());
-  for (const auto& key : candidates) {
-    std::vector<double> values;
-    for (const auto* row : c.rows)
-      if (double v = number(*row, key); std::isfinite(v)) values.push_back(v);
-    if (!values.empty()) return median(values);
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
-// Per streams case: the achieved speedup over serial, the bound for this device, the efficiency
-// (achieved gain / bound gain, computed here when the row does not carry it).
-void add_overlap(const std::vector<Measured>& cases, nlohmann::json& out) {
-  static const char* parameters[] = {"op", "case", "case_kind", "kind", "streams", "chunks", "order",
-                                     "issue_order", "host_memory", "workload_ratio", "ratio", "bytes", "device", "copy_engines",
-                                     "bound_model", "series"};
-  for (const auto& c : cases) {
-    if (text(c.row(), "family") != "streams") continue;
-    const double s = median_field(c, {"speedup_over_serial", "speedup_vs_serial", "speedup"});
-    const double b = median_field(c, {"bound_speedup", "speedup_bound", "bound"}, "bound", "speedup");
-    double e = median_field(c, {"overlap_efficiency", "efficiency"}, "efficiency");
-    if (!std::isfinite(s) && !std::isfinite(b)) continue;
-    if (!std::isfinite(e) && std::isfinite(s) && std::isfinite(b) && b > 1) e = (s - 1) / (b - 1);
-    nlohmann::json j = {{"name", c.name}, {"seconds", median(c.seconds)}, {"speedup_vs_serial", s},
-                        {"bound_speedup", b}, {"overlap_efficiency", e}};
-    if (double shared = median_field(c, {"shared_link_efficiency"}); std::isfinite(shared))
-      j["shared_link_efficiency"] = shared;
-    for (const char* key : parameters)
-      if (c.row().contains(key)) j[key] = c.row()[key];
-    out["overlap"].push_back(j);
-  }
-}
-
 }  // namespace
 
-nlohmann::json analyze(const nlohmann::json& results) {
-  nlohmann::json out = {{"schema_version", 1},
-                        {"speedups", nlohmann::json::array()},
-                        {"crossovers", nlohmann::json::array()},
-                        {"transfer_model", nlohmann::json::array()},
-                        {"pinning_break_even", nlohmann::json::array()},
-                        {"overlap", nlohmann::json::array()},
-                        {"torch_idioms", nlohmann::json::array()},
-                        {"pinning_at_scale", nlohmann::json::array()},
-                        {"first_touch_at_scale", nlohmann::json::array()}};
+nlohmann::json analyze(const nlohmann::json& results, const FamilyAnalyses& families) {
+  nlohmann::json out = {{"schema_version", 1}, {"speedups", nlohmann::json::array()}, {"crossovers", nlohmann::json::array()}};
+  for (const auto& family : families)
+    for (const auto& section : family.sections) out[section] = nlohmann::json::array();
   const auto cases = detail::measured_cases(results);
   const auto& context = results.contains("context") ? results["context"] : nlohmann::json::object();
   add_speedups(cases, out);
-  add_transfer_model(cases, context, out);
-  add_pinning_break_even(cases, out);
-  add_overlap(cases, out);
-  detail::add_torch_idioms(cases, out);
-  detail::add_pinning_at_scale(cases, out);
-  out["batches"] = detail::batches_crossovers(cases);
+  for (const auto& family : families)
+    if (family.analyze) family.analyze(cases, context, out);
   out["ceilings"] = detail::check_ceilings(results);
-  out["headlines"] = detail::headlines(results, out);
+  out["headlines"] = detail::headlines(results, out, families);
   return out;
 }
 

@@ -72,7 +72,10 @@ double row_seconds(const nlohmann::json& row);
 // The `analysis` block for a results document (see docs/results-schema.md, "analysis"):
 // speedups, crossovers, transfer_model, pinning_break_even, overlap, ceilings, headlines.
 // Families or fields that are absent give empty sections, never an exception.
-nlohmann::json analyze(const nlohmann::json& results);
+// `families` adds each family's own sections and headline lines (family_analysis.h); the generic
+// part needs none of them.
+struct FamilyAnalysis;
+nlohmann::json analyze(const nlohmann::json& results, const std::vector<FamilyAnalysis>& families);
 
 // "256MiB" for bytes, "256 Mi" for element counts, plain integers for n and batch.
 std::string format_sweep_size(const std::string& sweep, double size);

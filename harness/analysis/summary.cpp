@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/analysis/peer_matrix.h"
+#include "harness/analysis/family_analysis.h"
 #include "harness/results/results.h"
 #include "harness/results/sizes.h"
 
@@ -56,7 +56,7 @@ std::string rate_text(double value, const char* unit) {
 }
 }  // namespace
 
-void print_summary(std::FILE* out, const nlohmann::json& results) {
+void print_summary(std::FILE* out, const nlohmann::json& results, const std::vector<FamilyAnalysis>& families) {
   // Headline rows: per label, the largest size measured.
   std::map<std::string, const nlohmann::json*> headline;
   std::map<std::string, int> skip_reasons;
@@ -103,7 +103,8 @@ void print_summary(std::FILE* out, const nlohmann::json& results) {
     }
     fmt::print(out, "{}\n", line);
   }
-  print_peer_matrices(out, results);
+  for (const auto& family : families)
+    if (family.print_summary) family.print_summary(out, results);
   for (const auto& [reason, count] : skip_reasons) fmt::print(out, "  skipped {:>4}: {}\n", count, printable(reason));
   // The analysis's findings (crossovers, fits, overlap, ceilings), when the file has been analysed.
   if (results.contains("analysis") && results["analysis"].contains("headlines")) {

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
-#include "benchmarks/cli/benchmark_flags.h"
-#include "benchmarks/cli/commands.h"
+#include "cli/benchmark_flags.h"
+#include "cli/commands.h"
 #include "harness/results/results.h"
 #include "harness/results/sizes.h"
 

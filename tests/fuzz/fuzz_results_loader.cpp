@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/analysis/compare.h"
+#include "harness/regression/compare.h"
 #include "harness/results/results.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

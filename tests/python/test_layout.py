@@ -26,10 +26,33 @@ ALLOWED = {
     "harness/analysis": ["harness/results"],
     "harness": ["harness/results", "kernels/cuda"],
     "harness/cuda": ["harness", "harness/results", "kernels/cuda"],
+    "harness/regression": ["harness/analysis", "harness/results"],
     "benchmarks": ["kernels", "kernels/cuda", "harness", "harness/cuda", "harness/results"],
-    "benchmarks/cli": ["benchmarks", "kernels", "kernels/cuda", "harness", "harness/cuda", "harness/results",
-                       "harness/analysis"],
+    "cli": ["benchmarks", "benchmarks/*", "kernels", "kernels/cuda", "harness", "harness/cuda", "harness/results",
+            "harness/analysis", "harness/regression"],
 }
+# A family's folder is a layer of its own with the runners' rules, and may include the other families'
+# headers (peer reuses transfer's cases). Its analysis files (and the generated list of them) read files
+# only: they sit on harness/analysis, beside the runners, and include nothing of theirs.
+FAMILY = ALLOWED["benchmarks"] + ["benchmarks", "benchmarks/*"]
+ANALYSIS = ["harness/analysis", "harness/results"]
+
+
+def is_analysis_file(relative):
+    stem = pathlib.PurePosixPath(relative).stem
+    return stem.endswith("_analysis") or stem == "family_analyses"
+
+
+def allowed_for(relative, allowed):
+    """(the layers `relative` may include from, whether it is a family's analysis file); None: no layer."""
+    folder = folder_of(relative)
+    if is_analysis_file(relative) and folder.startswith("benchmarks"):
+        return ANALYSIS, True
+    if folder in allowed:
+        return allowed[folder], False
+    if folder.startswith("benchmarks/") and folder.count("/") == 1:
+        return FAMILY, False
+    return None, False
 
 
 def sources(*tops):
@@ -49,22 +72,29 @@ def upward_includes(files, allowed, root=ROOT):
     for path in files:
         rel = path.relative_to(root).as_posix()
         folder = folder_of(rel)
+        layers, analysis = allowed_for(rel, allowed)
         for included in INCLUDE.findall(path.read_text()):
             if not (root / included).exists():
                 continue
             target = folder_of(included)
-            if target != folder and target not in allowed.get(folder, []):
+            if analysis:  # its own kind only: harness/analysis, the results format, other analysis files
+                ok = target in layers or (target.startswith("benchmarks") and is_analysis_file(included))
+            else:
+                ok = (target == folder or target in (layers or [])
+                      or ("benchmarks/*" in (layers or []) and target.startswith("benchmarks/")))
+            if not ok:
                 broken.append((rel, included))
     return broken
 
 
 def test_every_source_folder_has_a_layer():
-    folders = {folder_of(p.relative_to(ROOT).as_posix()) for p in sources("kernels", "harness", "benchmarks")}
-    assert folders <= set(ALLOWED), f"folders without a layer in this test: {sorted(folders - set(ALLOWED))}"
+    rels = [p.relative_to(ROOT).as_posix() for p in sources("kernels", "harness", "benchmarks", "cli")]
+    without = sorted({folder_of(r) for r in rels if allowed_for(r, ALLOWED)[0] is None})
+    assert not without, f"folders without a layer in this test: {without}"
 
 
 def test_includes_point_downwards_only():
-    broken = upward_includes(sources("kernels", "harness", "benchmarks"), ALLOWED)
+    broken = upward_includes(sources("kernels", "harness", "benchmarks", "cli"), ALLOWED)
     assert not broken, "includes against the layering:\n" + "\n".join(f"  {f} includes {i}" for f, i in broken)
 
 
@@ -80,7 +110,20 @@ def test_the_check_sees_an_upward_include(tmp_path):
     assert upward_includes([kernel], ALLOWED, tmp_path) == [("kernels/op.cu", "harness/measure.h")]
 
 
-@pytest.mark.parametrize("tops", [("kernels", "harness", "benchmarks", "tests")])
+def test_a_family_analysis_may_not_include_its_runners(tmp_path):
+    """A family's analysis reads files only: including its own case table (which pulls in Google
+    Benchmark and CUDA) is caught; including harness/analysis is not."""
+    (tmp_path / "benchmarks" / "fill").mkdir(parents=True)
+    (tmp_path / "harness" / "analysis").mkdir(parents=True)
+    (tmp_path / "harness" / "analysis" / "family_analysis.h").write_text("#pragma once\n")
+    (tmp_path / "benchmarks" / "fill" / "fill_cases.h").write_text("#pragma once\n")
+    analysis = tmp_path / "benchmarks" / "fill" / "fill_analysis.cpp"
+    analysis.write_text('#include "harness/analysis/family_analysis.h"\n#include "benchmarks/fill/fill_cases.h"\n')
+    assert upward_includes([analysis], ALLOWED, tmp_path) == [("benchmarks/fill/fill_analysis.cpp",
+                                                               "benchmarks/fill/fill_cases.h")]
+
+
+@pytest.mark.parametrize("tops", [("kernels", "harness", "benchmarks", "cli", "tests")])
 def test_no_file_name_in_two_folders(tops):
     """`mlp.h` in two folders sends people and tools to the wrong one: a stem lives in one folder."""
     folders_by_stem = {}

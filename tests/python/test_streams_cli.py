@@ -13,7 +13,7 @@ def test_quick_run_rows_carry_the_fields(run_offloadbench, tmp_path):
     doc = load_json(out)
     reason = doc["context"]["cuda"].get("unavailable_reason", "")
     rows = [r for r in doc["benchmarks"] if r["run_type"] == "iteration"]
-    assert len(rows) == 19  # one size: see the case table in benchmarks/streams_cases.cpp
+    assert len(rows) == 19  # one size: see the case table in benchmarks/streams/streams_cases.cpp
     ops = {r["op"] for r in rows}
     assert ops == KERNEL_OPS | {"bidirectional"}
     for row in rows:

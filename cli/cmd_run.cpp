@@ -1,0 +1,253 @@
+// `offloadbench run`: registers the chosen suites, runs them through Google Benchmark and keeps the
+// results file current. Every bad input is rejected before anything is measured or written.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "benchmarks/family_analyses.h"
+#include "cli/benchmark_flags.h"
+#include "cli/commands.h"
+#include "cli/interrupt.h"
+#include "cli/options.h"
+#include "cli/run_processes.h"
+#include "harness/analysis/analysis.h"
+#include "harness/analysis/summary.h"
+#include "harness/benchmark_case.h"
+#include "harness/gpu_info.h"
+#include "harness/injected_slowdown.h"
+#include "harness/numa.h"
+#include "harness/results/files.h"
+#include "harness/results/results.h"
+#include "harness/results/sizes.h"
+#include "harness/results_reporter.h"
+#include "harness/run_context.h"
+#include "harness/system_info.h"
+#include "kernels/cpu_gemm.h"
+
+namespace offloadbench::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string suites = "all";
+  bool quick = false;
+  bool full = false;
+  std::string device;
+  std::string out;
+  int repetitions = 5;
+  int processes = 1;
+  std::string sizes;
+  std::string host_numa = "local";
+  bool sizes_given = false;  // `--sizes ''` is a mistake, not "the default sizes"
+  bool device_given = false;
+  bool out_given = false;
+  std::vector<std::string> benchmark_flags;
+};
+
+// results/<host>-<UTC time>.json; the folder is made only once the run is known to go ahead.
+std::string default_out_path() {
+  return fmt::format("results/{}-{}.json", query_host_info().hostname, utc_now_stamp());
+}
+
+// How many registered cases a --benchmark_filter selects (for the progress line only).
+int count_selected(const std::vector<std::string>& flags) {
+  std::string filter;
+  for (const auto& f : flags)
+    if (f.rfind("--benchmark_filter=", 0) == 0) filter = f.substr(19);
+  int n = 0;
+  bool negate = !filter.empty() && filter[0] == '-';
+  std::regex re;
+  try {
+    re = std::regex(negate ? filter.substr(1) : filter, std::regex::extended);
+  } catch (const std::regex_error&) {
+    return static_cast<int>(registered_cases().size());
+  }
+  // Google Benchmark matches its decorated names ("…/real_time", "…/manual_time"); so do we.
+  for (const auto& c : registered_cases()) {
+    const std::string decorated = c.name + (c.clock == Clock::device_events ? "/manual_time" : "/real_time");
+    if (filter.empty() || (std::regex_search(c.name, re) || std::regex_search(decorated, re)) != negate) ++n;
+  }
+  return n;
+}
+
+int execute_run(const RunOptions& o, const std::vector<std::string>& command_line) {
+  if (o.quick && o.full) throw UsageError("--quick and --full cannot be used together");
+  if (o.repetitions < 1 || o.repetitions > 1000)
+    throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
+  if (o.processes < 1 || o.processes > o.repetitions)
+    throw UsageError(fmt::format("--processes {} is out of range (1 to --repetitions, {})", o.processes, o.repetitions));
+  check_benchmark_flags(o.benchmark_flags);
+  try {
+    check_injected_slowdown_setting();
+    cpu_gemm_pin();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+  RunConfig config;
+  config.quick = !o.full;
+  try {
+    if (o.sizes_given) config.sizes = parse_size_list(o.sizes);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--sizes: {}", e.what()));
+  }
+  try {
+    config.host_numa = parse_host_numa(o.host_numa, read_numa_topology());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const auto suites = select_suites(o.suites);
+  if (o.device_given && o.device.empty()) throw UsageError("--device '' is empty (give a GPU index, all or cpu)");
+  const std::string device = o.device.empty() ? "0" : o.device;
+  config.gpu_devices = select_devices(device);
+
+  // Google Benchmark parses its own flags; ours go first so that the user's override them.
+  std::vector<std::string> gb_args = {command_line.empty() ? "offloadbench" : command_line[0],
+                                      fmt::format("--benchmark_repetitions={}", o.repetitions),
+                                      fmt::format("--benchmark_min_time={}", config.quick ? 0.02 : 0.1)};
+  gb_args.insert(gb_args.end(), o.benchmark_flags.begin(), o.benchmark_flags.end());
+  std::vector<char*> gb_argv;
+  for (auto& a : gb_args) gb_argv.push_back(a.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+
+  const std::string out = o.out_given ? o.out : default_out_path();
+
+  RunDescription description;
+  for (auto* s : suites) {
+    s->register_cases(config);
+    description.suites.push_back(s->name);
+  }
+  description.mode = config.quick ? "quick" : "full";
+  description.repetitions = o.repetitions;
+  description.devices = device;
+  description.host_numa = o.host_numa;
+  description.command_line = command_line;
+
+  if (registered_cases().empty())
+    throw UsageError(fmt::format("no benchmark selected (suites {} have no case for --device {})", o.suites, device));
+  const int selected = count_selected(o.benchmark_flags);
+  if (selected == 0) throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
+
+  // Everything is checked: now the results folder may be made and the file claimed.
+  if (!o.out_given) {
+    std::error_code error;
+    std::filesystem::create_directories("results", error);
+    if (error) throw FileError(fmt::format("cannot make the default results folder 'results': {}", error.message()));
+  }
+  check_output_path(out, "--out");
+  if (o.processes > 1) {  // everything is checked; the processes measure, this one only gathers
+    clear_registered_cases();
+    benchmark::Shutdown();
+    ProcessRunPlan plan;
+    plan.child.suites = o.suites;
+    plan.child.full = o.full;
+    plan.child.device = device;
+    plan.child.host_numa = o.host_numa;
+    if (o.sizes_given) plan.child.sizes = o.sizes;
+    plan.child.benchmark_flags = o.benchmark_flags;
+    plan.repetitions = o.repetitions;
+    plan.processes = o.processes;
+    plan.out = out;
+    plan.command_line = command_line;
+    return run_in_processes(plan);
+  }
+  OutputLock lock(out);  // a second run writing the same file is refused, not interleaved
+  ResultsReporter reporter(out, make_run_context(description), selected,
+                           isatty(STDERR_FILENO) != 0);
+  if (!config.gpu_devices.empty() && gpu_inventory().unavailable_reason.empty())
+    reporter.set_clock_reader(nvml_clock_reader());
+  {
+    InterruptWatch watch([&](int signal) {
+      std::string kept = fmt::format("what finished is in {}", out);
+      try {
+        reporter.finish("interrupted");
+      } catch (const std::exception& e) {  // a full disk: the file keeps its last complete write
+        kept = fmt::format("{} keeps the benchmarks written before; marking it interrupted failed: {}", out, e.what());
+      }
+      lock.release();
+      fmt::print(stderr, "\noffloadbench: interrupted ({}); {}\n", signal == SIGINT ? "SIGINT" : "SIGTERM", kept);
+    });
+    // Once measuring began, a path that stopped being writable (its folder deleted, say) is not bad
+    // input: docs/command-line.md's exit code 1, not 2.
+    const auto after_work_began = [](const std::exception& e) -> std::runtime_error {
+      return std::runtime_error(e.what());
+    };
+    try {
+      benchmark::RunSpecifiedBenchmarks(&reporter);
+    } catch (const std::exception& e) {
+      try {
+        reporter.finish(fmt::format("failure: {}", e.what()));
+      } catch (const std::exception&) {  // the same failure again: the first one is the one to report
+      }
+      if (dynamic_cast<const FileError*>(&e)) throw after_work_began(e);
+      throw;
+    }
+    if (!reporter.started())  // Google Benchmark matched nothing and wrote nothing
+      throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
+    try {
+      reporter.finish();
+    } catch (const FileError& e) {
+      throw after_work_began(e);
+    }
+  }
+  clear_registered_cases();  // cases may own GPU buffers: free them while CUDA is still up
+  benchmark::Shutdown();
+
+  // The analysis goes into the same file (rewritten atomically), then the summary shows it. The
+  // measurements are already safe on disk: an analysis failure is reported, never fatal.
+  auto document = reporter.document();
+  try {
+    document["analysis"] = analyze(document, family_analyses());
+    write_json_atomically(out, document);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "offloadbench: analysis failed ({}); try 'offloadbench analyze {}'\n", e.what(), out);
+  }
+  print_summary(stdout, document, family_analyses());
+  fmt::print("results: {}\n", out);
+  if (reporter.invalid_rows() > 0) {
+    fmt::print(stderr, "offloadbench: {} benchmark row(s) failed validation (see 'validated' in {})\n",
+               reporter.invalid_rows(), out);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app, const std::vector<std::string>& command_line) {
+  auto o = std::make_shared<RunOptions>();
+  auto* run = app.add_subcommand("run", "Run benchmark suites and write one results file");
+  run->add_option("--suite", o->suites, "Comma-separated suites, or all")->default_str("all");
+  run->add_flag("--quick", o->quick, "Quick sweep (the default)");
+  run->add_flag("--full", o->full, "Full sweep of every size");
+  auto* device = run->add_option("--device", o->device, "GPU index, all, or cpu (no GPU cases)")->default_str("0");
+  auto* out = run->add_option("--out", o->out, "Results file (default results/<host>-<UTC time>.json)");
+  run->add_option("--repetitions", o->repetitions, "Repetitions per benchmark")->default_str("5");
+  run->add_option("--processes", o->processes,
+                  "Spread the repetitions over this many fresh processes, one after another (memory layout and "
+                  "machine state drawn again in each: what compare needs to trust a change between two files)")
+      ->default_str("1");
+  auto* sizes = run->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, e.g. 4KiB,1MiB,256MiB");
+  run->add_option("--host-numa", o->host_numa,
+                  "Host buffers of transfer cases on: local (the GPU's NUMA node), remote, a node number, or all")
+      ->default_str("local");
+  run->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
+  return {run, [o, command_line, device, out, sizes] {
+            o->device_given = device->count() > 0;
+            o->out_given = out->count() > 0;
+            o->sizes_given = sizes->count() > 0;
+            return execute_run(*o, command_line);
+          }};
+}
+
+}  // namespace offloadbench::cli

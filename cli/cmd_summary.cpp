@@ -1,0 +1,31 @@
+// `offloadbench summary FILE`: print the short headline summary of a results file, analysing in memory
+// when the file has no analysis block (nothing is written back: summary only reads).
+#include <fmt/format.h>
+
+#include "benchmarks/family_analyses.h"
+#include "cli/commands.h"
+#include "harness/analysis/analysis.h"
+#include "harness/analysis/summary.h"
+#include "harness/results/results.h"
+
+namespace offloadbench::cli {
+
+namespace {
+
+int execute_summary(const std::string& path) {
+  auto doc = load_results(path);
+  if (!doc.contains("analysis")) doc["analysis"] = analyze(doc, family_analyses());  // not written back: summary only reads
+  print_summary(stdout, doc, family_analyses());
+  return 0;
+}
+
+}  // namespace
+
+Command add_summary_command(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("summary", "Print the headline findings of a results file");
+  cmd->add_option("file", *path, "Results file")->required();
+  return {cmd, [path] { return execute_summary(*path); }};
+}
+
+}  // namespace offloadbench::cli
