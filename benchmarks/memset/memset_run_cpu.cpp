@@ -1,0 +1,112 @@
+// The memset family's CPU views, timed by the host wall clock: std::memset over a pre-touched buffer on
+// one thread or split over all OpenMP threads (the threads that fill it also touched it first). Also
+// the pieces both sides share: the per-call fill values and the every-byte check.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "benchmarks/memset/memset_cases.h"
+#include "harness/benchmark_case.h"
+#include "harness/system_info.h"
+
+namespace offloadbench {
+
+std::uint8_t next_fill_value(std::uint8_t previous) { return static_cast<std::uint8_t>(previous % 255 + 1); }
+
+std::string check_fill(const void* data, std::uint64_t bytes, std::uint8_t expected) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t pattern;
+  std::memset(&pattern, expected, sizeof pattern);
+  std::uint64_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {  // whole words; the first differing word is searched bytewise below
+    std::uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    if (word != pattern) break;
+  }
+  for (; i < bytes; ++i)
+    if (p[i] != expected)
+      return fmt::format("memset left byte {} of {} at 0x{:02x}, expected 0x{:02x}", i, bytes, p[i], expected);
+  return "";
+}
+
+void host_memset(void* data, std::uint64_t bytes, std::uint8_t value, int threads) {
+  auto* p = static_cast<char*>(data);
+  if (threads <= 1) {
+    std::memset(p, value, bytes);
+    return;
+  }
+  // Chunk boundaries on cache lines, so no two threads write one line.
+  const std::uint64_t chunk = ((bytes + threads - 1) / threads + 63) / 64 * 64;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const std::uint64_t begin = std::min<std::uint64_t>(bytes, t * chunk);
+    const std::uint64_t end = std::min<std::uint64_t>(bytes, begin + chunk);
+    if (end > begin) std::memset(p + begin, value, end - begin);
+  }
+}
+
+namespace {
+
+// Page-aligned storage left untouched here, so the first write (by the case's own threads) places the
+// pages; 2 MiB and larger asks for transparent huge pages, as the compute suite's CPU arrays do.
+class HostArray {
+ public:
+  explicit HostArray(std::uint64_t bytes) {
+    const std::size_t alignment = bytes >= kHugePage ? kHugePage : 4096;
+    const std::size_t rounded = (std::max<std::uint64_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+    data_ = std::aligned_alloc(alignment, rounded);
+    if (!data_) throw std::bad_alloc();
+    if (alignment == kHugePage) madvise(data_, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+  }
+  ~HostArray() { std::free(data_); }
+  HostArray(const HostArray&) = delete;
+  HostArray& operator=(const HostArray&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  static constexpr std::size_t kHugePage = 2u << 20;
+  void* data_;
+};
+
+}  // namespace
+
+MeasuredCase setup_memset_cpu(const MemsetCase& c, HostFill fill) {
+  if (auto problem = host_fit_problem(c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  struct Buffer {
+    explicit Buffer(std::uint64_t bytes) : array(bytes) {}
+    HostArray array;
+    std::uint8_t value = 0;  // what the latest call wrote
+  };
+  auto buffer = std::make_shared<Buffer>(c.bytes);
+  MeasuredCase made;
+  Measurement& m = made.measurement;
+  m.call = [buffer, fill, bytes = c.bytes, threads = c.threads] {
+    buffer->value = next_fill_value(buffer->value);
+    fill(buffer->array.data(), bytes, buffer->value, threads);
+    benchmark::DoNotOptimize(buffer->array.data());
+    benchmark::ClobberMemory();
+  };
+  // Outside the clock, twice (so a fill that ignores its value fails too): poison every byte with the
+  // complement of the value the next call must write (the first time, this is the first touch, by the
+  // view's own threads), run that call, check every byte.
+  m.verify = [buffer, bytes = c.bytes, threads = c.threads, call = m.call] {
+    for (int round = 0; round < 2; ++round) {
+      const std::uint8_t expected = next_fill_value(buffer->value);
+      host_memset(buffer->array.data(), bytes, static_cast<std::uint8_t>(~expected), threads);
+      call();
+      if (auto wrong = check_fill(buffer->array.data(), bytes, expected); !wrong.empty()) return wrong;
+    }
+    return std::string();
+  };
+  m.work.bytes = static_cast<double>(c.bytes);  // written once, nothing read: BabelStream weight 1
+  return made;
+}
+
+}  // namespace offloadbench
