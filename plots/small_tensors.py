@@ -1,6 +1,7 @@
 """Many small tensors host→device (op small_tensors): time to move N tensors vs N, one line per
 method, and the N from which packing them into one pinned staging buffer (packing included) beats
-each other method, interpolated on log N between the measured counts."""
+each other method: the analysis block's small_tensors_packing (`offloadbench analyze`); a file
+analysed before that section existed gets the same rule computed here."""
 import math
 
 from . import common, results
@@ -38,6 +39,12 @@ def crossover(packed, other):
 
 def packing_crossovers(doc):
     """[{device, versus, tensors}] for every method measured beside packed_pinned; tensors None = never."""
+    block = results.analysis(doc)
+    if block and isinstance(block.get("small_tensors_packing"), list):
+        return [{"device": e.get("device"), "versus": e.get("versus"),
+                 "tensors": e.get("size") if e.get("kind") == "crossover" else
+                 (e.get("smallest_tensors") if e.get("kind") == "gpu_wins_all" else None)}
+                for e in block["small_tensors_packing"]]
     series = _series(doc)
     out = []
     for (device, method), points in sorted(series.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):

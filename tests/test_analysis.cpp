@@ -2,6 +2,7 @@
 // the latency/bandwidth fit, the pinning break-even, and analyze() over small hand-made files
 // (pairing, missing families, skipped rows, suspects).
 #include <cmath>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -148,6 +149,35 @@ nlohmann::json document(const std::vector<nlohmann::json>& rows) {
 nlohmann::json pair_fields(const std::string& view, double n) {
   return {{"family", "compute"}, {"compare_group", "compute/sgemm/fp32"}, {"view", view}, {"series", ""},
           {"sweep", "n"}, {"n", n}, {"device", view.rfind("gpu", 0) == 0 ? nlohmann::json(0) : nlohmann::json("cpu")}};
+}
+
+// Many small tensors: packing costs a fixed 40 µs and 1 µs a tensor; N separate copies 10 µs each, so
+// packing wins from N = 40/9 ≈ 4.4 (between the measured 4 and 8); from pinned memory at 30 µs a copy it
+// wins at every N measured; against a method that is always faster it never does.
+TEST(Analyze, SmallTensorsPackingWinsFromTheCrossoverCount) {
+  std::vector<nlohmann::json> rows;
+  auto add = [&](const std::string& method, double n, double seconds) {
+    for (int rep = 0; rep < 3; ++rep)
+      rows.push_back(row("transfer/small_tensors/" + method + "/n:" + std::to_string(n), seconds * (1 + 0.001 * rep),
+                         {{"family", "transfer"}, {"op", "small_tensors"}, {"method", method}, {"tensors", n},
+                          {"device", 0}}, rep));
+  };
+  for (double n : {1.0, 2.0, 4.0, 8.0, 16.0}) {
+    add("packed_pinned", n, 40e-6 + 1e-6 * n);
+    add("separate_pageable", n, 10e-6 * n);
+    add("separate_pinned", n, 50e-6 * n);
+    add("batch_api", n, 1e-6 * n);
+  }
+  const auto a = analyze(document(rows), family_analyses());
+  ASSERT_EQ(a["small_tensors_packing"].size(), 3u);
+  std::map<std::string, nlohmann::json> by_method;
+  for (const auto& c : a["small_tensors_packing"]) by_method[c["versus"].get<std::string>()] = c;
+  EXPECT_EQ(by_method["separate_pageable"]["kind"], "crossover");
+  EXPECT_GT(by_method["separate_pageable"]["size"].get<double>(), 4.0);
+  EXPECT_LT(by_method["separate_pageable"]["size"].get<double>(), 8.0);
+  EXPECT_EQ(by_method["separate_pinned"]["kind"], "gpu_wins_all");
+  EXPECT_EQ(by_method["batch_api"]["kind"], "cpu_wins_at_largest");
+  EXPECT_NEAR(by_method["batch_api"]["speedup_at_largest"].get<double>(), 16e-6 / 56e-6, 1e-3);
 }
 
 TEST(Analyze, PairsGpuAndCpuRowsAndFindsTheCrossover) {

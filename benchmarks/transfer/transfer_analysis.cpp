@@ -1,16 +1,19 @@
 // The transfer family's analysis: one latency/bandwidth fit per GPU, direction and host memory
-// (transfer_model), the copies after which pinning once pays (pinning_break_even), PyTorch's copy idioms
-// and pinning at scale (transfer_idioms_analysis.cpp), and their headline lines (link rates first).
+// (transfer_model), the copies after which pinning once pays (pinning_break_even), the tensor count
+// from which packing small tensors pays (small_tensors_packing), PyTorch's copy idioms and pinning at
+// scale (transfer_idioms_analysis.cpp), and their headline lines (link rates first).
 #include "benchmarks/transfer/transfer_analysis.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "harness/analysis/analysis.h"
+#include "harness/analysis/stats.h"
 
 namespace offloadbench {
 
@@ -156,9 +159,42 @@ void transfer_lines(const nlohmann::json& results, const nlohmann::json& analysi
   }
 }
 
+// Many small tensors host→device: per GPU and method, the count N from which packing them into one
+// pinned staging buffer (packing included) beats that method — find_crossover over N, with
+// speedup = the method's median time / the packed median time (the plots draw this section).
+void add_small_tensors_packing(const std::vector<Measured>& cases, nlohmann::json& out) {
+  constexpr const char* kPacked = "packed_pinned";
+  std::map<std::pair<int, std::string>, std::map<double, const Measured*>> series;  // (device, method) -> N -> case
+  for (const auto& c : cases) {
+    const auto& row = c.row();
+    if (text(row, "op") != "small_tensors" || !row.contains("device") || !row["device"].is_number_integer()) continue;
+    const double n = number(row, "tensors");
+    if (std::isfinite(n) && n > 0) series[{row["device"].get<int>(), text(row, "method")}][n] = &c;
+  }
+  for (const auto& [key, by_count] : series) {
+    const auto& [device, method] = key;
+    const auto packed = series.find({device, kPacked});
+    if (method == kPacked || packed == series.end()) continue;
+    std::vector<SpeedupPoint> points;
+    for (const auto& [n, packed_case] : packed->second) {
+      const auto other = by_count.find(n);
+      if (other == by_count.end()) continue;
+      const auto [pmin, pmax] = std::minmax_element(packed_case->seconds.begin(), packed_case->seconds.end());
+      const auto [omin, omax] = std::minmax_element(other->second->seconds.begin(), other->second->seconds.end());
+      points.push_back({n, median(other->second->seconds) / median(packed_case->seconds), *omin / *pmax, *omax / *pmin});
+    }
+    if (points.empty()) continue;
+    auto j = crossover_json(find_crossover(points));
+    j.update({{"device", device}, {"versus", method}, {"smallest_tensors", points.front().size},
+              {"largest_tensors", points.back().size}, {"speedup_at_largest", points.back().speedup}});
+    out["small_tensors_packing"].push_back(j);
+  }
+}
+
 void analyze_transfer(const std::vector<Measured>& cases, const nlohmann::json& context, nlohmann::json& out) {
   add_transfer_model(cases, context, out);
   add_pinning_break_even(cases, out);
+  add_small_tensors_packing(cases, out);
   detail::add_torch_idioms(cases, out);
   detail::add_pinning_at_scale(cases, out);
 }
@@ -168,7 +204,8 @@ void analyze_transfer(const std::vector<Measured>& cases, const nlohmann::json& 
 FamilyAnalysis transfer_analysis() {
   FamilyAnalysis family;
   family.family = "transfer";
-  family.sections = {"transfer_model", "pinning_break_even", "torch_idioms", "pinning_at_scale", "first_touch_at_scale"};
+  family.sections = {"transfer_model",   "pinning_break_even",   "small_tensors_packing",
+                     "torch_idioms",     "pinning_at_scale",     "first_touch_at_scale"};
   family.gpu_sections = {"transfer_model"};
   family.analyze = analyze_transfer;
   family.lead_lines = transfer_lines;

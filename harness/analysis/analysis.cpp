@@ -48,6 +48,14 @@ std::string text(const nlohmann::json& row, const std::string& key) {
 
 }  // namespace detail
 
+nlohmann::json crossover_json(const Crossover& c) {
+  nlohmann::json j = {{"kind", to_string(c.kind)}, {"gpu_wins_somewhere_below", c.gpu_wins_somewhere_below}};
+  j["size"] = c.kind == CrossoverKind::crossover ? nlohmann::json(c.size) : nlohmann::json(nullptr);
+  j["low"] = c.low ? nlohmann::json(*c.low) : nlohmann::json(nullptr);
+  j["high"] = c.high ? nlohmann::json(*c.high) : nlohmann::json(nullptr);
+  return j;
+}
+
 namespace {
 
 using detail::Measured;
@@ -58,14 +66,6 @@ bool is_gpu_view(const std::string& view) { return view.rfind("gpu_", 0) == 0; }
 
 // (view, series, size) -> case, for the rows of one compare_group.
 using ViewKey = std::tuple<std::string, std::string, double>;
-
-nlohmann::json crossover_json(const Crossover& c) {
-  nlohmann::json j = {{"kind", to_string(c.kind)}, {"gpu_wins_somewhere_below", c.gpu_wins_somewhere_below}};
-  j["size"] = c.kind == CrossoverKind::crossover ? nlohmann::json(c.size) : nlohmann::json(nullptr);
-  j["low"] = c.low ? nlohmann::json(*c.low) : nlohmann::json(nullptr);
-  j["high"] = c.high ? nlohmann::json(*c.high) : nlohmann::json(nullptr);
-  return j;
-}
 
 // Speedups of every GPU (view, series) over every CPU view at each size both measured, and the
 // crossover of each such curve.

@@ -45,6 +45,10 @@ struct Crossover {
 // Points must be sorted by size. `low`/`high` come from the same search over speedup_high/low.
 Crossover find_crossover(const std::vector<SpeedupPoint>& points);
 
+// A crossover as the analysis block writes it: kind, gpu_wins_somewhere_below, and size, low and
+// high (null where they do not apply).
+nlohmann::json crossover_json(const Crossover& c);
+
 // time = alpha + bytes / beta, fitted by least squares on relative error (weights 1/time²) so that
 // small copies count as much as large ones. r_squared is that weighted fit's coefficient of
 // determination; half_bandwidth_bytes = alpha·beta is where bytes/time reaches beta/2.
