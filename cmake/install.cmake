@@ -15,6 +15,9 @@ set_target_properties(offloadbench PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 set(OFFLOADBENCH_INSTALL_HOME ${CMAKE_INSTALL_DATADIR}/${PROJECT_NAME})  # as cli/CMakeLists.txt expects
 install(DIRECTORY plots DESTINATION ${OFFLOADBENCH_INSTALL_HOME}
   PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+# Each family's charts, beside the package that finds them (plots/families.py): benchmarks/<family>/*_charts.py.
+install(DIRECTORY benchmarks/ DESTINATION ${OFFLOADBENCH_INSTALL_HOME}/benchmarks
+  FILES_MATCHING PATTERN "*_charts.py" PATTERN "__pycache__" EXCLUDE)
 install(FILES docs/results.schema.json DESTINATION ${OFFLOADBENCH_INSTALL_HOME}/docs)
 
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -15,19 +15,12 @@ from . import files, results
 
 
 def chart_families():
-    """The chart modules, imported here so that a Python without matplotlib gets one clear line."""
-    from . import bandwidth, mlp, overlap, pinning, small_tensors, timing, transfer_extra
-    from . import batches, peer
-    return [("bandwidth", bandwidth), ("time and speedup", timing), ("MLP", mlp), ("overlap", overlap),
-            ("pinning break-even", pinning), ("many small tensors", small_tensors),
-            ("device-local, SM-initiated, managed, latency", transfer_extra),
-            ("what to send over the bus", batches), ("GPU x GPU (peer)", peer)] + transfer_idioms_family()
-
-
-def transfer_idioms_family():
-    """The copy-idiom charts: PyTorch's copy idioms at one batch, pinning cost vs size with and without THP."""
-    from . import transfer_idioms
-    return [("PyTorch copy idioms, pinning at scale", transfer_idioms)]
+    """(label, module) of every chart module: the generic time and speedup charts, then each family's
+    (plots/families.py) in their ORDER; imported here so that a Python without matplotlib gets one
+    clear line."""
+    from . import families, timing
+    found = [(timing.TITLE, timing)] + [(m.TITLE, m) for m in families.modules()]
+    return sorted(found, key=lambda entry: entry[1].ORDER)
 
 
 def matplotlib_problem(error):

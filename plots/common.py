@@ -107,3 +107,20 @@ def save(fig, outdir, stem, title, caption=""):
     finally:
         plt.close(fig)
     return {"title": title, "png": png.name, "svg": svg.name, "caption": caption}
+
+
+def crossover(packed, other):
+    """Smallest N from which series `packed` is faster than series `other` (each [(N, seconds, …)] sorted by
+    N), for good: interpolated on log N where log(t_other / t_packed) crosses 0; the smallest N when
+    packed wins at every N; None when it loses at the largest N both measured. The analysis block's
+    crossovers (find_crossover) follow the same rule; this is for files analysed before they existed."""
+    t_other = dict((n, t) for n, t, *_ in other)
+    ratios = [(n, t_other[n] / t) for n, t, *_ in packed if n in t_other and t > 0 and t_other[n] > 0]
+    if not ratios or ratios[-1][1] < 1:
+        return None
+    losing = [i for i, (_, r) in enumerate(ratios) if r < 1]
+    if not losing:
+        return ratios[0][0]
+    (n0, r0), (n1, r1) = ratios[losing[-1]], ratios[losing[-1] + 1]
+    x0, x1, y0, y1 = math.log(n0), math.log(n1), math.log(r0), math.log(r1)
+    return math.exp(x0 + (0 - y0) * (x1 - x0) / (y1 - y0))

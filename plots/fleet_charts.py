@@ -4,7 +4,7 @@ from . import results
 from .common import new_figure, plain_log_formatter, save, size_axis
 
 
-def _rows(view=None, groups=None, series=("",), **fields):
+def rows(view=None, groups=None, series=("",), **fields):
     """Rows of one view, compare group and series (each a tuple of the names files have used for it)."""
     def pick(row):
         return ((view is None or row.get("view") == view) and (groups is None or row.get("compare_group") in groups)
@@ -12,51 +12,28 @@ def _rows(view=None, groups=None, series=("",), **fields):
     return pick
 
 
-SGEMM = ("compute/sgemm/square", "compute/sgemm/fp32")  # n×n×n; the second name is older files'
-MLP_SGD = ("mlp/784-128-10/train_sgd",)
 GB = 1e9
 
 
-def _bandwidth(case):
+def bandwidth(case):
     return results.median_field(case, "bytes_per_second") / GB
 
 
-def _gflops(case):
+def gflops(case):
     return results.median_field(case, "flop_per_second") / 1e9
 
 
-def _step_ms(case):
+def step_ms(case):
     return case["seconds"] * 1e3
 
 
-# (stem, title, rows, y value of a case, y label, log y axis)
-SWEEPS = [
-    ("fleet_h2d_pinned", "H2D copy, pinned host memory (GPU 0)",
-     _rows(op="device_copy", direction="h2d", host_memory="pinned", device=0), _bandwidth, "GB/s", False),
-    ("fleet_d2h_pinned", "D2H copy, pinned host memory (GPU 0)",
-     _rows(op="device_copy", direction="d2h", host_memory="pinned", device=0), _bandwidth, "GB/s", False),
-    ("fleet_triad_cpu", "triad fp32, CPU all threads", _rows("cpu_all", ("compute/triad/fp32",)), _bandwidth, "GB/s",
-     False),
-    ("fleet_triad_gpu", "triad fp32, GPU kernel only", _rows("gpu_kernel", ("compute/triad/fp32",)), _bandwidth,
-     "GB/s", True),
-    ("fleet_sgemm_cpu", "SGEMM n×n×n, CPU all threads (OpenBLAS)", _rows("cpu_all", SGEMM), _gflops, "GFLOP/s", True),
-    ("fleet_sgemm_gpu", "SGEMM n×n×n fp32, GPU kernel only (cuBLAS)", _rows("gpu_kernel", SGEMM, ("cuBLAS fp32", "")),
-     _gflops, "GFLOP/s", True),
-    ("fleet_mlp_cpu", "MLP 784-128-10 SGD training step, CPU all threads", _rows("cpu_all", MLP_SGD), _step_ms,
-     "ms per step", True),
-    ("fleet_mlp_gpu", "MLP 784-128-10 SGD training step fp32, GPU, data resident",
-     _rows("gpu_kernel", MLP_SGD, ("fp32 graph", "fp32")), _step_ms, "ms per step", True),
-]
-
-# (stem, title, compare groups, series, GPU views in order of preference): the speedup over all CPU threads
-SPEEDUPS = [
-    ("fleet_speedup_triad", "triad fp32: GPU incl. pinned transfers vs CPU all threads", ("compute/triad/fp32",),
-     ("",), ("gpu_pinned",)),
-    ("fleet_speedup_sgemm", "SGEMM fp32: GPU incl. pinned transfers vs CPU all threads", SGEMM, ("cuBLAS fp32", ""),
-     ("gpu_pinned",)),
-    ("fleet_speedup_mlp", "MLP SGD step fp32: GPU incl. pinned transfers (overlapped where measured) vs CPU all "
-     "threads", MLP_SGD, ("fp32 graph", "fp32"), ("gpu_pinned_overlap", "gpu_pinned")),
-]
+# Each family's chart module declares what the fleet report draws of it (plots/families.py), in its ORDER:
+# FLEET_SWEEPS = [(stem, title, rows, y value of a case, y label, log y axis)] and
+# FLEET_SPEEDUPS = [(stem, title, compare groups, series, GPU views in order of preference)]: the
+# speedup over all CPU threads.
+def _declared(name):
+    from . import families
+    return [entry for module in families.modules() for entry in getattr(module, name, [])]
 
 
 def _size(row):
@@ -141,10 +118,10 @@ def _speedup_chart(docs, labels, outdir, stem, title, groups, series, views):
 def charts(docs, labels, outdir):
     """(charts drawn, lines saying what could not be drawn and why)."""
     drawn, missing = [], []
-    for stem, title, pick, value, ylabel, log_y in SWEEPS:
+    for stem, title, pick, value, ylabel, log_y in _declared("FLEET_SWEEPS"):
         chart, why = _sweep_chart(docs, labels, outdir, stem, title, pick, value, ylabel, log_y)
         (drawn.append(chart) if chart else missing.append(why))
-    for stem, title, groups, series, views in SPEEDUPS:
+    for stem, title, groups, series, views in _declared("FLEET_SPEEDUPS"):
         chart, why = _speedup_chart(docs, labels, outdir, stem, title, groups, series, views)
         (drawn.append(chart) if chart else missing.append(why))
     return drawn, missing

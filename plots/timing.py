@@ -1,7 +1,11 @@
 """Time vs size and speedup vs size, per compare_group (the GPU and CPU rows that answer the same
 question): CPU and GPU (kernel only, pinned e2e, pageable e2e) with crossovers marked; speedups
-over the CPU with the 1× line. The mlp family has its own module (batch sweeps)."""
-from . import common, results
+over the CPU with the 1× line. A family whose chart module draws its own compare groups (batch
+sweeps) is left to it (plots/families.py)."""
+from . import common, families, results
+
+ORDER = 20  # where these charts come in report.html, among the families' (plots/families.py)
+TITLE = "time and speedup"
 
 VIEW_STYLE = {
     "gpu_kernel": ("tab:green", "GPU kernel only"),
@@ -12,7 +16,7 @@ VIEW_STYLE = {
     "cpu_all": ("black", "CPU all threads"),
 }
 SERIES_STYLE = ["-", "--", "-.", ":"]
-# With more series of one view than dash patterns (the mlp sweeps have many), the marker tells them apart.
+# With more series of one view than dash patterns (sweeps of many series), the marker tells them apart.
 SERIES_MARKERS = ["o", "s", "^", "D", "v"]
 CPU_PREFERENCE = ["cpu_all", "cpu_1t"]
 
@@ -158,7 +162,8 @@ def speedup_chart(doc, outdir, group, sweep):
 
 def charts(doc, outdir):
     out, missing = [], []
-    groups = paired_cases(doc, lambda family: family != "mlp")
+    own = families.families_drawing_own_groups()
+    groups = paired_cases(doc, lambda family: family not in own)
     for group, curves in sorted(groups.items()):
         out.append(time_chart(doc, outdir, group, curves))
         chart = speedup_chart(doc, outdir, group, next(iter(curves.values()))[0]["row"]["sweep"])
@@ -169,11 +174,6 @@ def charts(doc, outdir):
         else:
             missing.append(f"{group}: speedup vs size: no GPU row to pair with the CPU rows"
                            + _gpu_reason(doc, group))
-    for family in ("compute",):
-        if not any(g.startswith(family + "/") for g in groups):
-            reasons = results.skipped_reasons(doc, lambda r: r.get("family") == family)
-            missing.append(f"{family}: time and speedup vs size: no {family} rows measured"
-                           + (f" (skipped: {'; '.join(reasons)})" if reasons else ""))
     return out, missing
 
 

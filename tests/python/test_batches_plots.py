@@ -87,7 +87,9 @@ def test_summary_names_each_crossover_in_one_line(run_offloadbench):
 
 pytest.importorskip("matplotlib")
 sys.path.insert(0, str(ROOT))  # the plots package, as `python -m plots` finds it from the repository root
-from plots import batches  # noqa: E402
+from plots import families  # noqa: E402
+
+batches = families.module("batches_charts")
 
 
 def test_one_chart_per_image_with_the_crossover_marked(analysed, tmp_path):

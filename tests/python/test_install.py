@@ -73,6 +73,8 @@ def test_install_puts_each_part_under_the_gnu_folders(prefix):
     assert os.access(prefix / "bin" / "offloadbench", os.X_OK)
     home = prefix / "share" / "offloadbench"
     assert sorted(p.name for p in (home / "plots").glob("*.py")) == sorted(p.name for p in (ROOT / "plots").glob("*.py"))
+    charts = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "benchmarks").glob("*/*_charts.py"))
+    assert charts and sorted(p.relative_to(home).as_posix() for p in (home / "benchmarks").rglob("*.py")) == charts
     assert not list(home.rglob("__pycache__")), "no byte-code from the build machine"
     assert (home / "docs" / "results.schema.json").read_bytes() == (ROOT / "docs" / "results.schema.json").read_bytes()
     doc = prefix / "share" / "doc" / "offloadbench"
@@ -163,6 +165,7 @@ def test_package_holds_the_installed_layout_under_usr(package):
     listing = subprocess.run(["dpkg-deb", "-c", package], capture_output=True, text=True, check=True).stdout
     paths = {line.split()[-1] for line in listing.splitlines()}
     for path in ["./usr/bin/offloadbench", "./usr/share/offloadbench/plots/__main__.py",
+                 "./usr/share/offloadbench/benchmarks/transfer/transfer_bandwidth_charts.py",
                  "./usr/share/offloadbench/docs/results.schema.json", "./usr/share/doc/offloadbench/README.md",
                  "./usr/share/doc/offloadbench/docs/install.md",
                  "./usr/share/doc/offloadbench/examples/nightly-gpu.yml"]:

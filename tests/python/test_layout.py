@@ -132,3 +132,68 @@ def test_no_file_name_in_two_folders(tops):
         folders_by_stem.setdefault(path.stem, set()).add(rel.parent.as_posix())
     clashes = {stem: sorted(f) for stem, f in folders_by_stem.items() if len(f) > 1}
     assert not clashes, f"names used in more than one folder: {clashes}"
+
+
+# ---- the harness and the plots name no family ----
+
+STRING_LITERAL = {".py": re.compile(r'''(?<![\w"'])(?:"([^"\\\n]*(?:\\.[^"\\\n]*)*)"|'([^'\\\n]*(?:\\.[^'\\\n]*)*)')'''),
+                  ".cpp": re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"')}
+
+
+def families(root=ROOT):
+    """A family is a folder of benchmarks/ with a CMakeLists.txt of its own."""
+    return sorted(p.parent.name for p in (root / "benchmarks").glob("*/CMakeLists.txt"))
+
+
+def code_lines(path):
+    """The file's lines without comments and docstrings (a comment may say which family a rule came from)."""
+    text = path.read_text()
+    if path.suffix == ".py":
+        text = re.sub(r'("""|\'\'\')[\s\S]*?\1', "", text)
+        return [line.split("#")[0] for line in text.splitlines()]
+    text = re.sub(r"/\*[\s\S]*?\*/", "", text)
+    return [line.split("//")[0] for line in text.splitlines()]
+
+
+def family_names_in(paths, names, root=ROOT):
+    """(file, what) for each file whose name has a family as a word, or whose code has a string that is a
+    family's name or starts with '<family>/' (how rows are picked by family or compare group)."""
+    found = []
+    for path in paths:
+        rel = path.relative_to(root).as_posix()
+        words = set(path.stem.split("_"))
+        found += [(rel, f"file name: {name}") for name in names if name in words]
+        literal = STRING_LITERAL[".py" if path.suffix == ".py" else ".cpp"]
+        for line in code_lines(path):
+            for match in literal.finditer(line):
+                text = next(g for g in match.groups() if g is not None)
+                found += [(rel, f'"{text}"') for name in names if text == name or text.startswith(name + "/")]
+    return found
+
+
+def harness_and_plots(root=ROOT):
+    yield from (p for p in sorted((root / "harness").rglob("*")) if p.suffix in SOURCE_SUFFIXES)
+    yield from sorted((root / "plots").rglob("*.py"))
+
+
+def test_the_harness_and_the_plots_name_no_family():
+    assert len(families()) >= 6
+    found = family_names_in(harness_and_plots(), families())
+    assert not found, "a family named outside its folder:\n" + "\n".join(f"  {f}: {w}" for f, w in found)
+
+
+def test_the_check_sees_a_family_named_in_the_plots(tmp_path):
+    """Not vacuous: a chart module named after a family, a row picked by family or by a compare group of
+    one, are caught; a family in a comment or a docstring, or a word that only contains it, is not."""
+    (tmp_path / "benchmarks" / "fill").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "fill" / "CMakeLists.txt").write_text("")
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "fill_charts.py").write_text('"""fill charts"""\n')
+    (tmp_path / "plots" / "timing.py").write_text(
+        '"""Draws fill rows."""\n# the fill family has its own\nx = r.get("family") == "fill"\ny = "fill/bytes"\n'
+        'z = "refill"\n')
+    (tmp_path / "harness").mkdir()
+    (tmp_path / "harness" / "analysis.cpp").write_text('// fill: see its folder\nif (f == "fill") {}\n')
+    found = family_names_in(harness_and_plots(tmp_path), families(tmp_path), tmp_path)
+    assert sorted(found) == sorted([("harness/analysis.cpp", '"fill"'), ("plots/fill_charts.py", "file name: fill"),
+                                    ("plots/timing.py", '"fill"'), ("plots/timing.py", '"fill/bytes"')])

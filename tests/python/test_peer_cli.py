@@ -65,7 +65,8 @@ def test_summary_prints_the_gpu_by_gpu_matrix_of_the_synthetic_fixture(run_offlo
 
 def test_heatmaps_are_drawn_from_the_synthetic_fixture(tmp_path):
     pytest.importorskip("matplotlib")
-    from plots import peer, results
+    from plots import families, results
+    peer = families.module("peer_charts")
     doc = results.load(str(FIXTURE))
     drawn, missing = peer.charts(doc, tmp_path)
     assert not missing
@@ -79,7 +80,8 @@ def test_heatmaps_are_drawn_from_the_synthetic_fixture(tmp_path):
 
 def test_no_peer_rows_is_a_missing_chart_with_the_reason(tmp_path):
     pytest.importorskip("matplotlib")
-    from plots import peer
+    from plots import families
+    peer = families.module("peer_charts")
     doc = json.loads(FIXTURE.read_text())
     for row in doc["benchmarks"]:
         row["skipped"], row["skip_reason"] = True, "needs at least 2 GPUs"

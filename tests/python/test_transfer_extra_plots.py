@@ -10,7 +10,10 @@ from test_plots import CPU_FIXTURE, GPU_FIXTURE, crossing, fixture_models
 
 pytest.importorskip("matplotlib")
 sys.path.insert(0, str(ROOT))  # the plots package, as `python -m plots` finds it from the repository root
-from plots import small_tensors, transfer_extra  # noqa: E402
+from plots import common, families  # noqa: E402
+
+small_tensors = families.module("transfer_small_tensors_charts")
+transfer_extra = families.module("transfer_extra_charts")
 
 
 def test_packing_crossover_matches_the_model():
@@ -29,15 +32,15 @@ def test_packing_crossover_matches_the_model():
 def test_crossover_rule_at_the_edges():
     wins_everywhere = [(1, 1.0, 1.0, 1.0), (2, 1.0, 1.0, 1.0)]
     slower = [(1, 2.0, 2.0, 2.0), (2, 2.0, 2.0, 2.0)]
-    assert small_tensors.crossover(wins_everywhere, slower) == 1
-    assert small_tensors.crossover(slower, wins_everywhere) is None
+    assert common.crossover(wins_everywhere, slower) == 1
+    assert common.crossover(slower, wins_everywhere) is None
     # Loses at 1, wins at 100: the crossing of log ratio on log N.
     packed, other = [(1, 2.0, 0, 0), (100, 1.0, 0, 0)], [(1, 1.0, 0, 0), (100, 2.0, 0, 0)]
-    assert small_tensors.crossover(packed, other) == pytest.approx(10.0)
+    assert common.crossover(packed, other) == pytest.approx(10.0)
     # Wins at the smallest, loses in between, wins at the largest: the last crossing counts.
     zigzag = [(1, 1.0, 0, 0), (10, 3.0, 0, 0), (100, 1.0, 0, 0)]
     flat = [(1, 2.0, 0, 0), (10, 2.0, 0, 0), (100, 2.0, 0, 0)]
-    assert 10 < small_tensors.crossover(zigzag, flat) < 100
+    assert 10 < common.crossover(zigzag, flat) < 100
 
 
 def _draw(doc, outdir):

@@ -14,7 +14,9 @@ from test_plots import GPU_FIXTURE, find, fixture_models
 
 pytest.importorskip("matplotlib")
 sys.path.insert(0, str(ROOT))  # the plots package, as `python -m plots` finds it from the repository root
-from plots import transfer_idioms  # noqa: E402
+from plots import families  # noqa: E402
+
+transfer_idioms = families.module("transfer_idioms_charts")
 
 
 @pytest.fixture

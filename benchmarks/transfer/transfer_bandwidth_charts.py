@@ -3,7 +3,19 @@ the fitted latency + bytes/bandwidth model dashed, the link's theoretical rate a
 and the host memcpy baseline (the only transfer chart a CPU-only machine can draw)."""
 import numpy
 
-from . import common, results
+from plots import common, results
+from plots import fleet_charts
+
+ORDER = 10  # where its charts come in report.html (plots/families.py)
+TITLE = "bandwidth"  # names it in a "could not be drawn" line
+FLEET_SWEEPS = [
+    ("fleet_h2d_pinned", "H2D copy, pinned host memory (GPU 0)",
+     fleet_charts.rows(op="device_copy", direction="h2d", host_memory="pinned", device=0), fleet_charts.bandwidth,
+     "GB/s", False),
+    ("fleet_d2h_pinned", "D2H copy, pinned host memory (GPU 0)",
+     fleet_charts.rows(op="device_copy", direction="d2h", host_memory="pinned", device=0), fleet_charts.bandwidth,
+     "GB/s", False),
+]
 
 MEMORY_ORDER = ["pinned", "pageable", "registered", "write_combined"]
 

@@ -1,6 +1,9 @@
 """Pinning break-even: how many copies of a given size it takes before pinning the buffer once
 (its measured cost) plus pinned copies beats copying from pageable memory every time."""
-from . import common, results
+from plots import common, results
+
+ORDER = 50  # where its charts come in report.html (plots/families.py)
+TITLE = "pinning break-even"  # names it in a "could not be drawn" line
 
 SHORT = {"cudaHostAlloc+cudaFreeHost": "cudaHostAlloc", "cudaHostRegister+cudaHostUnregister": "cudaHostRegister"}
 

@@ -1,6 +1,21 @@
 """MLP: step time and samples/s vs batch size, per compare_group (network and step kind), with a
 line per view (data path) and series (precision); where the GPU step starts to win is marked."""
-from . import common, results, timing
+from plots import common, fleet_charts, results, timing
+
+ORDER = 30  # where its charts come in report.html (plots/families.py)
+TITLE = "MLP"  # names it in a "could not be drawn" line
+DRAWS_OWN_GROUPS = True  # its batch sweeps are drawn here, not by the generic time and speedup charts
+MLP_SGD = ("mlp/784-128-10/train_sgd",)
+FLEET_SWEEPS = [
+    ("fleet_mlp_cpu", "MLP 784-128-10 SGD training step, CPU all threads", fleet_charts.rows("cpu_all", MLP_SGD),
+     fleet_charts.step_ms, "ms per step", True),
+    ("fleet_mlp_gpu", "MLP 784-128-10 SGD training step fp32, GPU, data resident",
+     fleet_charts.rows("gpu_kernel", MLP_SGD, ("fp32 graph", "fp32")), fleet_charts.step_ms, "ms per step", True),
+]
+FLEET_SPEEDUPS = [
+    ("fleet_speedup_mlp", "MLP SGD step fp32: GPU incl. pinned transfers (overlapped where measured) vs CPU all "
+     "threads", MLP_SGD, ("fp32 graph", "fp32"), ("gpu_pinned_overlap", "gpu_pinned")),
+]
 
 
 def mlp_chart(doc, outdir, group, curves):

@@ -5,7 +5,10 @@ repetitions of the largest size, in GB/s (latency in ns); N/A where nothing was 
 import math
 import statistics
 
-from . import common, results
+from plots import common, results
+
+ORDER = 90  # where its charts come in report.html (plots/families.py)
+TITLE = "GPU x GPU (peer)"  # names it in a "could not be drawn" line
 
 PER_GPU = ("all_to_one", "one_to_all", "all_to_host", "host_to_all")
 

@@ -1,7 +1,11 @@
 """The transfers beyond copy-engine copies, one chart each per GPU: device-local copies against the
 DRAM peak, SM-initiated (zero-copy) copies beside the copy engine's pinned copies against the link,
 host data reaching a kernel through managed memory vs explicit copies, and latency in ns."""
-from . import bandwidth, common, results
+import transfer_bandwidth_charts as bandwidth
+from plots import common, results
+
+ORDER = 70  # where its charts come in report.html (plots/families.py)
+TITLE = "device-local, SM-initiated, managed, latency"  # names it in a "could not be drawn" line
 
 
 def _gpu_field(doc, device, key):

@@ -2,8 +2,11 @@
 normalized tensor on the GPU vs batch size, one chart per GPU and image size, one line per placement
 and host memory kind, with the batch from which the GPU normalize (fp32) beats a CPU normalize + fp32
 copy marked. The crossovers are the analysis block's (`batches`) when the file has one, else the same
-rule computed here (small_tensors.crossover: interpolated on log batch)."""
-from . import common, results, small_tensors
+rule computed here (plots.common.crossover: interpolated on log batch)."""
+from plots import common, results
+
+ORDER = 80  # where its charts come in report.html (plots/families.py)
+TITLE = "what to send over the bus"  # names it in a "could not be drawn" line
 
 PLACEMENTS = {"cpu_normalize_fp32": "(a) CPU normalize, copy fp32",
               "gpu_normalize_fp32": "(b) copy uint8, GPU normalize → fp32",
@@ -40,7 +43,7 @@ def crossovers(doc):
             racer, baseline = lines.get((RACER, memory)), lines.get((BASELINE, memory))
             if racer and baseline:
                 out.append({"device": device, "image": image, "host_memory": memory,
-                            "batch": small_tensors.crossover(racer, baseline), "first_winning_batch": None,
+                            "batch": common.crossover(racer, baseline), "first_winning_batch": None,
                             "speedup_at_largest": None})
     return out
 

@@ -2,9 +2,10 @@
 method, and the N from which packing them into one pinned staging buffer (packing included) beats
 each other method: the analysis block's small_tensors_packing (`offloadbench analyze`); a file
 analysed before that section existed gets the same rule computed here."""
-import math
+from plots import common, results
 
-from . import common, results
+ORDER = 60  # where its charts come in report.html (plots/families.py)
+TITLE = "many small tensors"  # names it in a "could not be drawn" line
 
 METHODS = {"separate_pageable": "N copies from pageable memory", "separate_pinned": "N copies, tensors already pinned",
            "packed_pinned": "pack into pinned staging + 1 copy", "batch_api": "one cudaMemcpyBatchAsync (pageable)"}
@@ -21,22 +22,6 @@ def _series(doc):
     return {key: sorted(points) for key, points in out.items()}
 
 
-def crossover(packed, other):
-    """Smallest N from which packed is faster than other, for good: interpolated on log N where
-    log(t_other / t_packed) crosses 0; the smallest N when packed wins at every N; None when it
-    loses at the largest N both measured."""
-    t_other = dict((n, t) for n, t, *_ in other)
-    ratios = [(n, t_other[n] / t) for n, t, *_ in packed if n in t_other and t > 0 and t_other[n] > 0]
-    if not ratios or ratios[-1][1] < 1:
-        return None
-    losing = [i for i, (_, r) in enumerate(ratios) if r < 1]
-    if not losing:
-        return ratios[0][0]
-    (n0, r0), (n1, r1) = ratios[losing[-1]], ratios[losing[-1] + 1]
-    x0, x1, y0, y1 = math.log(n0), math.log(n1), math.log(r0), math.log(r1)
-    return math.exp(x0 + (0 - y0) * (x1 - x0) / (y1 - y0))
-
-
 def packing_crossovers(doc):
     """[{device, versus, tensors}] for every method measured beside packed_pinned; tensors None = never."""
     block = results.analysis(doc)
@@ -50,7 +35,7 @@ def packing_crossovers(doc):
     for (device, method), points in sorted(series.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
         packed = series.get((device, PACKED))
         if method != PACKED and packed:
-            out.append({"device": device, "versus": method, "tensors": crossover(packed, points)})
+            out.append({"device": device, "versus": method, "tensors": common.crossover(packed, points)})
     return out
 
 

@@ -2,7 +2,10 @@
 per batch, the fixed GPU step marked; results copied back and loss.item() beside), and pinning at scale:
 what pinning costs vs size with and without transparent huge pages, the copies after which it pays,
 and the host half (first touch) that a machine without a GPU measures too."""
-from . import common, results
+from plots import common, results
+
+ORDER = 100  # where its charts come in report.html (plots/families.py)
+TITLE = "PyTorch copy idioms, pinning at scale"  # names it in a "could not be drawn" line
 
 PHRASE = {"to_from_pageable": "x.to(device), pageable",
           "pin_memory_fresh": "pin_memory() afresh + non_blocking",
