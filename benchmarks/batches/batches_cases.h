@@ -3,7 +3,7 @@
 // and one fused GPU kernel (convert, normalize, transpose), writing fp32 or (c) bf16/fp16; each from
 // pageable and pinned host memory. Beside them, the CPU normalize alone on 1 and all threads.
 // batches_cases.cpp is the table; batches_run_cpu.cpp and batches_run_gpu.cpp set the cases up
-// (batches_run_gpu_none.cpp skips the GPU ones in a build without CUDA). The kernels: kernels/normalize_image.h.
+// (the GPU one is built with CUDA only: harness/gpu_runner.h). The kernels: kernels/normalize_image.h.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -69,7 +69,7 @@ std::vector<int> batch_sizes(bool quick);
 inline constexpr std::uint64_t kQuickCpuBatchBytes = 16ull << 20;
 
 // Setups for the measurement layer (harness/measure.h).
-MeasuredCase setup_batch_to_gpu(const BatchToGpuCase& c);   // batches_run_gpu.cpp (or _gpu_none.cpp)
+MeasuredCase setup_batch_to_gpu(const BatchToGpuCase& c);   // batches_run_gpu.cpp (CUDA only)
 MeasuredCase setup_cpu_normalize(const CpuNormalizeCase& c);  // batches_run_cpu.cpp
 
 void register_batches_suite(const RunConfig& config);

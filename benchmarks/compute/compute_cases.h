@@ -1,7 +1,7 @@
 // The compute family: elementwise ops (BabelStream's set plus add-a-scalar) and matmul, each on the
 // GPU (data resident, or with its transfers from pinned or pageable memory counted) and on the CPU
 // (one thread, all threads). compute_cases.cpp is the table of cases; compute_run_cpu.cpp runs the CPU
-// views, compute_run_gpu.cpp the GPU ones (compute_run_gpu_none.cpp skips them in a build without CUDA).
+// views, compute_run_gpu.cpp the GPU ones (built with CUDA only: harness/gpu_runner.h).
 // The elementwise ops themselves (math, byte weights, scalars, inputs, checks) live in kernels/elementwise.h.
 #pragma once
 #include <cstddef>
@@ -89,7 +89,7 @@ struct MatmulGpuArrays;        // compute_run_gpu.cpp
 MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse);
 MeasuredCase setup_matmul_cpu(const MatmulCase& c);
 
-// GPU (compute_run_gpu.cpp, or compute_run_gpu_none.cpp without CUDA).
+// GPU (compute_run_gpu.cpp, built with CUDA only; the table calls them through OFFLOADBENCH_GPU_RUNNER).
 MeasuredCase setup_elementwise_gpu(const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse);
 MeasuredCase setup_matmul_gpu(const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse);
 

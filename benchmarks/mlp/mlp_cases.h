@@ -92,7 +92,7 @@ MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch);
 std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_batch);
 
 // Setups for the measurement layer (harness/measure.h): mlp_run_cpu.cpp, and mlp_run_gpu.cpp
-// (mlp_run_gpu_none.cpp skips in a build without CUDA).
+// (built with CUDA only; the table calls it through OFFLOADBENCH_GPU_RUNNER, harness/gpu_runner.h).
 MeasuredCase setup_mlp_cpu(const MlpCase& c);
 MeasuredCase setup_mlp_gpu(const MlpCase& c);
 

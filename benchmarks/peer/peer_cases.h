@@ -2,7 +2,7 @@
 // measures them and under its testcase names, so its users can check one against the other.
 // A read runs the copy in the receiving GPU's context (it pulls); a write in the sending GPU's (it
 // pushes). peer_cases.cpp holds the table, the copy plans, byte counting, ceilings and skip
-// reasons (all CPU-tested); peer_run_gpu.cpp runs the plans (peer_run_gpu_none.cpp skips them).
+// reasons (all CPU-tested); peer_run_gpu.cpp runs the plans (built with CUDA only: harness/gpu_runner.h).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -107,7 +107,9 @@ PeerLink peer_link_of(int gpu, int peer);
 MeasuredCase setup_peer(const PeerCase& c);
 
 // In a build without CUDA a peer case gives its plan's problem first, as setup_peer does (gpu_runner.h).
-inline std::string gpu_skip_reason(const PeerCase& c) { return c.problem.empty() ? gpu_unavailable_reason(c.gpu) : c.problem; }
+inline std::string gpu_skip_reason(const PeerCase& c) {
+  return c.problem.empty() ? gpu_unavailable_reason(c.gpu) : c.problem;
+}
 void register_peer_suite(const RunConfig& config);
 // The suite: its name, what it measures, and the function above (benchmarks/suites.h lists it).
 Suite peer_suite();

@@ -30,7 +30,7 @@ struct PinCostCase {
 };
 
 // Setups for the measurement layer (harness/measure.h), run once per case.
-// GPU (transfer_run_gpu.cpp; transfer_run_gpu_none.cpp skips them in a build without CUDA).
+// GPU (transfer_run_gpu.cpp, built with CUDA only: harness/gpu_runner.h).
 MeasuredCase setup_device_copy(const DeviceCopyCase& c);
 MeasuredCase setup_pin_cost(const PinCostCase& c);
 

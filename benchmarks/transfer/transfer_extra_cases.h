@@ -2,7 +2,7 @@
 // copies, SM-initiated (zero-copy) copies, latency, managed memory, and many small tensors moved
 // one by one, packed into one pinned staging buffer, or as one cudaMemcpyBatchAsync.
 // transfer_extra_cases.cpp registers them; transfer_extra_run_gpu.cpp / transfer_tensors_run_gpu.cpp set them up
-// (transfer_extra_run_gpu_none.cpp skips them in a build without CUDA).
+// (built with CUDA only: harness/gpu_runner.h).
 #pragma once
 #include <cstdint>
 

@@ -3,7 +3,7 @@
 // and pinning at scale, 1-16 GiB, with and without transparent huge pages (`op: pin_at_scale` on a
 // GPU, `op: first_touch_at_scale` for the host half that needs none). transfer_idioms_cases.cpp
 // registers them; transfer_idioms_run_gpu.cpp and transfer_pinning_scale_run_{gpu,cpu}.cpp set them
-// up (transfer_idioms_run_gpu_none.cpp skips the GPU ones in a build without CUDA).
+// up (the GPU ones are built with CUDA only: harness/gpu_runner.h).
 #pragma once
 #include <cstdint>
 #include <functional>
