@@ -11,6 +11,7 @@
 #include "benchmarks/peer/peer_analysis.h"
 #include "benchmarks/peer/peer_cases.h"
 #include "harness/benchmark_case.h"
+#include "harness/gpu_runner.h"
 
 namespace offloadbench {
 
@@ -183,7 +184,7 @@ TEST(PeerSuite, OneGpuRegistersEachTestcaseOnceSkippedWithItsReason) {
   EXPECT_TRUE(names.count("peer/latency/sm"));
   PeerCase one = make("device_to_device_memcpy_read_ce", 0, -1, {0});
   one.problem = too_few_gpus_problem(one.testcase, 1);
-  EXPECT_EQ(setup_peer(one).skip_reason, one.problem);
+  EXPECT_EQ(OFFLOADBENCH_GPU_RUNNER(setup_peer)(one).skip_reason, one.problem);  // as a table calls it
   clear_registered_cases();
 }
 
@@ -206,7 +207,7 @@ TEST(PeerSuite, FourGpusRegisterEveryCellOfEveryMatrix) {
   EXPECT_FALSE(case_fields("peer/latency/sm/gpu:0/peer:1").is_null());
   // Without a usable GPU every one of them skips with the reason, never crashes.
   PeerCase c = make("device_to_device_memcpy_read_ce", 0, 1, {0, 1, 2, 3});
-  EXPECT_FALSE(setup_peer(c).skip_reason.empty());
+  EXPECT_FALSE(OFFLOADBENCH_GPU_RUNNER(setup_peer)(c).skip_reason.empty());
   clear_registered_cases();
 }
 
