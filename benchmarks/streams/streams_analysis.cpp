@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -89,6 +91,82 @@ void overlap_lines(const nlohmann::json& analysis, std::vector<std::string>& out
   if (!std::isnan(best_pageable)) out.push_back(fmt::format("streams: pageable pipelines at most {:.2f}× over serial", best_pageable));
 }
 
+// ---- self-checks ----
+
+// The rows that share one calibration: the same device, host memory, workload ratio and bytes.
+using CalibrationKey = std::tuple<std::string, std::string, double, double>;
+std::map<CalibrationKey, std::vector<const Measured*>> calibration_groups(const std::vector<Measured>& cases) {
+  std::map<CalibrationKey, std::vector<const Measured*>> groups;
+  for (const auto& c : cases) {
+    const auto& row = c.row();
+    if (text(row, "family") != "streams" || !std::isfinite(number(row, "serial_time_s"))) continue;
+    groups[{row.contains("device") ? row["device"].dump() : "", text(row, "host_memory"), number(row, "workload_ratio"),
+            number(row, "bytes")}].push_back(&c);
+  }
+  return groups;
+}
+
+std::string ms(double seconds) { return fmt::format("{:.3g} ms", seconds * 1e3); }
+
+// A case's calibration (each stage timed alone, before the case, to size the kernel and compute
+// the bound) against the same work measured as a plain row of the same run: the serial case's own
+// time for serial_time_s, the fastest calibration of the same copy for h2d/d2h_time_s. A stage
+// timed during a slowdown sizes the kernel wrongly and inflates the bound (efficiency above 100%).
+std::vector<BrokenRow> calibration_matches_plain(const std::vector<Measured>& cases, const nlohmann::json&) {
+  namespace limits = invariant_limits;
+  const auto groups = calibration_groups(cases);
+  // Per (device, host memory, bytes) and stage: the fastest calibration of that copy and its group.
+  std::map<std::tuple<std::string, std::string, double, std::string>, std::pair<double, double>> fastest;
+  for (const auto& [key, members] : groups)
+    for (const char* stage : {"h2d_time_s", "d2h_time_s"}) {
+      const double t = median_field(*members.front(), {stage});
+      auto& slot = fastest[{std::get<0>(key), std::get<1>(key), std::get<3>(key), stage}];
+      if (std::isfinite(t) && (slot.first == 0 || t < slot.first)) slot = {t, std::get<2>(key)};
+    }
+  std::vector<BrokenRow> out;
+  for (const auto& [key, members] : groups) {
+    std::string why;
+    const double serial_calibrated = median_field(*members.front(), {"serial_time_s"});
+    for (const auto* c : members)
+      if (text(c->row(), "op") == "serial") {
+        const double measured = median(c->seconds);
+        if (std::max(measured, serial_calibrated) > limits::kStageTime * std::min(measured, serial_calibrated))
+          why = fmt::format("serial_time_s {} from the calibration, but the serial case took {}", ms(serial_calibrated),
+                            ms(measured));
+      }
+    for (const char* stage : {"h2d_time_s", "d2h_time_s"}) {
+      const double t = median_field(*members.front(), {stage});
+      const auto& [best, best_ratio] = fastest[{std::get<0>(key), std::get<1>(key), std::get<3>(key), stage}];
+      if (why.empty() && std::isfinite(t) && t > limits::kStageTime * best)
+        why = fmt::format("{} {} where the same copy was calibrated at {} (workload ratio {:g})", stage, ms(t), ms(best),
+                          best_ratio);
+    }
+    if (why.empty()) continue;
+    for (const auto* c : members) out.push_back({c->name, -1, "calibrated during a slowdown: " + why});
+  }
+  return out;
+}
+
+// The best pipeline is the fastest of the shapes it searched: never slower than a fixed shape of the
+// same group measured beside it.
+std::vector<BrokenRow> best_not_slower_than_fixed(const std::vector<Measured>& cases, const nlohmann::json&) {
+  std::vector<BrokenRow> out;
+  for (const auto& [key, members] : calibration_groups(cases))
+    for (const auto* best : members) {
+      if (text(best->row(), "op") != "pipelined_best") continue;
+      const double best_s = median(best->seconds);
+      for (const auto* fixed : members)
+        if (text(fixed->row(), "op") == "pipelined" && best_s > invariant_limits::kEfficiency * median(fixed->seconds)) {
+          out.push_back({best->name, -1, fmt::format("the best pipeline ({}) is {:.2f}× slower than {} ({}), one of "
+                                                     "the shapes it chose among",
+                                                     ms(best_s), best_s / median(fixed->seconds), fixed->name,
+                                                     ms(median(fixed->seconds)))});
+          break;
+        }
+    }
+  return out;
+}
+
 }  // namespace
 
 FamilyAnalysis streams_analysis() {
@@ -100,6 +178,12 @@ FamilyAnalysis streams_analysis() {
     add_overlap(cases, out);
   };
   family.lines = overlap_lines;
+  family.invariants = {
+      {"streams_calibration", "a stage time in a streams calibration is within 10% of the same work measured plainly",
+       calibration_matches_plain, true},
+      {"streams_best_not_slower", "the best pipeline is not slower (5% slack) than a shape it chose among",
+       best_not_slower_than_fixed, true},
+  };
   return family;
 }
 

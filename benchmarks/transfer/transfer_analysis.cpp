@@ -21,7 +21,6 @@ namespace {
 
 using detail::Measured;
 using detail::link_bytes_per_second;
-using detail::measured_cases;
 using detail::number;
 using detail::text;
 
@@ -103,11 +102,26 @@ std::string link_label(const nlohmann::json& context, int device) {
 
 std::string gb_per_s(double v) { return fmt::format("{:.1f} GB/s", v / 1e9); }
 
-void transfer_lines(const nlohmann::json& results, const nlohmann::json& analysis, std::vector<std::string>& out) {
-  const auto& context = results.contains("context") ? results["context"] : nlohmann::json::object();
+// The measured 1-byte round trip of `direction` on `device` (latency probe rows), in seconds; NaN when
+// the file has none. The fit's alpha is a per-copy overhead of large copies, not this latency.
+double round_trip_seconds(const std::vector<Measured>& cases, int device, const std::string& direction) {
+  for (const auto& c : cases) {
+    if (text(c.row(), "op") != "latency" || text(c.row(), "probe") != "round_trip_" + direction + "_pinned") continue;
+    if (c.row().contains("device") && c.row()["device"].is_number_integer() && c.row()["device"].get<int>() != device)
+      continue;
+    std::vector<double> ns;
+    for (const auto* row : c.rows)
+      if (double v = number(*row, "latency_ns"); std::isfinite(v)) ns.push_back(v);
+    if (!ns.empty()) return median(ns) * 1e-9;
+  }
+  return NAN;
+}
+
+void transfer_lines(const std::vector<Measured>& cases, const nlohmann::json& context, const nlohmann::json& analysis,
+                    std::vector<std::string>& out) {
   // Per (device, direction): the median rate at the largest size, per host memory kind.
   std::map<std::pair<int, std::string>, std::map<std::string, std::pair<double, double>>> rates;
-  for (const auto& c : measured_cases(results)) {
+  for (const auto& c : cases) {
     if (text(c.row(), "op") != "device_copy" || !c.row().contains("device") || !c.row()["device"].is_number_integer())
       continue;
     std::vector<double> bps;
@@ -141,8 +155,11 @@ void transfer_lines(const nlohmann::json& results, const nlohmann::json& analysi
     for (const auto& fit : analysis["transfer_model"])
       if (fit["device"] == device && fit["direction"] == direction && fit["host_memory"] == "pinned" &&
           fit.value("ok", false) && fit["half_bandwidth_bytes"].is_number())
-        line += fmt::format(" · pinned latency {:.1f} µs, half bandwidth at {}", fit["alpha_seconds"].get<double>() * 1e6,
+        line += fmt::format(" · pinned per-copy overhead {:.1f} µs (fit), half bandwidth at {}",
+                            fit["alpha_seconds"].get<double>() * 1e6,
                             format_sweep_size("bytes", fit["half_bandwidth_bytes"].get<double>()));
+    if (const double trip = round_trip_seconds(cases, device, direction); std::isfinite(trip))
+      line += fmt::format(" · 1-byte round trip {:.2f} µs (measured)", trip * 1e6);
     out.push_back(line);
   }
   // Pinning: the largest size measured, H2D, cudaHostAlloc.

@@ -12,6 +12,7 @@
 
 #include "harness/analysis/analysis_detail.h"
 #include "harness/analysis/family_analysis.h"
+#include "harness/analysis/invariants.h"
 #include "harness/results/results.h"
 
 namespace offloadbench {
@@ -134,13 +135,19 @@ nlohmann::json analyze(const nlohmann::json& results, const FamilyAnalyses& fami
   nlohmann::json out = {{"schema_version", 1}, {"speedups", nlohmann::json::array()}, {"crossovers", nlohmann::json::array()}};
   for (const auto& family : families)
     for (const auto& section : family.sections) out[section] = nlohmann::json::array();
-  const auto cases = detail::measured_cases(results);
   const auto& context = results.contains("context") ? results["context"] : nlohmann::json::object();
+  // Self-checks first: a row that breaks one is in no speedup, fit or headline. Speedups keep the
+  // anchors' rows (labelled by their series, drawn beside ours); fits and findings use ours only.
+  const auto measured = detail::measured_cases(results);
+  auto checked = check_invariants(measured, context, families);
+  out["invariants"] = std::move(checked.section);
+  const auto cases = without_broken(measured, checked.broken, false);
+  const auto ours = without_broken(measured, checked.broken, true);
   add_speedups(cases, out);
   for (const auto& family : families)
-    if (family.analyze) family.analyze(cases, context, out);
+    if (family.analyze) family.analyze(ours, context, out);
   out["ceilings"] = detail::check_ceilings(results);
-  out["headlines"] = detail::headlines(results, out, families);
+  out["headlines"] = detail::headlines(results, ours, out, families);
   return out;
 }
 

@@ -35,7 +35,9 @@ double dram_bytes_per_second(const nlohmann::json& context, int device);
 nlohmann::json check_ceilings(const nlohmann::json& results);
 
 // The headline findings, one line each, for the terminal summary and report.html.
-std::vector<std::string> headlines(const nlohmann::json& results, const nlohmann::json& analysis,
+// `ours`: the file's own measured cases that broke no invariant.
+std::vector<std::string> headlines(const nlohmann::json& results, const std::vector<Measured>& ours,
+                                   const nlohmann::json& analysis,
                                    const std::vector<FamilyAnalysis>& families);
 
 }  // namespace offloadbench::detail

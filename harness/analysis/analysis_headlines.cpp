@@ -10,6 +10,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/analysis_detail.h"
 #include "harness/analysis/family_analysis.h"
+#include "harness/analysis/invariants.h"
 #include "harness/results/sizes.h"
 
 namespace offloadbench {
@@ -82,6 +83,7 @@ void crossover_lines(const nlohmann::json& analysis, std::vector<std::string>& o
   const std::vector<std::string> cpu_order = {"cpu_all", "cpu_1t"};
   std::map<std::pair<std::string, std::string>, const nlohmann::json*> best;  // (group, series)
   for (const auto& c : analysis["crossovers"]) {
+    if (is_anchor_row(c)) continue;  // another tool's rows: drawn beside ours, not our finding
     auto& slot = best[{c["compare_group"].get<std::string>(), c["series"].get<std::string>()}];
     auto better = [&](const nlohmann::json& a, const nlohmann::json& b) {
       const auto ka = std::make_pair(rank(gpu_order, a["view"]), rank(cpu_order, a["cpu_view"]));
@@ -93,13 +95,32 @@ void crossover_lines(const nlohmann::json& analysis, std::vector<std::string>& o
   for (const auto& [key, c] : best) out.push_back(crossover_line(*c));
 }
 
+// One line on the self-checks: how many rows broke which rules (they are in no finding below).
+void invariant_line(const nlohmann::json& analysis, std::vector<std::string>& out) {
+  if (!analysis.contains("invariants")) return;
+  const auto& section = analysis["invariants"];
+  if (section["violations"].empty()) {
+    out.push_back(fmt::format("self-checks: all {} rules hold", section["rules"].size()));
+    return;
+  }
+  std::string broken;
+  for (const auto& rule : section["rules"])
+    if (rule["cases_broken"].get<std::size_t>() > 0)
+      broken += fmt::format("{}{} {}", broken.empty() ? "" : ", ", rule["id"].get<std::string>(),
+                            rule["cases_broken"].get<std::size_t>());
+  out.push_back(fmt::format("SELF-CHECK: {} rows broke a rule and are left out of every finding (cases: {})",
+                            section["violations"].size(), broken));
+}
+
 }  // namespace
 
-std::vector<std::string> headlines(const nlohmann::json& results, const nlohmann::json& analysis,
-                                   const FamilyAnalyses& families) {
+std::vector<std::string> headlines(const nlohmann::json& results, const std::vector<Measured>& ours,
+                                   const nlohmann::json& analysis, const FamilyAnalyses& families) {
   std::vector<std::string> out;
+  invariant_line(analysis, out);
+  const auto& context = results.contains("context") ? results["context"] : nlohmann::json::object();
   for (const auto& family : families)
-    if (family.lead_lines) family.lead_lines(results, analysis, out);
+    if (family.lead_lines) family.lead_lines(ours, context, analysis, out);
   crossover_lines(analysis, out);
   for (const auto& family : families)
     if (family.lines) family.lines(analysis, out);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/analysis_detail.h"
+#include "harness/analysis/invariants.h"
 
 namespace offloadbench {
 
@@ -22,10 +23,13 @@ struct FamilyAnalysis {
   // Fills the family's sections from the measured cases; context is the file's context block.
   void (*analyze)(const std::vector<detail::Measured>& cases, const nlohmann::json& context,
                   nlohmann::json& analysis) = nullptr;
-  // Headline lines printed before the generic crossovers (e.g. link rates) and after them.
-  void (*lead_lines)(const nlohmann::json& results, const nlohmann::json& analysis,
-                     std::vector<std::string>& out) = nullptr;
+  // Headline lines printed before the generic crossovers (e.g. link rates) and after them; `cases`
+  // are our own rows that broke no invariant.
+  void (*lead_lines)(const std::vector<detail::Measured>& cases, const nlohmann::json& context,
+                     const nlohmann::json& analysis, std::vector<std::string>& out) = nullptr;
   void (*lines)(const nlohmann::json& analysis, std::vector<std::string>& out) = nullptr;
+  // The family's own self-checks, run with the generic ones (invariants.h).
+  std::vector<Invariant> invariants;
   // Extra text in the terminal summary, after the headline throughputs (e.g. nvbandwidth-style matrices).
   void (*print_summary)(std::FILE* out, const nlohmann::json& results) = nullptr;
 };

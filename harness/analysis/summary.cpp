@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,35 @@ double median_of_values(std::vector<double> values) {
 
 // Per case name in `names`: the values of `field_of(name)` over its non-skipped rows, in one pass
 // (a 100,000-row file is read once, not once per name).
+// Rows the analysis's self-checks left out: (name, repetition), -1 for every repetition.
+using BrokenRows = std::set<std::pair<std::string, int>>;
+BrokenRows broken_rows(const nlohmann::json& results) {
+  BrokenRows broken;
+  if (!results.contains("analysis") || !results["analysis"].contains("invariants")) return broken;
+  const auto& section = results["analysis"]["invariants"];
+  if (!section.is_object() || !section.contains("violations") || !section["violations"].is_array()) return broken;
+  for (const auto& v : section["violations"])
+    if (v.is_object() && v.contains("name") && v["name"].is_string())
+      broken.insert({v["name"].get<std::string>(),
+                     v.contains("repetition_index") && v["repetition_index"].is_number_integer()
+                         ? v["repetition_index"].get<int>()
+                         : -1});
+  return broken;
+}
+
+bool is_broken(const BrokenRows& broken, const std::string& name, const nlohmann::json& row) {
+  return broken.count({name, -1}) || broken.count({name, row.value("repetition_index", 0)});
+}
+
 std::map<std::string, std::vector<double>> values_by_name(const nlohmann::json& results,
-                                                          const std::map<std::string, std::string>& field_by_name) {
+                                                          const std::map<std::string, std::string>& field_by_name,
+                                                          const BrokenRows& broken = {}) {
   std::map<std::string, std::vector<double>> values;
   for (const auto* row_pointer : iteration_row_pointers(results)) {
     const auto& row = *row_pointer;
     const auto name = row.find("name");
     if (name == row.end() || !name->is_string() || row.value("skipped", false)) continue;
+    if (!broken.empty() && is_broken(broken, name->get_ref<const std::string&>(), row)) continue;
     const auto wanted = field_by_name.find(name->get_ref<const std::string&>());
     if (wanted == field_by_name.end()) continue;
     const auto value = row.find(wanted->second);
@@ -54,12 +77,39 @@ std::string rate_text(double value, const char* unit) {
   if (value >= 1e6) return fmt::format("{:.2f} M{}", value / 1e6, unit);
   return fmt::format("{:.3g} {}", value, unit);
 }
+// Each rule a row broke, with up to three of its rows and why (the rest are in analysis.invariants).
+void print_self_checks(std::FILE* out, const nlohmann::json& results) {
+  if (!results.contains("analysis") || !results["analysis"].contains("invariants")) return;
+  const auto& section = results["analysis"]["invariants"];
+  std::map<std::string, std::vector<const nlohmann::json*>> by_rule;
+  if (!section.contains("violations") || !section["violations"].is_array()) return;
+  for (const auto& v : section["violations"])
+    if (v.is_object() && v.contains("invariant") && v["invariant"].is_string())
+      by_rule[v["invariant"].get<std::string>()].push_back(&v);
+  if (by_rule.empty()) return;
+  fmt::print(out, "self-checks broken (rows left out of every finding):\n");
+  for (const auto& [rule, rows] : by_rule) {
+    fmt::print(out, "  {}: {} row(s)\n", printable(rule), rows.size());
+    for (std::size_t i = 0; i < rows.size() && i < 3; ++i) {
+      const auto& v = *rows[i];
+      const bool one = v.contains("repetition_index") && v["repetition_index"].is_number_integer();
+      const auto repetition = one ? fmt::format(" #{}", v["repetition_index"].get<int>()) : std::string();
+      const auto field = [&](const char* key) {
+        return v.contains(key) && v[key].is_string() ? v[key].get<std::string>() : std::string("?");
+      };
+      fmt::print(out, "    {}{}: {}\n", printable(field("name")), repetition, printable(field("reason")));
+    }
+    if (rows.size() > 3) fmt::print(out, "    ... and {} more\n", rows.size() - 3);
+  }
+}
+
 }  // namespace
 
 void print_summary(std::FILE* out, const nlohmann::json& results, const std::vector<FamilyAnalysis>& families) {
   // Headline rows: per label, the largest size measured.
   std::map<std::string, const nlohmann::json*> headline;
   std::map<std::string, int> skip_reasons;
+  const auto broken = broken_rows(results);
   int rows = 0, skipped = 0, invalid = 0;
   for (const auto* row_pointer : iteration_row_pointers(results)) {
     const auto& row = *row_pointer;
@@ -70,7 +120,8 @@ void print_summary(std::FILE* out, const nlohmann::json& results, const std::vec
       continue;
     }
     if (row["validated"] == false) ++invalid;
-    if (!row.contains("headline")) continue;
+    if (!row.contains("headline") || (row.contains("name") && is_broken(broken, row["name"].get<std::string>(), row)))
+      continue;
     const auto label = row["headline"].get<std::string>();
     auto& best = headline[label];
     if (!best || row.value("bytes", 0.0) > best->value("bytes", 0.0)) best = &row;
@@ -81,7 +132,7 @@ void print_summary(std::FILE* out, const nlohmann::json& results, const std::vec
   };
   std::map<std::string, std::string> field_by_name;
   for (const auto& [label, best] : headline) field_by_name[(*best)["name"].get<std::string>()] = rate_field(*best);
-  const auto rates = values_by_name(results, field_by_name);
+  const auto rates = values_by_name(results, field_by_name, broken);
   for (const auto& [label, best] : headline) {
     const auto& row = *best;
     const auto name = row["name"].get<std::string>();
@@ -106,6 +157,7 @@ void print_summary(std::FILE* out, const nlohmann::json& results, const std::vec
   for (const auto& family : families)
     if (family.print_summary) family.print_summary(out, results);
   for (const auto& [reason, count] : skip_reasons) fmt::print(out, "  skipped {:>4}: {}\n", count, printable(reason));
+  print_self_checks(out, results);
   // The analysis's findings (crossovers, fits, overlap, ceilings), when the file has been analysed.
   if (results.contains("analysis") && results["analysis"].contains("headlines")) {
     fmt::print(out, "findings:\n");
