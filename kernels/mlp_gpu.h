@@ -74,6 +74,9 @@ class MlpGpuModel {
   std::vector<float> logits() const;
   TrainScalars scalars() const;
   void set_scalars(const TrainScalars& scalars);
+  // Back to `host_params`, zero gradients and moments, and `scalars`: the state a new model starts
+  // in, at the same device addresses (a captured graph keeps working). Synchronizes.
+  void reset(const std::vector<float>& host_params, const TrainScalars& scalars);
   const MlpShape& shape() const { return shape_; }
   int batch() const { return batch_; }
   Precision precision() const { return precision_; }

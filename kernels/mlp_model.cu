@@ -80,12 +80,21 @@ MlpGpuModel::MlpGpuModel(const MlpShape& s, int batch, Precision precision, cons
   b_->logits = DeviceBuffer(bc * 4);
   b_->dlogits = DeviceBuffer(bc * e);
   b_->scalars = DeviceBuffer(sizeof(TrainScalars));
+  reset(host_params, TrainScalars{});
+}
+
+void MlpGpuModel::reset(const std::vector<float>& host_params, const TrainScalars& scalars) {
+  const std::size_t n = mlp_param_layout(shape_).count;
+  if (host_params.size() != n)
+    throw std::invalid_argument(fmt::format("mlp: {} parameters given, shape {} has {}", host_params.size(),
+                                            to_string(shape_), n));
+  CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaMemcpy(b_->params.data(), host_params.data(), n * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(b_->grads.data(), 0, n * 4));
   CUDA_CHECK(cudaMemset(b_->m.data(), 0, n * 4));
   CUDA_CHECK(cudaMemset(b_->v.data(), 0, n * 4));
-  set_scalars(TrainScalars{});
-  with_compute_type(precision, [&](auto tag) {
+  set_scalars(scalars);
+  with_compute_type(precision_, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, float>) {
       convert_to<T>(b_->params_compute.as<T>(), b_->params.as<float>(), static_cast<std::int64_t>(n), nullptr);

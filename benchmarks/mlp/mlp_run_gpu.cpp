@@ -71,12 +71,16 @@ class GpuStepper {
       model_.set_scalars(s);
     }
     if (c.launch == LaunchMode::graph) {
-      // One eager step first: cuBLAS picks its kernels and loads modules outside the capture.
+      // One eager step first: cuBLAS picks its kernels and loads modules outside the capture. That
+      // step trained the model: back to the seeded weights, so graph rows start where eager and CPU
+      // rows do (the same initial_loss).
+      const TrainScalars start = model_.scalars();
       CUDA_CHECK(cudaDeviceSynchronize());
       enqueue_step(0);
       CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
       for (int s = 0; s < slots; ++s)
         graphs_.push_back(capture_graph(compute_.get(), [&] { enqueue_step(s); }));
+      model_.reset(params, start);
     }
     CUDA_CHECK(cudaDeviceSynchronize());
   }

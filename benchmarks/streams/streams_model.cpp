@@ -25,6 +25,12 @@ OverlapBound overlap_bound_for(int async_engine_count) {
   return OverlapBound::two_copy_engines;
 }
 
+bool calibration_consistent(const StageTimes& s, double serial_s, double tolerance) {
+  const double sum = s.h2d_s + s.kernel_s + s.d2h_s;
+  if (!(sum > 0) || !(serial_s > 0)) return false;
+  return std::max(sum, serial_s) <= (1 + tolerance) * std::min(sum, serial_s);
+}
+
 double bound_seconds(const StageTimes& s, OverlapBound bound) {
   switch (bound) {
     case OverlapBound::no_overlap: return s.h2d_s + s.kernel_s + s.d2h_s;

@@ -25,6 +25,11 @@ OverlapBound overlap_bound_for(int async_engine_count);
 // no overlap: H2D + K + D2H; one engine: max(H2D + D2H, K); two or more: max(H2D, K, D2H).
 double bound_seconds(const StageTimes& stages, OverlapBound bound);
 
+// A calibration is trusted when the serial pass, timed after its stages, takes their sum within
+// `tolerance`: a stage timed during a slowdown (the link waking, clocks ramping up) breaks that, and
+// would size the kernel and the bound from an inflated copy.
+bool calibration_consistent(const StageTimes& stages, double serial_s, double tolerance = 0.10);
+
 // The bound once both directions share one link. With two or more copy engines H2D and D2H overlap,
 // but a PCIe link carries less both ways at once than twice one way (about 98 of 110 GB/s on a Gen5
 // x16 H100), so no pipeline moves its copies faster than `both_directions_s`, the measured time of
