@@ -1,4 +1,8 @@
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -74,6 +78,56 @@ TEST(Results, AtomicWriteReplacesWholeFileAndLeavesNoTemporary) {
 
 TEST(Results, FailedWriteNamesThePathAndKeepsTheOldFile) {
   EXPECT_THROW(write_json_atomically("/nonexistent-dir/x.json", minimal_results()), std::runtime_error);
+  // A write that fails half-way (the file size limit, as a full disk would): the old file is whole,
+  // the message names it, and no temporary is left beside it.
+  const auto path = testing::temp_path("ob_keep_old");
+  write_text(path, "old contents");
+  auto big = minimal_results();
+  big["context"]["padding"] = std::string(1 << 16, 'x');
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &limit), 0);
+  const rlimit small{4096, limit.rlim_max};
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    write_json_atomically(path, big);
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &limit);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  std::ifstream in(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "old contents");
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+    EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos) << entry.path();
+  std::filesystem::remove(path);
+}
+
+TEST(Results, ANewResultsFileIsAsReadableAsAnyOtherFile) {
+  // mkstemp makes its temporary 0600: the file it becomes must get the umask's mode instead.
+  const auto path = testing::temp_path("ob_mode");
+  std::filesystem::remove(path);
+  const mode_t mask = umask(022);
+  write_json_atomically(path, minimal_results());
+  umask(mask);
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  std::filesystem::remove(path);
+}
+
+TEST(Results, TheLoaderCountsRowsFromZero) {
+  auto doc = minimal_results();
+  const auto good = doc["benchmarks"][0];
+  doc["benchmarks"] = {good, good, {{"run_type", "iteration"}}};  // the third row, index 2, has no name
+  try {
+    check_results(doc, "f.json");
+    FAIL() << "a row without a name was accepted";
+  } catch (const ResultsError& e) {
+    EXPECT_NE(std::string(e.what()).find("benchmark 2 has no 'name'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Results, LoadRejectsBadFilesWithOneLineNamingFileAndProblem) {

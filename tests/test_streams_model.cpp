@@ -1,3 +1,4 @@
+#include <cmath>
 // The streams suite's arithmetic: bounds by copy-engine count, efficiency, chunking, calibration.
 #include <gtest/gtest.h>
 
@@ -116,9 +117,11 @@ TEST(StreamsModel, CalibrationInvertsALinearKernelModel) {
   EXPECT_THROW(fma_iterations_for(1e-3, a, 1e-3, a, 1e-3), std::invalid_argument);
 }
 
-TEST(StreamsModel, HostWorkUnitIsDeterministicWork) {
-  EXPECT_DOUBLE_EQ(host_work_unit(0.5), host_work_unit(0.5));
-  EXPECT_NE(host_work_unit(0.5), 0.5);
+TEST(StreamsModel, HostWorkUnitIsTheDependentChainItClaims) {
+  // 256 steps of x -> 0.999999·x + 1e-6 move x towards 1: x_n = 1 - (1 - x_0)·0.999999^n.
+  for (double seed : {0.0, 0.5, 2.0})
+    EXPECT_NEAR(host_work_unit(seed), 1 - (1 - seed) * std::pow(0.999999, 256), 1e-12) << seed;
+  EXPECT_NE(host_work_unit(0.5), 0.5) << "the work is not optimised away";
 }
 
 }  // namespace offloadbench
