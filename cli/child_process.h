@@ -39,7 +39,7 @@ struct ChildRun {
 };
 
 // The child's arguments: `run --suite … --quick|--full --device … [--host-numa …] [--sizes …]
-// --repetitions N --out FILE [-- FLAGS…]`.
+// --repetitions N --remeasure-unsteady 0 --out FILE [-- FLAGS…]`.
 std::vector<std::string> child_run_arguments(const ChildRun& run);
 
 // Runs `program` as a child `run` (run_child, same log, limit and stop). Each child first gets a random

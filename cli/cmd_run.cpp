@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/options.h"
+#include "cli/remeasure.h"
 #include "cli/run_processes.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/summary.h"
@@ -44,6 +46,8 @@ struct RunOptions {
   std::string out;
   int repetitions = 5;
   int processes = 1;
+  int remeasure = 10;
+  bool remeasure_given = false;
   std::string sizes;
   std::string host_numa = "local";
   bool sizes_given = false;  // `--sizes ''` is a mistake, not "the default sizes"
@@ -82,6 +86,18 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   if (o.quick && o.full) throw UsageError("--quick and --full cannot be used together");
   if (o.repetitions < 1 || o.repetitions > 1000)
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
+  int remeasure = o.remeasure;
+  if (const char* env = std::getenv("OFFLOADBENCH_REMEASURE_UNSTEADY"); env && !o.remeasure_given) {
+    try {
+      std::size_t used = 0;
+      remeasure = std::stoi(env, &used);
+      if (used != std::string(env).size()) throw std::invalid_argument(env);
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("OFFLOADBENCH_REMEASURE_UNSTEADY='{}' is not a number of repetitions", env));
+    }
+  }
+  if (remeasure < 0 || remeasure > 1000)
+    throw UsageError(fmt::format("--remeasure-unsteady {} is out of range (0..1000)", remeasure));
   if (o.processes < 1 || o.processes > o.repetitions)
     throw UsageError(fmt::format("--processes {} is out of range (1 to --repetitions, {})", o.processes, o.repetitions));
   check_benchmark_flags(o.benchmark_flags);
@@ -157,6 +173,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     plan.child.benchmark_flags = o.benchmark_flags;
     plan.repetitions = o.repetitions;
     plan.processes = o.processes;
+    plan.remeasure_repetitions = remeasure;
     plan.out = out;
     plan.command_line = command_line;
     return run_in_processes(plan);
@@ -206,6 +223,18 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   // The analysis goes into the same file (rewritten atomically), then the summary shows it. The
   // measurements are already safe on disk: an analysis failure is reported, never fatal.
   auto document = reporter.document();
+  if (!document["context"]["offloadbench"].value("incomplete", false)) {
+    RemeasurePlan again;
+    again.child.suites = o.suites;
+    again.child.full = o.full;
+    again.child.device = device;
+    again.child.host_numa = o.host_numa;
+    if (o.sizes_given) again.child.sizes = o.sizes;
+    again.child.benchmark_flags = o.benchmark_flags;
+    again.repetitions = remeasure;
+    again.out = out;
+    document = remeasure_unsteady(document, again);
+  }
   try {
     document["analysis"] = analyze(document, family_analyses());
     write_json_atomically(out, document);
@@ -237,15 +266,19 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
                   "Spread the repetitions over this many fresh processes, one after another (memory layout and "
                   "machine state drawn again in each: what compare needs to trust a change between two files)")
       ->default_str("1");
+  auto* remeasure = run->add_option("--remeasure-unsteady", o->remeasure,
+                  "Measure a case again, in a fresh process with this many repetitions, when its repetitions "
+                  "spread by more than 20% (0: never; default from OFFLOADBENCH_REMEASURE_UNSTEADY, else 10)");
   auto* sizes = run->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, e.g. 4KiB,1MiB,256MiB");
   run->add_option("--host-numa", o->host_numa,
                   "Host buffers of transfer cases on: local (the GPU's NUMA node), remote, a node number, or all")
       ->default_str("local");
   run->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
-  return {run, [o, command_line, device, out, sizes] {
+  return {run, [o, command_line, device, out, sizes, remeasure] {
             o->device_given = device->count() > 0;
             o->out_given = out->count() > 0;
             o->sizes_given = sizes->count() > 0;
+            o->remeasure_given = remeasure->count() > 0;
             return execute_run(*o, command_line);
           }};
 }

@@ -1,4 +1,5 @@
 #include "cli/run_processes.h"
+#include "cli/remeasure.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -65,26 +66,17 @@ nlohmann::json merge_process_results(const std::vector<nlohmann::json>& document
   return merged;
 }
 
-namespace {
+// The processes' own files go beside `out` (same file system), removed on every way out.
 
-// A folder for the processes' own files beside `out` (same file system), removed on every way out.
-class ProcessFolder {
- public:
-  explicit ProcessFolder(const std::string& out) {
-    const fs::path target(out);
-    path_ = make_owned_folder(target.parent_path().string(), "." + target.filename().string() + ".processes");
-  }
-  ~ProcessFolder() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ProcessFolder(const ProcessFolder&) = delete;
-  ProcessFolder& operator=(const ProcessFolder&) = delete;
-  const fs::path& path() const { return path_; }
+ProcessFolder::ProcessFolder(const std::string& out) {
+  const fs::path target(out);
+  path_ = make_owned_folder(target.parent_path().string(), "." + target.filename().string() + ".processes");
+}
 
- private:
-  fs::path path_;
-};
+ProcessFolder::~ProcessFolder() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
 
 std::string own_executable() {
   std::error_code error;
@@ -92,8 +84,6 @@ std::string own_executable() {
   if (error) throw std::runtime_error(fmt::format("cannot find this program's own path: {}", error.message()));
   return path.string();
 }
-
-}  // namespace
 
 int run_in_processes(const ProcessRunPlan& plan) {
   const auto shares = repetition_shares(plan.repetitions, plan.processes);
@@ -163,6 +153,13 @@ int run_in_processes(const ProcessRunPlan& plan) {
   if (!stopped_because.empty()) {
     merged["context"]["offloadbench"]["incomplete"] = true;
     merged["context"]["offloadbench"]["stopped_because"] = stopped_because;
+  }
+  if (stopped_because.empty()) {
+    RemeasurePlan again;
+    again.child = plan.child;
+    again.repetitions = plan.remeasure_repetitions;
+    again.out = plan.out;
+    merged = remeasure_unsteady(merged, again);
   }
   try {
     merged["analysis"] = analyze(merged, family_analyses());

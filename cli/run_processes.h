@@ -7,6 +7,7 @@
 // judges a change against what really varies between runs. pyperf runs worker processes for the same
 // reason.
 #pragma once
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,27 @@ std::vector<int> repetition_shares(int repetitions, int processes);
 nlohmann::json merge_process_results(const std::vector<nlohmann::json>& documents, int planned,
                                      int repetitions, const std::vector<std::string>& command_line);
 
+// A private folder beside `out` (.<name>.processes) for the children's files, removed with everything
+// in it when this goes out of scope.
+class ProcessFolder {
+ public:
+  explicit ProcessFolder(const std::string& out);
+  ~ProcessFolder();
+  ProcessFolder(const ProcessFolder&) = delete;
+  ProcessFolder& operator=(const ProcessFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// This program's own path (/proc/self/exe), to start children of the same build.
+std::string own_executable();
+
 struct ProcessRunPlan {
   ChildRun child;  // what each process measures; its repetitions and out are set per process
   int repetitions = 5, processes = 1;
+  int remeasure_repetitions = 0;  // unsteady cases measured again with this many (cli/remeasure.h); 0: never
   std::string out;
   std::vector<std::string> command_line;  // ours, recorded in the file
 };
