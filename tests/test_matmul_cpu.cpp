@@ -101,5 +101,21 @@ TEST(FlopPeaks, MatchPublishedTotals) {
   EXPECT_EQ(flops_per_clock_per_sm(GemmPrecision::bf16, 7, 0), 0) << "V100 has no bf16 tensor cores";
 }
 
+TEST(FlopPeaks, TensorPeaksUseThePublishedClockWhereKnown) {
+  // H100 SXM: the datasheet's 989 dense BF16 TFLOPS are at 1830 MHz, though the part boosts to 1980
+  // (1070 TFLOPS at that clock is not what NVIDIA publishes); FP32's 67 TFLOPS are at 1980.
+  const std::string h100 = "NVIDIA H100 80GB HBM3";
+  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::bf16, 9, 0, 132, peak_clock_hz(h100, GemmPrecision::bf16, 1.98e9)) / 1e12,
+              989.4, 0.5);
+  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::fp32, 9, 0, 132, peak_clock_hz(h100, GemmPrecision::fp32, 1.98e9)) / 1e12,
+              66.9, 0.1);
+  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::tf32, 9, 0, 132, peak_clock_hz("NVIDIA H200", GemmPrecision::tf32, 1.98e9)) / 1e12,
+              494.7, 0.5);
+  // An unknown part: the highest clock, and the source says so.
+  EXPECT_EQ(peak_clock_hz("NVIDIA RTX 9999", GemmPrecision::bf16, 2.5e9), 2.5e9);
+  EXPECT_NE(flop_peak_source("NVIDIA RTX 9999", GemmPrecision::bf16).find("highest SM clock"), std::string::npos);
+  EXPECT_NE(flop_peak_source(h100, GemmPrecision::bf16).find("1830 MHz"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace offloadbench

@@ -14,6 +14,7 @@
 
 #include "benchmarks/compute/compute_peaks.h"
 #include "harness/benchmark_case.h"
+#include "harness/gpu_info.h"
 #include "harness/gpu_runner.h"
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
@@ -216,7 +217,11 @@ void register_matmul_shape(const RunConfig& config, const GemmShape& shape,
                                        input_element_bytes(s.precision) +
                                    static_cast<std::uint64_t>(shape.m) * shape.n * 4}});
       if (!square) fields["batch"] = shape.m;
-      if (gpu) fields["peak_source"] = kFlopPeakSource;
+      if (gpu) {
+        const auto& gpus = gpu_inventory().gpus;
+        const auto device = static_cast<std::size_t>(slot.device);
+        fields["peak_source"] = flop_peak_source(device < gpus.size() ? gpus[device].name : std::string(), s.precision);
+      }
       if (square && slot.view != ComputeView::gpu_pinned && slot.view != ComputeView::gpu_pageable)
         fields["headline"] = fmt::format("sgemm {}{}{}", s.series, *s.series ? " " : "", to_string(slot.view));
       const std::string size_label = square ? std::to_string(shape.n) : fmt::format("batch:{}", shape.m);

@@ -3,6 +3,8 @@
 // H100 SXM 67/495/989 (132 SMs, 1.98 GHz FP32; tensor figures at 1.83 GHz).
 #include "benchmarks/compute/compute_peaks.h"
 
+#include <fmt/format.h>
+
 namespace offloadbench {
 
 namespace {
@@ -33,6 +35,38 @@ double flops_per_clock_per_sm(GemmPrecision precision, int cc_major, int cc_mino
     }
   }
   return 0;
+}
+
+std::optional<PublishedClock> published_peak_clock(const std::string& gpu_name) {
+  // Matched on the driver's name; the most specific first. Each clock is the datasheet's dense tensor
+  // peak divided by (FLOP/clock/SM × SMs).
+  struct Entry {
+    const char* name;
+    PublishedClock clock;
+  };
+  static const Entry kPublished[] = {
+      {"H100 80GB HBM3", {1830, "NVIDIA H100 Tensor Core GPU datasheet (SXM5): 989 dense BF16 TFLOPS = 4096 x 132 SMs x 1830 MHz"}},
+      {"H100 SXM", {1830, "NVIDIA H100 Tensor Core GPU datasheet (SXM5): 989 dense BF16 TFLOPS = 4096 x 132 SMs x 1830 MHz"}},
+      {"H200", {1830, "NVIDIA H200 Tensor Core GPU datasheet (SXM): 989 dense BF16 TFLOPS = 4096 x 132 SMs x 1830 MHz"}},
+      {"A100", {1410, "NVIDIA A100 Tensor Core GPU datasheet: 312 dense BF16 TFLOPS = 2048 x 108 SMs x 1410 MHz"}},
+  };
+  for (const auto& e : kPublished)
+    if (gpu_name.find(e.name) != std::string::npos) return e.clock;
+  return std::nullopt;
+}
+
+bool tensor_precision(GemmPrecision precision) { return precision != GemmPrecision::fp32; }
+
+std::string flop_peak_source(const std::string& gpu_name, GemmPrecision precision) {
+  const auto clock = tensor_precision(precision) ? published_peak_clock(gpu_name) : std::nullopt;
+  return fmt::format("{}; clock: {}", kFlopPeakSource,
+                     clock ? fmt::format("{:.0f} MHz, {}", clock->mhz, clock->source)
+                           : std::string("the highest SM clock the driver reports"));
+}
+
+double peak_clock_hz(const std::string& gpu_name, GemmPrecision precision, double highest_clock_hz) {
+  const auto clock = tensor_precision(precision) ? published_peak_clock(gpu_name) : std::nullopt;
+  return clock ? clock->mhz * 1e6 : highest_clock_hz;
 }
 
 double flop_peak_per_second(GemmPrecision precision, int cc_major, int cc_minor, int sm_count, double clock_hz) {

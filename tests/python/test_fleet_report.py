@@ -96,7 +96,8 @@ def test_each_crossover_per_machine(fleet_report):
     assert sgemm[0].startswith("wins from n ≈ 287 (incl. pinned transfers)")  # as the H100 file's own headline
     assert sgemm[2] == "no GPU"
     triad = cells(page, "compute/triad/fp32")
-    assert triad[0].startswith("never wins up to 64 Mi: 0.36×")
+    # The 64 Mi pinned triad spread by cv 0.29 over its repetitions: the self-checks leave it out.
+    assert triad[0].startswith("never wins up to 16 Mi: 0.22×")
     assert triad[1] != "not in this file" and triad[2] == "no GPU"
 
 
