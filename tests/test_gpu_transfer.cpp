@@ -7,6 +7,7 @@
 #include "benchmarks/transfer/transfer_cases.h"
 #include "harness/analysis/summary.h"
 #include "harness/gpu_info.h"
+#include "kernels/cuda/cuda_check.h"
 #include "tests/test_support.h"
 
 namespace offloadbench {
@@ -17,6 +18,13 @@ class GpuTransfer : public ::testing::Test {
     if (auto reason = gpu_unavailable_reason(0); !reason.empty()) GTEST_SKIP() << reason;
   }
 };
+
+TEST_F(GpuTransfer, AFailedCallLeavesNoErrorForTheNextCheck) {
+  void* p = nullptr;
+  EXPECT_THROW(CUDA_CHECK(cudaMalloc(&p, std::size_t{1} << 60)), CudaError);  // 1 EiB: refused, not sticky
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess);
+  EXPECT_NO_THROW(CUDA_CHECK(cudaGetLastError()));
+}
 
 TEST_F(GpuTransfer, EveryKindMovesTheRightBytesBelowTheLinkRate) {
   clear_registered_cases();
