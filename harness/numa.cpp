@@ -100,12 +100,19 @@ HostNumaOption parse_host_numa(const std::string& text, const NumaTopology& topo
 
 std::string HostPlacement::name_suffix() const { return label == "local" ? "" : "/numa:" + label; }
 
+int local_bind_node(int gpu_node, const NumaTopology& topology) {
+  return gpu_node >= 0 && topology.has_node(gpu_node) && topology.nodes_with_memory.size() > 1 ? gpu_node : -1;
+}
+
+bool binding_failure_skips(const HostPlacement& placement) { return placement.label != "local"; }
+
 std::vector<HostPlacement> host_placements(const HostNumaOption& option, int gpu_node, const NumaTopology& topology) {
   const bool gpu_node_known = gpu_node >= 0 && topology.has_node(gpu_node);
   switch (option.kind) {
     case HostNumaKind::local: {
-      HostPlacement p{"local", gpu_node_known ? gpu_node : -1, "", ""};
-      if (!gpu_node_known)
+      // One node with memory: every page lands there anyway, and a bind could only fail.
+      HostPlacement p{"local", local_bind_node(gpu_node, topology), "", ""};
+      if (!gpu_node_known || p.node < 0)
         p.note = topology.nodes_with_memory.size() <= 1
                      ? "one NUMA node: nothing to bind"
                      : fmt::format("the GPU's NUMA node is unknown (sysfs numa_node {}): host memory left unbound",

@@ -47,6 +47,12 @@ struct HostPlacement {
   std::string problem;  // not empty: the case cannot be measured so (skipped with this reason)
   std::string name_suffix() const;  // "" for local (the names of a run without --host-numa), else "/numa:<label>"
 };
+// The node the default placement binds host memory to for a GPU on `gpu_node`: -1 (bind nothing) when
+// the node is unknown or the machine has at most one node with memory.
+int local_bind_node(int gpu_node, const NumaTopology& topology);
+// A binding that fails skips the case only when its placement was asked for (--host-numa remote or a
+// node); the default placement then runs unbound, and the row says so (host_numa_bind_failed = 1).
+bool binding_failure_skips(const HostPlacement& placement);
 // The placements `option` asks for, for a GPU on `gpu_node` (-1: unknown).
 std::vector<HostPlacement> host_placements(const HostNumaOption& option, int gpu_node, const NumaTopology& topology);
 

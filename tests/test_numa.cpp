@@ -89,6 +89,25 @@ TEST_F(FakeNumaSysfs, ChoosesTheNodeEachOptionAsksFor) {
   EXPECT_EQ(chosen[0].node, 0);
 }
 
+TEST(HostPlacements, OneNodeBindsNothingAndOnlyAnAskedPlacementSkipsOnAFailedBind) {
+  NumaTopology one;
+  one.nodes_with_memory = {0};
+  one.cpus[0] = {0, 1, 2, 3};
+  const auto local = host_placements({HostNumaKind::local, -1}, 0, one);  // the GPU reports node 0
+  ASSERT_EQ(local.size(), 1u);
+  EXPECT_EQ(local[0].node, -1);
+  EXPECT_EQ(local[0].note, "one NUMA node: nothing to bind");
+  EXPECT_EQ(local_bind_node(0, one), -1);
+  NumaTopology two = one;
+  two.nodes_with_memory = {0, 1};
+  two.cpus[1] = {4, 5, 6, 7};
+  EXPECT_EQ(local_bind_node(1, two), 1);
+  EXPECT_EQ(local_bind_node(-1, two), -1);
+  EXPECT_FALSE(binding_failure_skips(host_placements({HostNumaKind::local, -1}, 1, two)[0]));
+  EXPECT_TRUE(binding_failure_skips(host_placements({HostNumaKind::remote, -1}, 1, two)[0]));
+  EXPECT_TRUE(binding_failure_skips(host_placements({HostNumaKind::node, 0}, 1, two)[0]));
+}
+
 TEST_F(FakeNumaSysfs, AnUnknownGpuNodeLeavesLocalUnboundAndSkipsRemote) {
   const auto t = read_numa_topology(root.string());
   const auto local = host_placements({HostNumaKind::local, -1}, -1, t);

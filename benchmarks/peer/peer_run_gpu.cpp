@@ -178,8 +178,8 @@ MeasuredCase setup_copies(const PeerCase& c) {
   if (host) {  // host memory beside the measured GPU, as nvbandwidth's HostBuffer(size, deviceId)
     const auto numa = read_numa_topology();
     const int gpu_node = gpu_inventory().gpus.at(static_cast<std::size_t>(c.gpu)).numa_node;
-    r->numa = std::make_unique<HostNumaBinding>(numa.has_node(gpu_node) ? gpu_node : -1);
-    if (!r->numa->problem().empty()) return MeasuredCase::skip(r->numa->problem());
+    r->numa = std::make_unique<HostNumaBinding>(local_bind_node(gpu_node, numa));
+    if (!r->numa->problem().empty()) r->numa.reset();  // beside the GPU when it can be; unbound else
   }
   for (const auto& copy : copies) r->lanes.push_back(make_lane(copy));
   if (host) {

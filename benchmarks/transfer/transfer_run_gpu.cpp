@@ -112,7 +112,9 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   auto r = std::make_shared<CopyResources>();
   // Bound before any host buffer is made: allocations and first touches land on the node.
   r->numa = std::make_unique<HostNumaBinding>(c.placement.node);
-  if (!r->numa->problem().empty()) return MeasuredCase::skip(r->numa->problem());
+  const bool bind_failed = !r->numa->problem().empty();
+  if (bind_failed && binding_failure_skips(c.placement)) return MeasuredCase::skip(r->numa->problem());
+  if (bind_failed) r->numa.reset();  // the default placement: measured unbound, and the row says so
   if (c.direction != CopyDirection::d2h) {
     r->host_up = HostBuffer(c.bytes, c.host_memory);
     r->device_up = DeviceBuffer(c.bytes);
@@ -144,8 +146,9 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   synchronous.bytes = m.work.bytes;
   synchronous.time = [c, r] { return synchronous_copy_seconds(c, *r); };
   m.side_rates = {synchronous};
-  m.report = [c, r, directions](benchmark::State& state, const Totals&) {
+  m.report = [c, r, directions, bind_failed](benchmark::State& state, const Totals&) {
     report_link_under_load(state, c.device, directions);
+    if (bind_failed) state.counters["host_numa_bind_failed"] = 1;
     // -1: the kernel cannot place the pages (driver-mapped pinned memory), -2: more than one node.
     state.counters["host_memory_numa_node"] = r->host_memory_node;
     state.counters["thread_numa_node"] = thread_numa_node();
