@@ -181,8 +181,10 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   OutputLock lock(out);  // a second run writing the same file is refused, not interleaved
   ResultsReporter reporter(out, make_run_context(description), selected,
                            isatty(STDERR_FILENO) != 0);
-  if (!config.gpu_devices.empty() && gpu_inventory().unavailable_reason.empty())
+  if (!config.gpu_devices.empty() && gpu_inventory().unavailable_reason.empty()) {
     reporter.set_clock_reader(nvml_clock_reader());
+    reporter.set_clock_sampler(std::make_shared<ClockSampler>(nvml_clock_reader(), config.gpu_devices));
+  }
   {
     InterruptWatch watch([&](int signal) {
       std::string kept = fmt::format("what finished is in {}", out);

@@ -2,8 +2,15 @@
 // throttled (NVBench does the same) and say when clocks were not locked. NVML supplies the reading
 // where it can; the decisions are plain functions that tests drive with fake readings.
 #pragma once
+#include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -47,5 +54,35 @@ using SmClockReader = std::function<std::optional<SmClockReading>(int device_ind
 
 // The reader backed by NVML (the PCI bus ids come from the GPU inventory); never fails to build.
 SmClockReader nvml_clock_reader();
+
+// One reading standing for several taken while a case ran: the median SM clock, the highest maximum,
+// and every reason any of them gave. nullopt for none.
+std::optional<SmClockReading> summarize_readings(std::vector<SmClockReading> readings);
+
+// Reads the SM clock of `devices` every `period` on a thread of its own and keeps the readings taken
+// while the GPU was busy (not read_idle). A reading taken when a case's rows are reported finds the GPU
+// idle again, its clock back at the top (an H100 read 1980 MHz on every row, GEMMs at the power cap
+// included): these say what the clock was during the work.
+class ClockSampler {
+ public:
+  ClockSampler(SmClockReader reader, std::vector<int> devices,
+               std::chrono::milliseconds period = std::chrono::milliseconds(50));
+  ~ClockSampler();
+  ClockSampler(const ClockSampler&) = delete;
+  ClockSampler& operator=(const ClockSampler&) = delete;
+  // The busy readings of `device` since the last take, oldest first.
+  std::vector<SmClockReading> take(int device);
+
+ private:
+  void sample_until_stopped();
+  SmClockReader reader_;
+  std::vector<int> devices_;
+  std::chrono::milliseconds period_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::map<int, std::vector<SmClockReading>> busy_;
+  std::thread thread_;  // last: started once everything it uses exists
+};
 
 }  // namespace offloadbench

@@ -162,12 +162,18 @@ void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
   // Google Benchmark reports a case once all its repetitions ran: its setup can go.
   if (!runs.empty()) release_case_setup(runs.front().run_name.function_name);
   std::lock_guard<std::mutex> lock(mutex_);
+  std::map<int, std::vector<SmClockReading>> sampled;  // per device: what the sampler saw while this case ran
   for (const auto& run : runs) {
     auto row = run_to_row(run);
     if (row["skipped"] == true && !skipped_cases_.insert(run.run_name.str()).second) continue;
-    if (clock_reader_ && run.run_type == Run::RT_Iteration && !run.error_occurred && row.contains("device") &&
-        row["device"].is_number_integer())
-      annotate_clock(row, clock_reader_(row["device"].get<int>()));
+    if ((clock_reader_ || clock_sampler_) && run.run_type == Run::RT_Iteration && !run.error_occurred &&
+        row.contains("device") && row["device"].is_number_integer()) {
+      const int device = row["device"].get<int>();
+      if (clock_sampler_ && !sampled.count(device)) sampled[device] = clock_sampler_->take(device);
+      const auto during = clock_sampler_ ? summarize_readings(sampled[device]) : std::nullopt;
+      if (during) row["clock_samples"] = sampled[device].size();
+      annotate_clock(row, during ? during : clock_reader_ ? clock_reader_(device) : std::nullopt);
+    }
     if (row["validated"] == false && run.run_type == Run::RT_Iteration) ++invalid_rows_;
     doc_["benchmarks"].push_back(std::move(row));
   }

@@ -40,6 +40,9 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   // Benchmark interleaves repetitions, as `ab` asks): the row gets sm_clock_mhz, clock_throttled,
   // clocks_locked. Without a reader (the default) rows carry no clock.
   void set_clock_reader(SmClockReader reader) { clock_reader_ = std::move(reader); }
+  // With a sampler, a GPU row's clock is the summary of the busy readings taken while its case ran
+  // (summarize_readings; clock_samples says how many), the reader's reading only when there are none.
+  void set_clock_sampler(std::shared_ptr<ClockSampler> sampler) { clock_sampler_ = std::move(sampler); }
 
   int invalid_rows() const { return invalid_rows_; }
   bool started() const { return started_run_; }  // Google Benchmark reported its context
@@ -59,6 +62,7 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   bool started_run_ = false;
   std::string last_case_;
   SmClockReader clock_reader_;
+  std::shared_ptr<ClockSampler> clock_sampler_;
   std::set<std::string> skipped_cases_;  // cases whose one skipped row is already recorded
   std::mutex mutex_;                     // doc_ and the file: ReportRuns vs finish() on Ctrl-C
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

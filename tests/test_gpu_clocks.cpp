@@ -1,6 +1,10 @@
 // The host-side clock logic with fake NVML readings: what counts as throttled, what as locked, what
 // a GPU row gets, and that the reporter reads the clock for GPU rows only.
+#include <chrono>
 #include <cstdio>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -68,6 +72,65 @@ TEST(GpuClocks, ReporterReadsTheClockForGpuRowsOnly) {
   EXPECT_EQ(rows[0]["sm_clock_mhz"], 1900);
   EXPECT_EQ(rows[0]["clock_throttled"], false);
   EXPECT_FALSE(rows[1].contains("sm_clock_mhz"));
+  std::remove(path.c_str());
+}
+
+TEST(GpuClocks, SeveralReadingsStandAsTheirMedianWithEveryReason) {
+  EXPECT_FALSE(summarize_readings({}));
+  const auto s = summarize_readings({{1755, 1980, kClockReasonSwPowerCap}, {1980, 1980, 0}, {1650, 1980, 0},
+                                     {1800, 1980, kClockReasonHwThermal}});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->sm_mhz, 1755u);  // the lower median of 1650, 1755, 1800, 1980: a clock actually read
+  EXPECT_EQ(s->max_sm_mhz, 1980u);
+  EXPECT_EQ(s->reasons, kClockReasonSwPowerCap | kClockReasonHwThermal);
+  EXPECT_TRUE(is_throttled(*s));  // a thermal slowdown during the case
+}
+
+TEST(GpuClocks, TheSamplerKeepsBusyReadingsPerDeviceUntilTaken) {
+  std::mutex mutex;
+  int calls = 0;
+  ClockSampler sampler(
+      [&](int device) -> std::optional<SmClockReading> {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++calls;
+        if (device == 1) return SmClockReading{345, 1980, kClockReasonGpuIdle};  // idle: never kept
+        return SmClockReading{1700, 1980, 0};
+      },
+      {0, 1}, std::chrono::milliseconds(1));
+  for (int i = 0; i < 2000; ++i) {  // until it has sampled a few times (bounded: a loaded machine is slow)
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (calls >= 10) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto busy = sampler.take(0);
+  ASSERT_FALSE(busy.empty());
+  for (const auto& r : busy) EXPECT_EQ(r.sm_mhz, 1700u);
+  EXPECT_TRUE(sampler.take(1).empty());
+  EXPECT_LE(sampler.take(0).size(), 2u) << "taken readings are gone";  // at most what came since
+}
+
+TEST(GpuClocks, ReporterGivesGpuRowsTheClockSampledWhileTheirCaseRan) {
+  const auto path = testing::temp_path("ob_clock_sampler");
+  ResultsReporter reporter(path, nlohmann::json::object(), 1, false);
+  reporter.set_clock_reader([](int) -> std::optional<SmClockReading> { return SmClockReading{1980, 1980, 0}; });
+  auto sampler = std::make_shared<ClockSampler>(
+      [](int) -> std::optional<SmClockReading> { return SmClockReading{1500, 1980, kClockReasonSwPowerCap}; },
+      std::vector<int>{1}, std::chrono::milliseconds(1));
+  while (true) {  // the sampler has read at least once
+    auto some = sampler->take(1);
+    if (!some.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  reporter.set_clock_sampler(sampler);
+  register_case({"fake/gpu", "fake", {{"device", 1}}, Clock::device_events, [](benchmark::State&) {}});
+  reporter.ReportRuns({testing::synthetic_run("fake/gpu")});
+  clear_registered_cases();
+  const auto& row = reporter.document()["benchmarks"][0];
+  EXPECT_EQ(row["sm_clock_mhz"], 1500) << "during the case, not the 1980 read after it";
+  EXPECT_GE(row["clock_samples"].get<int>(), 1);
   std::remove(path.c_str());
 }
 
