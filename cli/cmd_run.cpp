@@ -82,6 +82,18 @@ int count_selected(const std::vector<std::string>& flags) {
   return n;
 }
 
+// A child `run` measuring what this one measures (its repetitions and output are the caller's).
+ChildRun child_like_this(const RunOptions& o, const std::string& device) {
+  ChildRun child;
+  child.suites = o.suites;
+  child.full = o.full;
+  child.device = device;
+  child.host_numa = o.host_numa;
+  if (o.sizes_given) child.sizes = o.sizes;
+  child.benchmark_flags = o.benchmark_flags;
+  return child;
+}
+
 int execute_run(const RunOptions& o, const std::vector<std::string>& command_line) {
   if (o.quick && o.full) throw UsageError("--quick and --full cannot be used together");
   if (o.repetitions < 1 || o.repetitions > 1000)
@@ -165,12 +177,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     clear_registered_cases();
     benchmark::Shutdown();
     ProcessRunPlan plan;
-    plan.child.suites = o.suites;
-    plan.child.full = o.full;
-    plan.child.device = device;
-    plan.child.host_numa = o.host_numa;
-    if (o.sizes_given) plan.child.sizes = o.sizes;
-    plan.child.benchmark_flags = o.benchmark_flags;
+    plan.child = child_like_this(o, device);
     plan.repetitions = o.repetitions;
     plan.processes = o.processes;
     plan.remeasure_repetitions = remeasure;
@@ -227,12 +234,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   auto document = reporter.document();
   if (!document["context"]["offloadbench"].value("incomplete", false)) {
     RemeasurePlan again;
-    again.child.suites = o.suites;
-    again.child.full = o.full;
-    again.child.device = device;
-    again.child.host_numa = o.host_numa;
-    if (o.sizes_given) again.child.sizes = o.sizes;
-    again.child.benchmark_flags = o.benchmark_flags;
+    again.child = child_like_this(o, device);
     again.repetitions = remeasure;
     again.out = out;
     document = remeasure_unsteady(document, again);
