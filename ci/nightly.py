@@ -32,8 +32,12 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# A worktree per role (candidate, base) beside $OUT, kept between nights: its .venv and build folder
+# make the next night's build incremental.
 DEFAULT_BUILD = (
-    'set -e; rm -rf "$OUT.src"; git worktree prune; git worktree add --detach --force "$OUT.src" "$SHA" >/dev/null; '
+    'set -e; git worktree prune; '
+    'if [ -d "$OUT.src/.git" ] || [ -f "$OUT.src/.git" ]; then git -C "$OUT.src" checkout -q --detach --force "$SHA"; '
+    'else rm -rf "$OUT.src"; git worktree add -q --detach --force "$OUT.src" "$SHA"; fi; '
     'cd "$OUT.src"; source scripts/setup >/dev/null; "$OB_CMAKE" --preset release "${OB_CMAKE_ARGS[@]}" >/dev/null; '
     '"$OB_CMAKE" --build --preset release; cp build/release/offloadbench "$OUT"')
 IDENTITY = ["-c", "user.name=offloadbench nightly", "-c", "user.email=nightly@localhost"]
