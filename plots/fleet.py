@@ -87,9 +87,10 @@ def headline_cells(doc):
     reads it: the median rate of its valid repetitions (FLOP/s, else bytes/s), and the time per step
     for an MLP step. A label whose rows were all skipped says so."""
     largest, skipped = {}, {}
+    broken = results.broken_rows(doc)
     for row in doc["benchmarks"]:
         label = row.get("headline")
-        if row.get("run_type") != "iteration" or not isinstance(label, str):
+        if row.get("run_type") != "iteration" or not isinstance(label, str) or results.left_out(row, broken):
             continue
         if not results.usable(row):
             skipped.setdefault(label, row)

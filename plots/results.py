@@ -165,11 +165,29 @@ def usable(row):
             and row.get("validated") is not False and (seconds(row) or 0) > 0)
 
 
+def broken_rows(doc):
+    """{(name, repetition_index or None)}: the rows the analysis's self-checks left out of every finding
+    (analysis.invariants.violations; None: every repetition of the case)."""
+    block = analysis(doc) or {}
+    checks = block.get("invariants") if isinstance(block.get("invariants"), dict) else {}
+    violations = checks.get("violations") if isinstance(checks.get("violations"), list) else []
+    return {(v["name"], v.get("repetition_index") if isinstance(v.get("repetition_index"), int) else None)
+            for v in violations if isinstance(v, dict) and isinstance(v.get("name"), str)}
+
+
+def left_out(row, broken):
+    """Whether a self-check left `row` out of the findings (`broken`: broken_rows(doc))."""
+    name = row.get("name")
+    return bool(broken) and ((name, None) in broken or (name, row.get("repetition_index")) in broken)
+
+
 def cases(doc, predicate=lambda row: True):
-    """{name: {"row": first row, "rows": [...], "seconds": median}} over usable rows."""
+    """{name: {"row": first row, "rows": [...], "seconds": median}} over usable rows that broke no
+    self-check: a chart shows what the findings rest on."""
     out = {}
+    broken = broken_rows(doc)
     for row in doc["benchmarks"]:
-        if usable(row) and predicate(row):
+        if usable(row) and not left_out(row, broken) and predicate(row):
             out.setdefault(row["name"], {"row": row, "rows": []})["rows"].append(row)
     for case in out.values():
         case["seconds"] = statistics.median(seconds(r) for r in case["rows"])

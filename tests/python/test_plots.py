@@ -370,3 +370,19 @@ def test_a_python_that_cannot_draw_is_named_on_one_line(tmp_path, run_offloadben
     assert f"OFFLOADBENCH_PYTHON='{python}' {how}" in line, line
     assert "set OFFLOADBENCH_PYTHON" in line, line
     assert not (tmp_path / "cpu-plots").exists()
+
+
+def test_charts_leave_out_the_rows_the_self_checks_broke():
+    """A chart shows what the findings rest on: rows listed in analysis.invariants are not drawn."""
+    from plots import results as plot_results
+    doc = plot_results.load(ROOT / "results/reference/nvidia-h100-80gb-hbm3-2026-11-26-quick.json")
+    drawn = plot_results.cases(doc)
+    broken = plot_results.broken_rows(doc)
+    assert "transfer/h2d/registered/256MiB/manual_time" not in drawn  # unsteady, and impossible in each
+    assert "mlp/784-128-10/train_sgd/b64/gpu/fp32/graph/resident/manual_time" not in drawn
+    both = "transfer/bidirectional/pageable/256MiB/manual_time"  # repetitions 0 and 1 broke, 2 stays
+    assert (both, 0) in broken and (both, None) not in broken
+    assert [r["repetition_index"] for r in drawn[both]["rows"]] == [2]
+    assert "transfer/h2d/pinned/256MiB/manual_time" in drawn
+    del doc["analysis"]["invariants"]
+    assert "transfer/h2d/registered/256MiB/manual_time" in plot_results.cases(doc)
