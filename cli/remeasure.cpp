@@ -11,7 +11,6 @@
 #include "cli/run_processes.h"
 #include "harness/analysis/analysis_detail.h"
 #include "harness/analysis/invariants.h"
-#include "harness/analysis/stats.h"
 #include "harness/results/results.h"
 
 namespace offloadbench::cli {
@@ -19,11 +18,8 @@ namespace offloadbench::cli {
 namespace {
 std::map<std::string, double> unsteady_cvs(const nlohmann::json& doc) {
   std::map<std::string, double> cvs;
-  for (const auto& c : detail::measured_cases(doc)) {
-    if (c.seconds.size() < 3) continue;
-    const double cv = coefficient_of_variation(c.seconds);
-    if (cv > invariant_limits::kUnsteadyCv) cvs[c.name] = cv;
-  }
+  for (const auto& c : detail::measured_cases(doc))
+    if (const auto cv = unsteady_cv(c)) cvs[c.name] = *cv;
   return cvs;
 }
 }  // namespace

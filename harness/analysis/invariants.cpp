@@ -109,11 +109,10 @@ std::vector<BrokenRow> transfers_not_faster_than_kernel(const std::vector<Measur
 std::vector<BrokenRow> steady(const std::vector<Measured>& cases, const nlohmann::json&) {
   std::vector<BrokenRow> out;
   for (const auto& c : cases) {
-    if (c.seconds.size() < 3) continue;
-    const double cv = coefficient_of_variation(c.seconds);
-    if (!(cv > limits::kUnsteadyCv)) continue;
+    const auto cv = unsteady_cv(c);
+    if (!cv) continue;
     const auto [low, high] = std::minmax_element(c.seconds.begin(), c.seconds.end());
-    out.push_back({c.name, -1, fmt::format("unsteady: cv {:.2f} over {} repetitions ({} .. {})", cv, c.seconds.size(),
+    out.push_back({c.name, -1, fmt::format("unsteady: cv {:.2f} over {} repetitions ({} .. {})", *cv, c.seconds.size(),
                                            ms(*low), ms(*high))});
   }
   return out;
@@ -166,6 +165,12 @@ std::vector<BrokenRow> same_traffic_same_rate(const std::vector<Measured>& cases
 }
 
 }  // namespace
+
+std::optional<double> unsteady_cv(const Measured& c) {
+  if (c.seconds.size() < 3) return std::nullopt;
+  const double cv = coefficient_of_variation(c.seconds);
+  return cv > limits::kUnsteadyCv ? std::optional<double>(cv) : std::nullopt;
+}
 
 bool is_anchor_row(const nlohmann::json& row) {
   if (row.value("anchor", false)) return true;

@@ -5,6 +5,7 @@
 // every speedup, fit and headline. The generic rules read only fields documented in
 // docs/results-schema.md; a family adds its own (FamilyAnalysis::invariants).
 #pragma once
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -36,6 +37,10 @@ struct Invariant {
 
 // The rules that need nothing from a family.
 const std::vector<Invariant>& generic_invariants();
+
+// The coefficient of variation of a case's repetitions when it is above invariant_limits::kUnsteadyCv
+// (three repetitions or more), else nullopt: the `steady` rule, and what `run` measures again.
+std::optional<double> unsteady_cv(const detail::Measured& c);
 
 // Rows measured by another tool beside ours (series "pytorch"/"numpy", or "anchor": true): drawn and
 // compared, never pooled into our own fits and findings.
