@@ -25,6 +25,7 @@ RESERVE_S = 20  # kept back from --time-limit for the summary and the packing
 SUITE_REPETITIONS = 3
 PYTORCH_ANCHOR_S = 30  # scripts/gpu_anchors.py on 3 batches: import and CUDA start, 15 cases (measured 24 s)
 QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (cli/cmd_run.cpp)
+FULL_MIN_TIME_S = 0.1  # and of `run --full`, which first light runs
 # compute-sanitizer: each tool on the tests where it can find something in our own kernels (all of
 # them in namespace offloadbench, which is how gpu-check tells our findings from a library's).
 # Tests that run our shared-memory or synchronizing kernels: the dot/sum reduction, the tiled SGEMM,
@@ -69,7 +70,9 @@ SANITIZER_TOOLS = {
 # Set for the sanitizers' runs: the 200-step mlp loss-curve test takes 20 steps (tests/test_gpu_mlp.cpp).
 SANITIZER_ENV = {"OFFLOADBENCH_SHORT_GPU_TESTS": "1"}
 # first-light: every GPU code path once (scripts/gpu-check --stage first-light), in one short call.
-FIRST_LIGHT_SUITES = "mlp,transfer,streams,compute,batches,peer"  # run in this order: the most asked-for rows first
+# Two runs, each a process with its own results file: the paths a GPU has run before, most asked-for rows
+# first; then the paths none has run yet, so a crash there loses only them.
+FIRST_LIGHT_SUITES = "mlp,transfer,streams,compute"
 # One case of each GPU code path (a regex search, as --benchmark_filter does), by family.
 FIRST_LIGHT_CASES = [
     r"^mlp/784-128-10/(inference|train_sgd|train_adamw)/b(1|64|1024)/gpu/fp32/(eager|graph)/resident/",
@@ -83,17 +86,34 @@ FIRST_LIGHT_CASES = [
     r"^compute/(triad|dot)/fp32/(gpu_kernel/(256Mi|16Mi)|gpu_(pinned|pageable)/16Mi)/",
     r"^compute/sgemm/square/((tiled|cublas_fp32|cublas_tf32|cublas_bf16)/gpu_kernel/4096"
     r"|cublas_bf16/gpu_kernel/8192|tiled/gpu_pinned/4096)/",
-    r"^transfer/(torch_idiom/([a-z_]+/batch:64|result_to_[a-z]+/|item/)|pin_at_scale/(host_alloc|register_touched)/"
-    r"[a-z]+/1GiB)",
+]
+FIRST_LIGHT_FILTER = "|".join(f"({case})" for case in FIRST_LIGHT_CASES)
+# The paths no GPU has run yet: PyTorch's copy idioms, all four pinning methods at 1 GiB (huge pages and
+# not), image batches, and the peer suite (one GPU: every row skips with its reason, at no cost; the
+# peer runner's one-GPU host patterns run in FIRST_LIGHT_NEW_TESTS).
+FIRST_LIGHT_NEW_SUITES = "transfer,batches,peer"
+FIRST_LIGHT_NEW_CASES = [
+    r"^transfer/(torch_idiom/([a-z_]+/batch:64|result_to_[a-z]+/|item/)"
+    r"|pin_at_scale/(host_alloc|register_fresh|register_touched|register_chunks)/[a-z]+/1GiB)",
     r"^batches/224x224x3/[a-z0-9_]+/[a-z]+/batch:64",
     r"^peer/",
 ]
-FIRST_LIGHT_FILTER = "|".join(f"({case})" for case in FIRST_LIGHT_CASES)
+FIRST_LIGHT_NEW_FILTER = "|".join(f"({case})" for case in FIRST_LIGHT_NEW_CASES)
+# Tests of the never-run paths that time calls (label gpu_timing, so not among the correctness tests run
+# side by side): one at a time, after the correctness tests. Seconds each on an H100, estimated: the
+# pinning test pins 600 MiB eight times over (four methods, huge pages and not).
+FIRST_LIGHT_NEW_TESTS = {
+    "GpuPeer.HostPatternsOnOneGpuMoveTheirBytes": 3,
+    "GpuTransferIdioms.EveryIdiomDeliversEveryBatchToTheStep": 4,
+    "GpuTransferIdioms.EveryPinningMethodPinsVerifiesAndTimesItsCopies": 15,
+    "GpuBatches.EveryPlacementRunsAndSendsItsBytes": 5,
+}
 FIRST_LIGHT_TEST_JOBS = 4  # correctness tests side by side (they check outputs, not times)
 # Each part's share of the stage, in the order they run; the stage's own limit still stops all of it.
-FIRST_LIGHT_LIMITS_S = {"info": 20, "tests": 90, "run": 170, "pytorch": 60, "summary": 15, "plots": 35}
+FIRST_LIGHT_LIMITS_S = {"info": 10, "tests": 60, "run": 130, "pytorch": 50, "summary": 10, "plots": 35,
+                        "new_tests": 45, "new_run": 100}
 FIRST_LIGHT_BUDGET_S = 360  # the stage's estimate must fit here, machine start not counted
-FIRST_LIGHT_LIMIT_S = 400  # and it is stopped here (its parts' limits add up to 390)
+FIRST_LIGHT_LIMIT_S = 440  # and it is stopped here (its parts' limits add up to 440)
 PYTORCH_FIRST_LIGHT_S = 40  # import, CUDA start, 12 mlp cases and two 256 MiB copies of ~1.5 s each
 SMI_FIELDS = ["name", "persistence_mode", "clocks.sm", "clocks.max.sm", "clocks.mem", "power.draw",
               "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax",
@@ -162,12 +182,54 @@ def call_seconds(fields):
     return timed, timed + untimed
 
 
+# Google Benchmark stops a case's repetition on its own clock: for a device-timed case the events', so
+# the wall time around them (flushes, launch gates: per batch of calls, not per call) adds a share,
+# never a multiple. Measured on an H100: device-timed mlp steps of 7-25 µs took 1.4 x min_time a
+# repetition (3 repetitions of 0.1 s: 0.42 s timed in all).
+WALL_PER_TIMED_MAX = 1.5
+# Pinning at scale, priced from the H100's pin_cost rows (256 MiB medians, 2026-11-26): cudaHostAlloc +
+# cudaFreeHost 0.101 s; cudaHostRegister + cudaHostUnregister of touched memory 0.0117 s; the first touch
+# of fresh 4 KiB pages 0.127 s (registering untouched memory faults its pages in: the same cost).
+PIN_S_PER_BYTE = {"host_alloc": 0.101 / (256 << 20), "register": 0.0117 / (256 << 20)}
+FIRST_TOUCH_S_PER_BYTE = 0.127 / (256 << 20)
+HUGE_PAGE_TOUCH_SHARE = 0.4  # a guess, to be corrected: 512x fewer faults, the same zeroing
+PINNED_LINK_BYTES_PER_S = 5e10  # pinned H2D on PCIe Gen5 x16 (55 GB/s measured on an H100)
+PINNING_CALLS_BEFORE_REPETITIONS = 3  # the check's, the warm-up's, and the pinned copies' memory
+
+
+def pinning_seconds(fields, repetitions):
+    """One pin_at_scale case (benchmarks/transfer/transfer_pinning_scale_run_gpu.cpp): every call maps,
+    touches (when the method does, or when registering faults the pages in), pins, unpins and unmaps its
+    bytes; a call of 0.1-10 s is one Google Benchmark iteration, so a repetition is one call. Beside the
+    calls: the check's fill and compare, 2 + 3 pinned copies, 3 pageable copies of freshly touched memory."""
+    size = fields.get("bytes") or 0
+    touch = FIRST_TOUCH_S_PER_BYTE * size * (HUGE_PAGE_TOUCH_SHARE if fields.get("huge_pages") == "madvise" else 1)
+    if fields.get("method") == "host_alloc":
+        call = PIN_S_PER_BYTE["host_alloc"] * size
+    else:
+        call = touch + PIN_S_PER_BYTE["register"] * size  # register_fresh's faults cost what a touch costs
+    copies = 5 * size / PINNED_LINK_BYTES_PER_S + touch + 3 * size / LINK_BYTES_PER_S
+    return CASE_SETUP_S + (PINNING_CALLS_BEFORE_REPETITIONS + repetitions) * call + copies \
+        + 2 * size / HOST_BYTES_PER_S_ONE_THREAD
+
+
+def skipped_everywhere(fields):
+    """A case registered as a skipped row, which costs nothing: a peer pattern below two GPUs (it has no
+    size; benchmarks/peer/peer_cases.cpp)."""
+    return fields.get("op") == "peer" and not fields.get("bytes")
+
+
 def case_seconds(fields, repetitions=SUITE_REPETITIONS, min_time=QUICK_MIN_TIME_S):
     """Wall seconds of one case: set-up, then repetitions of at least min_time of timed seconds each."""
+    if skipped_everywhere(fields):
+        return 0.0
+    if fields.get("op") == "pin_at_scale":
+        return pinning_seconds(fields, repetitions)
     timed, wall = call_seconds(fields)
+    ratio = wall / timed if not _is_gpu(fields) else min(wall / timed, WALL_PER_TIMED_MAX)
     min_time = fields.get("min_time_s") or min_time
-    first = max(FIRST_REPETITION_MIN_TIMES * min_time * wall / timed, wall)
-    later = max(LATER_REPETITION_MIN_TIMES * min_time * wall / timed, wall)
+    first = max(FIRST_REPETITION_MIN_TIMES * min_time * ratio, wall)
+    later = max(LATER_REPETITION_MIN_TIMES * min_time * ratio, wall)
     setup = CASE_SETUP_S + SETUP_PASSES * (fields.get("bytes") or 0) / HOST_BYTES_PER_S_ONE_THREAD
     return setup + first + later * (repetitions - 1)
 
@@ -176,30 +238,52 @@ def stage_limit_s(name):
     return FIRST_LIGHT_LIMIT_S if name == "first-light" else STAGE_LIMIT_S
 
 
-def first_light_cases(offloadbench, pattern=None):
-    """The cases the first-light run selects: the full sweep of its suites, filtered as Google Benchmark
+def first_light_cases(offloadbench, pattern=None, suites=FIRST_LIGHT_SUITES):
+    """The cases a first-light run selects: the full sweep of its suites, filtered as Google Benchmark
     filters them (a regex search in the case's name)."""
     regex = re.compile(pattern or FIRST_LIGHT_FILTER)
-    cases = _run_json([str(offloadbench), "list", "--full", "--json", "--suite", FIRST_LIGHT_SUITES])
+    cases = _run_json([str(offloadbench), "list", "--full", "--json", "--suite", suites])
     return [c for c in cases if regex.search(c["name"] + "/")]  # Google Benchmark's names go on: /manual_time
 
 
-def first_light_plan(build_dir, offloadbench, ctest="ctest"):
-    tests = [t for t in gpu_tests(build_dir, ctest) if t["kind"] == "correctness"]
-    # Side by side: the longest test, or the total over the jobs, whichever is longer.
-    tests_s = PROCESS_START_S + max([t["cost"] for t in tests] + [sum(t["cost"] for t in tests) / FIRST_LIGHT_TEST_JOBS])
-    cases = first_light_cases(offloadbench)
+def first_light_new_cases(offloadbench):
+    return first_light_cases(offloadbench, FIRST_LIGHT_NEW_FILTER, FIRST_LIGHT_NEW_SUITES)
+
+
+def run_seconds(cases):
+    """{family: [seconds of each case]} of one `run --full` of `cases`, and the process's seconds in all."""
     by_family = {}
     for case in cases:
-        fields = dict(case["fields"], **({"min_time_s": case["min_time_s"]} if "min_time_s" in case else {}))
-        by_family.setdefault(fields.get("family", "?"), []).append(case_seconds(fields))
-    run_s = PROCESS_START_S + sum(sum(v) for v in by_family.values())
-    seconds = 2 * PROCESS_START_S + tests_s + run_s + PYTORCH_FIRST_LIGHT_S + 10
-    parts = ", ".join(f"{name} {len(v)} ({sum(v):.0f} s)" for name, v in by_family.items())
-    return {"count": len(tests) + len(cases), "estimate_s": seconds, "tests_s": tests_s, "run_s": run_s,
-            "families": sorted(by_family),
+        fields = dict(case["fields"], **({"min_time_s": case["min_time_s"]} if case.get("min_time_s") else {}))
+        by_family.setdefault(fields.get("family", "?"), []).append(
+            case_seconds(fields, SUITE_REPETITIONS, FULL_MIN_TIME_S))
+    return by_family, PROCESS_START_S + sum(sum(v) for v in by_family.values())
+
+
+def first_light_plan(build_dir, offloadbench, ctest="ctest"):
+    all_tests = gpu_tests(build_dir, ctest)
+    tests = [t for t in all_tests if t["kind"] == "correctness"]
+    missing = sorted(set(FIRST_LIGHT_NEW_TESTS) - {t["name"] for t in all_tests})
+    if missing:
+        raise ValueError(f"first light names GPU tests this build does not have: {', '.join(missing)}")
+    # Side by side: the longest test, or the total over the jobs, whichever is longer.
+    tests_s = PROCESS_START_S + max([t["cost"] for t in tests] + [sum(t["cost"] for t in tests) / FIRST_LIGHT_TEST_JOBS])
+    new_tests_s = PROCESS_START_S + sum(FIRST_LIGHT_NEW_TESTS.values())
+    cases, new_cases = first_light_cases(offloadbench), first_light_new_cases(offloadbench)
+    by_family, run_s = run_seconds(cases)
+    new_by_family, new_run_s = run_seconds(new_cases)
+    seconds = 2 * PROCESS_START_S + tests_s + run_s + PYTORCH_FIRST_LIGHT_S + 10 + new_tests_s + new_run_s
+
+    def parts(families):
+        return ", ".join(f"{name} {len(v)} ({sum(v):.0f} s)" for name, v in families.items())
+    return {"count": len(tests) + len(FIRST_LIGHT_NEW_TESTS) + len(cases) + len(new_cases), "estimate_s": seconds,
+            "tests_s": tests_s, "run_s": run_s, "new_tests_s": new_tests_s, "new_run_s": new_run_s,
+            "families": sorted(set(by_family) | set(new_by_family)),
             "what": f"info; {len(tests)} correctness tests, {FIRST_LIGHT_TEST_JOBS} at a time ({tests_s:.0f} s); "
-                    f"one run of {len(cases)} cases: {parts}; PyTorch ({PYTORCH_FIRST_LIGHT_S} s); summary, charts"}
+                    f"one run of {len(cases)} cases: {parts(by_family)} ({run_s:.0f} s); PyTorch "
+                    f"({PYTORCH_FIRST_LIGHT_S} s); summary, charts; then the never-run paths: "
+                    f"{len(FIRST_LIGHT_NEW_TESTS)} tests one at a time ({new_tests_s:.0f} s) and a run of their own "
+                    f"of {len(new_cases)} cases: {parts(new_by_family)} ({new_run_s:.0f} s)"}
 
 
 def suite_plan(offloadbench):

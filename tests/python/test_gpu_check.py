@@ -328,6 +328,10 @@ def test_first_light_dry_run_lists_info_tests_side_by_side_the_run_and_pytorch(t
     assert "-L '^gpu_correctness$'" in steps[1] and f"-j {gpu_check_plan.FIRST_LIGHT_TEST_JOBS}" in steps[1]
     assert "run --full --suite mlp," in steps[2] and "--benchmark_filter=" in steps[2]
     assert "gpu_anchors.py --first-light --merge" in steps[3]
+    # Then the paths no GPU has run yet, apart: their timing tests one at a time, a run into a file of its own.
+    assert "-R '^(GpuPeer" in steps[4] and "GpuTransferIdioms" in steps[4] and "-j" not in steps[4]
+    assert "run --full --suite transfer,batches,peer" in steps[5] and "first-light-new-" in steps[5]
+    assert "pin_at_scale/(host_alloc|register_fresh|register_touched|register_chunks)/" in steps[5]
     # The parts' own limits fit inside the stage's.
     assert sum(gpu_check_plan.FIRST_LIGHT_LIMITS_S.values()) <= gpu_check_plan.FIRST_LIGHT_LIMIT_S
     assert "| first-light |" in (out / "summary.md").read_text()
@@ -353,6 +357,30 @@ def test_first_light_selects_every_gpu_family_and_fits_its_window(build_dir, off
     assert {c["fields"]["family"] for c in gpu} >= {"mlp", "transfer", "streams", "compute"}
     plan = gpu_check_plan.first_light_plan(build_dir, offloadbench_bin)
     assert plan["estimate_s"] <= gpu_check_plan.FIRST_LIGHT_BUDGET_S, plan
+    # The never-run paths: every pinning method, the idioms, batches and the peer suite, in a run of their own.
+    new = [c["name"] for c in gpu_check_plan.first_light_new_cases(offloadbench_bin)]
+    for method in ("host_alloc", "register_fresh", "register_touched", "register_chunks"):
+        assert any(f"pin_at_scale/{method}/" in n for n in new), method
+    assert any("torch_idiom/" in n for n in new) and any(n.startswith("batches/") for n in new)
+    assert any(n.startswith("peer/") for n in new) and not set(new) & set(names)
+
+
+def test_first_light_prices_pinning_from_measured_rates_and_skipped_rows_at_nothing():
+    sys.path.insert(0, str(SCRIPT.parent))
+    import gpu_check_plan as plan
+    gib = 1 << 30
+    alloc = plan.case_seconds({"op": "pin_at_scale", "method": "host_alloc", "bytes": gib, "device": 0}, 3, 0.1)
+    touched = plan.case_seconds({"op": "pin_at_scale", "method": "register_touched", "huge_pages": "none",
+                                 "bytes": gib, "device": 0}, 3, 0.1)
+    # Six calls (check, warm-up, pinned copies' memory, three repetitions), each pinning 1 GiB: at the
+    # H100's 0.39 s/GiB for cudaHostAlloc and 0.50 + 0.05 s/GiB to touch and register, at least that.
+    assert alloc >= 6 * 0.101 * 4 and touched >= 6 * (0.127 + 0.0117) * 4
+    assert plan.case_seconds({"op": "pin_at_scale", "method": "register_touched", "bytes": 2 * gib}, 3, 0.1) > 1.9 * touched
+    # A peer pattern below two GPUs is registered as a skipped row: it costs nothing.
+    assert plan.case_seconds({"op": "peer", "family": "peer", "device": 0, "gpus": [0]}, 3, 0.1) == 0
+    assert plan.case_seconds({"op": "peer", "family": "peer", "device": 0, "gpus": [0, 1], "bytes": 1 << 29}, 3, 0.1) > 0
+    # The first light's runs are `run --full`: priced at its min time, not the quick suite's.
+    assert plan.FULL_MIN_TIME_S == 0.1
 
 
 def test_persistence_mode_is_asked_for_and_a_refusal_is_said(tmp_path, monkeypatch):
