@@ -133,10 +133,20 @@ template <typename T> using ElementwiseFunction = void (*)(const ElementwiseArgs
 template <typename T> ElementwiseFunction<T> elementwise(ElementwiseOp op);
 }  // namespace cpu
 
+// How the CUDA kernel walks the arrays, grid-strided: one element a thread per step (each access a
+// coalesced 4- or 8-byte load), or four consecutive ones (16-byte loads and stores in fp32, two in
+// fp64; the tail, and arrays not 16-byte aligned, one at a time). Both are tested against the CPU
+// twin; the compute suite measures both (series "" and "four_per_thread").
+enum class ElementwiseKernel { one_per_thread, four_per_thread };
+inline const char* to_string(ElementwiseKernel kernel) {
+  return kernel == ElementwiseKernel::four_per_thread ? "four_per_thread" : "one_per_thread";
+}
+
 namespace gpu {
 // Enqueues on `stream`; the twin of cpu::elementwise(op).
 template <typename T> using ElementwiseFunction = void (*)(const ElementwiseArgs<T>& args, CUstream_st* stream);
-template <typename T> ElementwiseFunction<T> elementwise(ElementwiseOp op);
+template <typename T>
+ElementwiseFunction<T> elementwise(ElementwiseOp op, ElementwiseKernel kernel = ElementwiseKernel::one_per_thread);
 }  // namespace gpu
 
 // ---- the benchmarks' inputs and the check of their outputs (elementwise_check.cpp) ----

@@ -73,6 +73,90 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The vectorized variant: the same 128×128 C tile and 8×8 register sub-tile per thread, with a K step
+// of 8, every global load a float4 (one of A, one of B per thread and step), the next step's slices
+// loaded into registers while this one's are multiplied (two shared-memory stages, one barrier per
+// step), each thread's sub-tile contiguous so that its shared-memory reads and C stores are float4.
+// Rows whose length is not a multiple of 4 (and the edges of any shape) take bounds-checked scalar
+// loads, so any m, n, k works; cudaMalloc'd bases are 16-byte aligned.
+constexpr int kVecTileK = 8;
+
+__device__ __forceinline__ float4 load_row4(const float* base, int row, int rows, int col, int cols, int ld,
+                                            bool rows_aligned) {
+  if (row >= rows) return make_float4(0, 0, 0, 0);
+  const float* p = base + static_cast<size_t>(row) * ld + col;
+  if (rows_aligned && col + 3 < cols) return *reinterpret_cast<const float4*>(p);
+  return make_float4(col < cols ? p[0] : 0.0f, col + 1 < cols ? p[1] : 0.0f, col + 2 < cols ? p[2] : 0.0f,
+                     col + 3 < cols ? p[3] : 0.0f);
+}
+
+// One stage's slices from a thread's two float4s: A transposed (a_stage[p][row]), B as it is.
+__device__ __forceinline__ void stage_slices(float (&a_stage)[kVecTileK][kTileM], float (&b_stage)[kVecTileK][kTileN],
+                                             int a_row, int a_col, int b_row, int b_col, float4 from_a, float4 from_b) {
+  a_stage[a_col + 0][a_row] = from_a.x;
+  a_stage[a_col + 1][a_row] = from_a.y;
+  a_stage[a_col + 2][a_row] = from_a.z;
+  a_stage[a_col + 3][a_row] = from_a.w;
+  *reinterpret_cast<float4*>(&b_stage[b_row][b_col]) = from_b;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    matmul_vectorized_kernel(float* c, const float* a, const float* b, int m, int n, int k) {
+  __shared__ __align__(16) float a_tile[2][kVecTileK][kTileM];  // a_tile[s][p][row] = A[tile_row + row][k0 + p]
+  __shared__ __align__(16) float b_tile[2][kVecTileK][kTileN];  // b_tile[s][p][col] = B[k0 + p][tile_col + col]
+  const int tile_row = blockIdx.y * kTileM, tile_col = blockIdx.x * kTileN;
+  const int thread_row = (threadIdx.x / kThreadsN) * kThreadM, thread_col = (threadIdx.x % kThreadsN) * kThreadN;
+  const int a_row = threadIdx.x / 2, a_col = (threadIdx.x % 2) * 4;  // 128×8 slice of A: a float4 a thread
+  const int b_row = threadIdx.x / 32, b_col = (threadIdx.x % 32) * 4;  // 8×128 slice of B: a float4 a thread
+  const bool a_aligned = k % 4 == 0, b_aligned = n % 4 == 0;
+
+  stage_slices(a_tile[0], b_tile[0], a_row, a_col, b_row, b_col, load_row4(a, tile_row + a_row, m, a_col, k, k, a_aligned),
+               load_row4(b, b_row, k, tile_col + b_col, n, n, b_aligned));
+  __syncthreads();
+
+  float acc[kThreadM][kThreadN] = {};
+  int s = 0;
+  for (int k0 = 0; k0 < k; k0 += kVecTileK) {
+    const bool more = k0 + kVecTileK < k;
+    float4 next_a = make_float4(0, 0, 0, 0), next_b = next_a;
+    if (more) {  // in flight while this step multiplies
+      next_a = load_row4(a, tile_row + a_row, m, k0 + kVecTileK + a_col, k, k, a_aligned);
+      next_b = load_row4(b, k0 + kVecTileK + b_row, k, tile_col + b_col, n, n, b_aligned);
+    }
+#pragma unroll
+    for (int p = 0; p < kVecTileK; ++p) {
+      float a_frag[kThreadM], b_frag[kThreadN];
+      *reinterpret_cast<float4*>(&a_frag[0]) = *reinterpret_cast<const float4*>(&a_tile[s][p][thread_row]);
+      *reinterpret_cast<float4*>(&a_frag[4]) = *reinterpret_cast<const float4*>(&a_tile[s][p][thread_row + 4]);
+      *reinterpret_cast<float4*>(&b_frag[0]) = *reinterpret_cast<const float4*>(&b_tile[s][p][thread_col]);
+      *reinterpret_cast<float4*>(&b_frag[4]) = *reinterpret_cast<const float4*>(&b_tile[s][p][thread_col + 4]);
+#pragma unroll
+      for (int i = 0; i < kThreadM; ++i)
+#pragma unroll
+        for (int j = 0; j < kThreadN; ++j) acc[i][j] = fmaf(a_frag[i], b_frag[j], acc[i][j]);
+    }
+    if (more) stage_slices(a_tile[s ^ 1], b_tile[s ^ 1], a_row, a_col, b_row, b_col, next_a, next_b);  // the other stage: nobody reads it during this step
+    __syncthreads();
+    s ^= 1;
+  }
+#pragma unroll
+  for (int i = 0; i < kThreadM; ++i) {
+    const int row = tile_row + thread_row + i;
+    if (row >= m) continue;
+    float* out = c + static_cast<size_t>(row) * n;
+#pragma unroll
+    for (int j = 0; j < kThreadN; j += 4) {
+      const int col = tile_col + thread_col + j;
+      if (b_aligned && col + 3 < n) {
+        *reinterpret_cast<float4*>(out + col) = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+      } else {
+        for (int q = 0; q < 4; ++q)
+          if (col + q < n) out[col + q] = acc[i][j + q];
+      }
+    }
+  }
+}
+
 struct CublasTypes {
   cudaDataType input;
   cublasComputeType_t compute;
@@ -92,9 +176,10 @@ CublasTypes cublas_types(GemmPrecision precision) {
 
 // ---- kernel launchers ----
 
-void matmul(float* c, const float* a, const float* b, int m, int n, int k, CUstream_st* stream) {
+void matmul(float* c, const float* a, const float* b, int m, int n, int k, CUstream_st* stream, MatmulKernel kernel) {
   const dim3 grid((n + kTileN - 1) / kTileN, (m + kTileM - 1) / kTileM);
-  matmul_tiled_kernel<<<grid, kThreads, 0, stream>>>(c, a, b, m, n, k);
+  if (kernel == MatmulKernel::vectorized) matmul_vectorized_kernel<<<grid, kThreads, 0, stream>>>(c, a, b, m, n, k);
+  else matmul_tiled_kernel<<<grid, kThreads, 0, stream>>>(c, a, b, m, n, k);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,6 +1,6 @@
 // C = A·B in fp32 (row-major; A is m×k, B is k×n, C is m×n; C is overwritten). The CPU twin
-// (matmul_cpu.cpp) calls OpenBLAS; the CUDA launcher (matmul.cu) runs the project's own
-// shared-memory 2-D block-tiled kernel; both take the same arguments, the CPU one its thread count
+// (matmul_cpu.cpp) calls OpenBLAS; the CUDA launcher (matmul.cu) runs one of the project's own
+// shared-memory 2-D block-tiled kernels; both take the same arguments, the CPU one its thread count
 // last and the GPU one its stream. matmul_cublas runs cuBLAS in the precisions the suite compares.
 #pragma once
 #include <cstddef>
@@ -52,9 +52,15 @@ void matmul(float* c, const float* a, const float* b, int m, int n, int k, int t
             CpuGemmLibrary library = CpuGemmLibrary::openblas);
 }  // namespace cpu
 
+// The project's own SGEMM kernels (matmul.cu), both 128×128 C tiles with an 8×8 register sub-tile per
+// thread: `tiled` (scalar loads, K step 16) and `vectorized` (float4 loads, K step 8, the next step's
+// slices loaded while this one multiplies). Both bounds-checked for any shape.
+enum class MatmulKernel { tiled, vectorized };
+
 namespace gpu {
-// The project's tiled SGEMM kernel; device pointers.
-void matmul(float* c, const float* a, const float* b, int m, int n, int k, CUstream_st* stream);
+// One of the project's SGEMM kernels; device pointers.
+void matmul(float* c, const float* a, const float* b, int m, int n, int k, CUstream_st* stream,
+            MatmulKernel kernel = MatmulKernel::tiled);
 // cuBLAS: a and b hold float (fp32, tf32), __nv_bfloat16 (bf16) or __half (fp16); c is float.
 // Throws CublasError naming the status when cuBLAS refuses.
 void matmul_cublas(cublasContext* handle, GemmPrecision precision, float* c, const void* a, const void* b, int m,

@@ -104,12 +104,20 @@ TEST(ComputeSuite, EveryGpuCaseHasThreeViewsThatSkipWithTheReasonWhenNoGpu) {
     EXPECT_EQ(row["skipped"], true) << row["name"];
     EXPECT_EQ(row["skip_reason"], gpu_unavailable_reason(0));
     EXPECT_EQ(row["device"], 0);
-    if (row["op"] == "triad") elementwise_views.insert(row["view"].get<std::string>());
+    if (row["op"] == "triad") {
+      elementwise_views.insert(row["view"].get<std::string>());
+      if (row["series"] == "four_per_thread") {
+        EXPECT_EQ(row["view"], "gpu_kernel");
+        EXPECT_EQ(row["kernel"], "four_per_thread");
+        EXPECT_FALSE(row.contains("headline")) << "the headline is the default kernel's row";
+      }
+    }
     else matmul_series.insert(row["series"].get<std::string>() + " " + row["view"].get<std::string>());
   }
   EXPECT_EQ(elementwise_views, (std::set<std::string>{"gpu_kernel", "gpu_pinned", "gpu_pageable"}));
-  EXPECT_EQ(matmul_series.size(), 5u * 3);  // tiled + 4 cuBLAS precisions, 3 views each
-  EXPECT_EQ(gpu_rows, 3 + 5 * 3);
+  EXPECT_EQ(matmul_series.size(), 6u * 3);  // tiled, vectorized + 4 cuBLAS precisions, 3 views each
+  // Triad: 3 views, and the kernel alone a second time, four elements a thread.
+  EXPECT_EQ(gpu_rows, 4 + 6 * 3);
 }
 
 }  // namespace

@@ -50,23 +50,28 @@ std::vector<T> to_host(const DeviceBuffer& d, std::size_t n) {
 
 // Every op of kernels/elementwise.h, GPU against the CPU twin on the same inputs and scalars.
 template <typename T>
-void check_elementwise_twins(std::size_t n) {
+// `offset` elements into every array: the four-a-thread kernel must fall back where 16 bytes do not align.
+void check_elementwise_twins(std::size_t n, ElementwiseKernel kernel, std::size_t offset = 0) {
   const double roundoff = sizeof(T) == 4 ? kRoundoffFp32 : kRoundoffFp64;
-  const auto x = random_values<T>(n, 1), y = random_values<T>(n, 2);
+  const auto x = random_values<T>(n + offset, 1), y = random_values<T>(n + offset, 2);
   DeviceBuffer dx = to_device(x), dy = to_device(y);
-  DeviceBuffer dz(n * sizeof(T)), dsum(sizeof(double));
+  DeviceBuffer dz((n + offset) * sizeof(T)), dsum(sizeof(double));
   CudaStream stream;
   for (const auto& info : kElementwiseOpInfos) {
-    SCOPED_TRACE(::testing::Message() << info.name << " n=" << n << " sizeof(T)=" << sizeof(T));
+    SCOPED_TRACE(::testing::Message() << info.name << " n=" << n << " sizeof(T)=" << sizeof(T) << " "
+                                      << to_string(kernel) << " offset " << offset);
     std::vector<T> want(n);
     double want_sum = 0;
-    gpu::elementwise<T>(info.op)(
-        elementwise_args(info.op, dz.as<T>(), dsum.as<double>(), dx.as<const T>(), dy.as<const T>(), n), stream.get());
-    cpu::elementwise<T>(info.op)(elementwise_args(info.op, want.data(), &want_sum, x.data(), y.data(), n), 2);
+    CUDA_CHECK(cudaMemset(dz.data(), 0xff, dz.bytes()));  // NaN where a kernel wrote nothing
+    gpu::elementwise<T>(info.op, kernel)(elementwise_args(info.op, dz.as<T>() + offset, dsum.as<double>(),
+                                                          dx.as<const T>() + offset, dy.as<const T>() + offset, n),
+                                         stream.get());
+    cpu::elementwise<T>(info.op)(
+        elementwise_args(info.op, want.data(), &want_sum, x.data() + offset, y.data() + offset, n), 2);
     stream.synchronize();
     if (info.writes_array) {
-      const auto got = to_host<T>(dz, n);
-      EXPECT_EQ(mismatches(got.data(), want.data(), n, elementwise_tolerance(roundoff)), "");
+      const auto got = to_host<T>(dz, n + offset);
+      EXPECT_EQ(mismatches(got.data() + offset, want.data(), n, elementwise_tolerance(roundoff)), "");
     } else {
       const double got_sum = to_host<double>(dsum, 1)[0];
       EXPECT_TRUE(within_tolerance(got_sum, want_sum, reduction_tolerance(roundoff, n, 1.0)))
@@ -76,10 +81,13 @@ void check_elementwise_twins(std::size_t n) {
 }
 
 TEST_F(GpuCompute, ElementwiseKernelsMatchTheirCpuTwins) {
-  for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1000003}}) {
-    check_elementwise_twins<float>(n);
-    check_elementwise_twins<double>(n);
-  }
+  for (auto kernel : {ElementwiseKernel::one_per_thread, ElementwiseKernel::four_per_thread})
+    for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1000003}}) {
+      check_elementwise_twins<float>(n, kernel);
+      check_elementwise_twins<double>(n, kernel);
+    }
+  check_elementwise_twins<float>(1000003, ElementwiseKernel::four_per_thread, 1);
+  check_elementwise_twins<double>(1001, ElementwiseKernel::four_per_thread, 3);
 }
 
 TEST_F(GpuCompute, TiledMatmulMatchesTheCpuTwinOnOddShapes) {
@@ -87,7 +95,7 @@ TEST_F(GpuCompute, TiledMatmulMatchesTheCpuTwinOnOddShapes) {
     int m, n, k;
   };
   for (const Shape s : {Shape{1, 1, 1}, Shape{7, 5, 3}, Shape{129, 65, 33}, Shape{200, 300, 150},
-                        Shape{1, 257, 17}, Shape{513, 255, 1000}}) {
+                        Shape{1, 257, 17}, Shape{513, 255, 1000}, Shape{256, 384, 512}, Shape{128, 132, 20}}) {
     SCOPED_TRACE(::testing::Message() << s.m << "x" << s.n << "x" << s.k);
     std::vector<float> a(std::size_t(s.m) * s.k), b(std::size_t(s.k) * s.n), want(std::size_t(s.m) * s.n);
     fill_exact_matrix(a.data(), a.size(), 1);
@@ -95,11 +103,15 @@ TEST_F(GpuCompute, TiledMatmulMatchesTheCpuTwinOnOddShapes) {
     DeviceBuffer da = to_device(a), db = to_device(b);
     DeviceBuffer dc(want.size() * sizeof(float));
     CudaStream stream;
-    gpu::matmul(dc.as<float>(), da.as<float>(), db.as<float>(), s.m, s.n, s.k, stream.get());
-    stream.synchronize();
     cpu::matmul(want.data(), a.data(), b.data(), s.m, s.n, s.k, 2);
-    const auto got = to_host<float>(dc, want.size());
-    EXPECT_EQ(mismatches(got.data(), want.data(), want.size(), matmul_tolerance(kRoundoffFp32, s.k)), "");
+    for (auto kernel : {MatmulKernel::tiled, MatmulKernel::vectorized}) {
+      SCOPED_TRACE(kernel == MatmulKernel::tiled ? "tiled" : "vectorized");
+      CUDA_CHECK(cudaMemset(dc.data(), 0xff, dc.bytes()));  // NaN: an entry no kernel wrote shows
+      gpu::matmul(dc.as<float>(), da.as<float>(), db.as<float>(), s.m, s.n, s.k, stream.get(), kernel);
+      stream.synchronize();
+      const auto got = to_host<float>(dc, want.size());
+      EXPECT_EQ(mismatches(got.data(), want.data(), want.size(), matmul_tolerance(kRoundoffFp32, s.k)), "");
+    }
   }
 }
 

@@ -127,6 +127,39 @@ constexpr std::pair<ElementwiseOp, ElementType> kMeasuredElementwiseOps[] = {
     {ElementwiseOp::triad, ElementType::fp64},
 };
 
+void register_elementwise_case(const RunConfig& config, const ViewSlot& slot, const ElementwiseCase& c,
+                               const std::shared_ptr<ReusedArrays<ElementwiseHostArrays>>& host_reuse,
+                               const std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>>& gpu_reuse) {
+  const auto& info = op_info(c.op);
+  const std::uint64_t n = c.elements, element_bytes = c.type == ElementType::fp32 ? 4 : 8;
+  const bool four = c.kernel == ElementwiseKernel::four_per_thread;
+  auto fields = view_fields(slot, fmt::format("compute/{}/{}", info.name, to_string(c.type)),
+                            four ? to_string(c.kernel) : "", "elements");
+  fields.update({{"op", info.name},
+                 {"precision", to_string(c.type)},
+                 {"elements", n},
+                 {"arrays_moved", info.arrays_moved},
+                 {"bytes", info.arrays_moved * n * element_bytes},
+                 {"bytes_counted", "babelstream"}});
+  if (is_gpu_view(slot.view)) fields["kernel"] = to_string(c.kernel);
+  if (slot.view == ComputeView::gpu_pinned || slot.view == ComputeView::gpu_pageable)
+    fields["transfer_bytes"] = (info.inputs * n + (info.writes_array ? n : 0)) * element_bytes +
+                               (info.writes_array ? 0 : sizeof(double));
+  if (c.op == ElementwiseOp::triad && c.type == ElementType::fp32 && !four)
+    fields["headline"] = fmt::format("triad fp32 {}", to_string(slot.view));
+  const bool gpu = is_gpu_view(slot.view);
+  auto spec = measured_case(fmt::format("compute/{}/{}/{}/{}{}{}", info.name, to_string(c.type), to_string(slot.view),
+                                        count_label(n), four ? "/kernel:four_per_thread" : "",
+                                        gpu ? config.gpu_suffix(slot.device) : ""),
+                            "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
+                            [c, gpu, host_reuse, gpu_reuse] {
+                              return gpu ? OFFLOADBENCH_GPU_RUNNER(setup_elementwise_gpu)(c, *gpu_reuse)
+                                         : setup_elementwise_cpu(c, *host_reuse);
+                            });
+  spec.min_time_s = slot.view == ComputeView::gpu_kernel ? cold_min_time(config) : 0.0;
+  register_case(std::move(spec));
+}
+
 void register_elementwise(const RunConfig& config) {
   const auto sizes = elementwise_sizes(config);
   const auto host_reuse = std::make_shared<ReusedArrays<ElementwiseHostArrays>>();
@@ -135,32 +168,13 @@ void register_elementwise(const RunConfig& config) {
   for (const auto& slot : view_slots(config))
     for (auto n : sizes)
       for (const auto& [op, type] : kMeasuredElementwiseOps) {
-        const auto& info = op_info(op);
-        const std::uint64_t element_bytes = type == ElementType::fp32 ? 4 : 8;
-        const ElementwiseCase c{op, type, n, slot.view, slot.device, slot.threads};
-        auto fields = view_fields(slot, fmt::format("compute/{}/{}", info.name, to_string(type)), "", "elements");
-        fields.update({{"op", info.name},
-                       {"precision", to_string(type)},
-                       {"elements", n},
-                       {"arrays_moved", info.arrays_moved},
-                       {"bytes", info.arrays_moved * n * element_bytes},
-                       {"bytes_counted", "babelstream"}});
-        if (slot.view == ComputeView::gpu_pinned || slot.view == ComputeView::gpu_pageable)
-          fields["transfer_bytes"] = (info.inputs * n + (info.writes_array ? n : 0)) * element_bytes +
-                                     (info.writes_array ? 0 : sizeof(double));
-        if (op == ElementwiseOp::triad && type == ElementType::fp32)
-          fields["headline"] = fmt::format("triad fp32 {}", to_string(slot.view));
-        const bool gpu = is_gpu_view(slot.view);
-        auto spec = measured_case(fmt::format("compute/{}/{}/{}/{}{}", info.name, to_string(type),
-                                              to_string(slot.view), count_label(n),
-                                              gpu ? config.gpu_suffix(slot.device) : ""),
-                                  "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
-                                  [c, gpu, host_reuse, gpu_reuse] {
-                                    return gpu ? OFFLOADBENCH_GPU_RUNNER(setup_elementwise_gpu)(c, *gpu_reuse)
-                                               : setup_elementwise_cpu(c, *host_reuse);
-                                  });
-        spec.min_time_s = slot.view == ComputeView::gpu_kernel ? cold_min_time(config) : 0.0;
-        register_case(std::move(spec));
+        register_elementwise_case(config, slot, {op, type, n, slot.view, slot.device, slot.threads}, host_reuse,
+                                  gpu_reuse);
+        // The kernel alone, four elements a thread: the same arrays, the next case.
+        if (slot.view == ComputeView::gpu_kernel)
+          register_elementwise_case(config, slot,
+                                    {op, type, n, slot.view, slot.device, slot.threads, ElementwiseKernel::four_per_thread},
+                                    host_reuse, gpu_reuse);
       }
 }
 
@@ -174,6 +188,7 @@ struct GemmSeries {
 
 constexpr GemmSeries kGpuSeries[] = {
     {GemmEngine::tiled, GemmPrecision::fp32, "tiled", "tiled", "offloadbench matmul_tiled_kernel"},
+    {GemmEngine::vectorized, GemmPrecision::fp32, "vectorized", "vectorized", "offloadbench matmul_vectorized_kernel"},
     {GemmEngine::cublas, GemmPrecision::fp32, "cuBLAS fp32", "cublas_fp32", "cuBLAS"},
     {GemmEngine::cublas, GemmPrecision::tf32, "cuBLAS tf32", "cublas_tf32", "cuBLAS"},
     {GemmEngine::cublas, GemmPrecision::bf16, "cuBLAS bf16", "cublas_bf16", "cuBLAS"},

@@ -33,9 +33,12 @@ struct ElementwiseCase {
   ComputeView view;
   int device;   // GPU views
   int threads;  // CPU views
+  ElementwiseKernel kernel = ElementwiseKernel::one_per_thread;  // gpu_kernel view: both are measured
 };
 
-enum class GemmEngine { tiled, cublas, openblas, onednn };
+// tiled and vectorized: the project's own kernels (kernels/matmul.h); the fastest on the GPU at hand
+// is the one to read against cuBLAS.
+enum class GemmEngine { tiled, vectorized, cublas, openblas, onednn };
 
 struct MatmulCase {
   GemmEngine engine;

@@ -117,7 +117,7 @@ MeasuredCase setup_elementwise_gpu_typed(const ElementwiseCase& c, ReusedArrays<
     if (inputs == 2)
       CUDA_CHECK(cudaMemcpyAsync(arrays->y.data(), arrays->host_y.data(), array_bytes, cudaMemcpyHostToDevice, stream));
   };
-  call.work = [run = gpu::elementwise<T>(c.op),
+  call.work = [run = gpu::elementwise<T>(c.op, c.kernel),
                args = elementwise_args(c.op, arrays->z.as<T>(), arrays->z.as<double>(), arrays->x.as<const T>(),
                                        arrays->y.as<const T>(), n),
                stream] { run(args, stream); };
@@ -225,9 +225,9 @@ MeasuredCase setup_matmul_gpu_checked(const MatmulCase& c, ReusedArrays<MatmulGp
     CUDA_CHECK(cudaMemcpyAsync(arrays->device_b.data(), arrays->host_b.data(), b_bytes, cudaMemcpyHostToDevice, stream));
   };
   call.work = [arrays, c, stream] {
-    if (c.engine == GemmEngine::tiled)
+    if (c.engine == GemmEngine::tiled || c.engine == GemmEngine::vectorized)
       gpu::matmul(arrays->device_c.as<float>(), arrays->device_a.as<float>(), arrays->device_b.as<float>(), c.m, c.n,
-                  c.k, stream);
+                  c.k, stream, c.engine == GemmEngine::vectorized ? MatmulKernel::vectorized : MatmulKernel::tiled);
     else
       gpu::matmul_cublas(arrays->cublas->get(), c.precision, arrays->device_c.as<float>(), arrays->device_a.data(),
                          arrays->device_b.data(), c.m, c.n, c.k, stream);
