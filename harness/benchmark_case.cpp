@@ -27,7 +27,7 @@ void mark_row(benchmark::State& state, RowMarkKind kind, const char* prefix, con
 }  // namespace
 
 CaseSpec measured_case(std::string name, std::string family, nlohmann::json fields, Clock clock, CaseSetup setup) {
-  const bool manual_time = clock == Clock::device_events;
+  const bool manual_time = clock != Clock::host_wall;
   CaseSpec spec{name, std::move(family), std::move(fields), clock, {}};
   spec.run = [name, setup = std::move(setup), manual_time](benchmark::State& state) {
     measure_case(state, name, setup, manual_time);
@@ -53,7 +53,7 @@ void register_case(CaseSpec spec) {
   };
   auto* bench = benchmark::RegisterBenchmark(spec.name.c_str(), guarded);
   bench->Unit(benchmark::kMicrosecond);
-  if (spec.clock == Clock::device_events) bench->UseManualTime();
+  if (spec.clock != Clock::host_wall) bench->UseManualTime();
   else bench->UseRealTime();
   if (spec.min_time_s > 0) bench->MinTime(spec.min_time_s);
   r.by_name[spec.name] = r.cases.size();

@@ -17,6 +17,9 @@ namespace offloadbench {
 enum class Clock {
   device_events,  // UseManualTime: the case calls SetIterationTime with CUDA-event time
   host_wall,      // UseRealTime: wall clock around the loop body (CPU cases, host-side costs)
+  // UseManualTime with the measurement's own clock (Measurement::wall): a call times only part of
+  // itself (the pinning inside a call that also maps, touches, unpins and unmaps its memory).
+  case_clock,
 };
 
 struct CaseSpec {

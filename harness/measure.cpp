@@ -161,6 +161,8 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
       seconds = measured.seconds;
       if (delayed) delayed->measured(batch, seconds, delay);
       t.device_seconds += seconds;
+      if (t.lane_seconds.size() < measured.lane_seconds.size()) t.lane_seconds.resize(measured.lane_seconds.size());
+      for (std::size_t i = 0; i < measured.lane_seconds.size(); ++i) t.lane_seconds[i] += measured.lane_seconds[i];
       t.enqueue_seconds += enqueued - start;
       t.host_seconds += done - start;
     } else {

@@ -39,6 +39,9 @@ WallClock& steady_wall_clock();
 struct DeviceBatch {
   double seconds = 0;           // between the batch's start and end, by the device's clock
   bool gate_timed_out = false;  // the gate gave up before it was opened: the batch was not timed
+  // With side streams: each stream's own time, from the batch's start to its last call's end (the
+  // main stream first), as nvbandwidth times each direction of a bidirectional copy. Empty otherwise.
+  std::vector<double> lane_seconds;
 };
 
 // Times a batch of calls enqueued on a device stream: CUDA events around a gated batch
@@ -79,6 +82,7 @@ struct Totals {
   double host_seconds = 0;     // wall clock, batch start to the end of the wait
   double enqueue_seconds = 0;  // wall clock, batch start to the last call's return (device timer only)
   std::vector<SideRate> side_rates;  // the case's side rates, measured
+  std::vector<double> lane_seconds;  // per stream, summed over batches (DeviceBatch::lane_seconds)
   // The measured side rate named `rate_counter` (0 when the case has none of that name).
   double side_bytes_per_second(const std::string& rate_counter) const;
 };

@@ -2,7 +2,7 @@
 // out, transposed to CHW (what torchvision's ToTensor + Normalize do, per image). Both twins compute
 // x·scale[c] + bias[c] with scale = 1/(255·std) and bias = −mean/std: one FMA per element. The CPU
 // twin (normalize_image_cpu.cpp, vectorized, OpenMP over images and rows) writes fp32; the CUDA
-// kernel (normalize_image.cu) writes fp32, bf16 or fp16, one thread per pixel.
+// kernel (normalize_image.cu) writes fp32, bf16 or fp16, one thread per pixel, one grid row per image.
 #pragma once
 #include <cstddef>
 #include <cstdint>

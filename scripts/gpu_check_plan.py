@@ -83,8 +83,9 @@ FIRST_LIGHT_CASES = [
     r"^transfer/(latency/|managed/[a-z_]+/64MiB/|small_tensors/[a-z_]+/n:256/|pin_cost/[a-z_]+/64MiB/)",
     r"^streams/((serial|async)/[a-z]+/ratio:1/|pipelined/[a-z]+/ratio:1/K:4/C:16/depth_first/"
     r"|pipelined_best/pinned/ratio:1/|bidirectional/pinned/|host_overlap/[a-z_]+/ratio:1/)64MiB/",
-    r"^compute/(triad|dot)/fp32/(gpu_kernel/(256Mi|16Mi)|gpu_(pinned|pageable)/16Mi)/",
-    r"^compute/sgemm/square/((tiled|cublas_fp32|cublas_tf32|cublas_bf16)/gpu_kernel/4096"
+    # Each elementwise kernel both ways (one and four elements a thread: the default is whichever wins).
+    r"^compute/((triad|dot)/fp32/(gpu_kernel/(256Mi|16Mi)|gpu_(pinned|pageable)/16Mi)|(copy/fp32|triad/fp64)/gpu_kernel/256Mi)/",
+    r"^compute/sgemm/square/((tiled|vectorized|cublas_fp32|cublas_tf32|cublas_bf16)/gpu_kernel/4096"
     r"|cublas_bf16/gpu_kernel/8192|tiled/gpu_pinned/4096)/",
 ]
 FIRST_LIGHT_FILTER = "|".join(f"({case})" for case in FIRST_LIGHT_CASES)

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -80,7 +81,7 @@ class FakeDeviceTimer : public DeviceTimer {
     ledger_->in_window = false;
     ++ledger_->batches;
     return {static_cast<double>(ledger_->calls - calls_at_start_) * ledger_->call_s + std::exchange(delay_s_, 0.0),
-            ledger_->batches == ledger_->timeout_on_batch};
+            ledger_->batches == ledger_->timeout_on_batch, {}};
   }
 
  private:
@@ -489,4 +490,82 @@ TEST_F(MeasureTest, ALinkBelowItsMaximumUnderLoadIsFlagged) {
   }
 }
 
+}  // namespace offloadbench
+
+namespace offloadbench {
+namespace {
+// A clock that moves only when told: what a case_clock case hands the layer (pinning at scale's clock
+// moves only while memory is pinned).
+class PartOfTheCallClock : public WallClock {
+ public:
+  double now_seconds() override { return seconds_; }
+  void add(double s) { seconds_ += s; }
+
+ private:
+  double seconds_ = 0;
+};
+}  // namespace
+
+// Clock::case_clock: the row's real_time and rate are what the case's own clock counted per call (here
+// 2 ms of a call that also sleeps 1 ms it does not count), not the call's wall time.
+TEST_F(MeasureTest, ACaseClockTimesOnlyThePartOfTheCallItCounts) {
+  register_case(measured_case("fake/part", "fake", {{"op", "fake"}}, Clock::case_clock, [] {
+    auto clock = std::make_shared<PartOfTheCallClock>();
+    MeasuredCase made;
+    made.measurement.wall = clock.get();
+    made.measurement.calls_per_batch = 1;
+    made.measurement.work.bytes = 1e6;
+    made.measurement.call = [clock] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the part the clock does not count
+      clock->add(2e-3);
+    };
+    return made;
+  }));
+  const auto rows = testing::rows_where(testing::run_registered("fake/", 2, 0.01), "op", "fake");
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["time_unit"], "us");
+    EXPECT_NEAR(row["real_time"].get<double>(), 2000.0, 1e-6) << row["name"];
+    EXPECT_NEAR(row["bytes_per_second"].get<double>(), 1e6 / 2e-3, 1.0) << row["name"];
+    EXPECT_NE(row["run_name"].get<std::string>().find("manual_time"), std::string::npos);
+  }
+}
+
+}  // namespace offloadbench
+
+namespace offloadbench {
+namespace {
+// A device timer with two streams: every batch 3 ms by the joined events, 1 ms and 3 ms per lane.
+class TwoLaneTimer : public DeviceTimer {
+ public:
+  void begin_batch() override {}
+  void end_batch() override {}
+  void delay_batch(double) override {}
+  DeviceBatch wait(const std::function<void()>&) override {
+    DeviceBatch batch;
+    batch.seconds = 3e-3;
+    batch.lane_seconds = {1e-3, 3e-3};
+    return batch;
+  }
+};
+}  // namespace
+
+// Each stream's own time reaches the case's report summed over its batches, beside the joined time.
+TEST_F(MeasureTest, LaneTimesOfSideStreamsAreSummedOverTheBatches) {
+  auto seen = std::make_shared<Totals>();
+  register_case(measured_case("fake/lanes", "fake", {{"op", "fake"}}, Clock::device_events, [seen] {
+    MeasuredCase made;
+    made.measurement.device = std::make_shared<TwoLaneTimer>();
+    made.measurement.calls_per_batch = 2;
+    made.measurement.call = [] {};
+    made.measurement.report = [seen](benchmark::State&, const Totals& t) { *seen = t; };
+    return made;
+  }));
+  testing::run_registered("fake/", 1, 0.01);
+  ASSERT_GT(seen->batches, 0);
+  ASSERT_EQ(seen->lane_seconds.size(), 2u);
+  EXPECT_NEAR(seen->lane_seconds[0], 1e-3 * seen->batches, 1e-12);
+  EXPECT_NEAR(seen->lane_seconds[1], 3e-3 * seen->batches, 1e-12);
+  EXPECT_NEAR(seen->device_seconds, 3e-3 * seen->batches, 1e-12);
+}
 }  // namespace offloadbench

@@ -46,3 +46,20 @@ TEST(TransferSuite, GpuCasesSkipWithTheReasonWhenNoGpu) {
 }
 
 }  // namespace offloadbench
+
+namespace offloadbench {
+// nvbandwidth's bidirectional figure: each direction over its own stream's time, summed.
+TEST(TransferSuite, BidirectionalLaneRatesAreEachDirectionOverItsOwnTime) {
+  Totals totals;
+  totals.calls = 4;
+  totals.lane_seconds = {0.002, 0.004};  // H2D finished in 2 ms, D2H in 4 ms (the joined time)
+  const auto lanes = bidirectional_lane_rates(1000, totals);
+  EXPECT_DOUBLE_EQ(lanes.h2d, 4000 / 0.002);
+  EXPECT_DOUBLE_EQ(lanes.d2h, 4000 / 0.004);
+  EXPECT_DOUBLE_EQ(lanes.sum, lanes.h2d + lanes.d2h);
+  // Ours counts both directions over the joined time, which is never more than the lanes' sum.
+  EXPECT_LE(2 * 4000 / 0.004, lanes.sum);
+  totals.lane_seconds = {0.002};  // one stream: no lanes to report
+  EXPECT_EQ(bidirectional_lane_rates(1000, totals).sum, 0);
+}
+}  // namespace offloadbench

@@ -1,6 +1,8 @@
 // The batches family's GPU rows: one call takes one batch from host uint8 to a normalized tensor on
 // the device and waits for it (cudaStreamSynchronize), timed by the wall clock, so (a) the CPU
-// normalize + fp32 copy and (b, c) the uint8 copy + GPU kernel are timed alike, end to end.
+// normalize + fp32 copy and (b, c) the uint8 copy + GPU kernel are timed alike, end to end. Beside
+// the calls, (b, c) time their kernel alone by CUDA events (kernel_time_s, counted as BabelStream
+// counts: the uint8 bytes read + the output written), whose share of the DRAM peak the copy hides.
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -10,7 +12,9 @@
 
 #include "benchmarks/batches/batches_cases.h"
 #include "benchmarks/transfer/transfer_extra_cases.h"  // fill_seeded_bytes
+#include "harness/cuda/event_timer.h"
 #include "harness/cuda/gpu_checks.h"
+#include "harness/gpu_info.h"
 #include "harness/system_info.h"
 #include "kernels/cuda/cuda_raii.h"
 
@@ -78,6 +82,28 @@ MeasuredCase setup_batch_to_gpu(const BatchToGpuCase& c) {
   m.work.items = c.batch;
   m.work.items_rate = "images_per_second";
   m.bytes_ceiling = link_ceiling(c.device);
+  if (info.normalize_on_gpu) {
+    SideRate kernel;
+    kernel.rate_counter = "kernel_bytes_per_second";
+    kernel.time_counter = "kernel_time_s";
+    kernel.bytes = static_cast<double>(elements + output_bytes);
+    kernel.time = [b, type = info.output, batch, height, width, params] {
+      EventTimerOptions on_stream;
+      on_stream.stream = b->stream.get();
+      EventTimer timer(on_stream);
+      return median_of(5, [&] {
+        return time_once(timer, [&] {
+          gpu::normalize_hwc_to_chw(b->normalized.data(), type, b->uploaded.as<std::uint8_t>(), batch, height, width,
+                                    params, b->stream.get());
+        });
+      });
+    };
+    m.side_rates = {kernel};
+    m.report = [peak = gpu_inventory().gpus.at(c.device).dram_bytes_per_second](benchmark::State& state,
+                                                                              const Totals& totals) {
+      if (peak > 0) state.counters["kernel_dram_efficiency"] = totals.side_bytes_per_second("kernel_bytes_per_second") / peak;
+    };
+  }
   return made;
 }
 

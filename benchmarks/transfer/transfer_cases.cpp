@@ -138,4 +138,13 @@ Suite transfer_suite() {
           register_transfer_suite};
 }
 
+LaneRates bidirectional_lane_rates(std::uint64_t bytes_per_direction, const Totals& totals) {
+  const auto& lanes = totals.lane_seconds;
+  if (lanes.size() != 2 || lanes[0] <= 0 || lanes[1] <= 0 || totals.calls <= 0) return {};
+  const double moved = static_cast<double>(bytes_per_direction) * static_cast<double>(totals.calls);
+  LaneRates rates{moved / lanes[0], moved / lanes[1], 0};
+  rates.sum = rates.h2d + rates.d2h;
+  return rates;
+}
+
 }  // namespace offloadbench

@@ -32,6 +32,14 @@ struct PinCostCase {
 // Setups for the measurement layer (harness/measure.h), run once per case.
 // GPU (transfer_run_gpu.cpp, built with CUDA only: harness/gpu_runner.h).
 MeasuredCase setup_device_copy(const DeviceCopyCase& c);
+
+// A bidirectional copy's rates per direction, each over its own stream's time (Totals::lane_seconds:
+// H2D first), and their sum, which is how nvbandwidth reports a bidirectional copy. All 0 without
+// both lanes' times.
+struct LaneRates {
+  double h2d = 0, d2h = 0, sum = 0;
+};
+LaneRates bidirectional_lane_rates(std::uint64_t bytes_per_direction, const Totals& totals);
 MeasuredCase setup_pin_cost(const PinCostCase& c);
 
 // Host (transfer_run_cpu.cpp): need no GPU.

@@ -86,6 +86,17 @@ std::string verify_copy(const DeviceCopyCase& c, CopyResources& r) {
   return "";
 }
 
+// A bidirectional row counts both directions' bytes over the joined time (bytes_per_second); each
+// direction also has its own time, from the batch's start to its stream's last copy, and nvbandwidth
+// reports the sum of the two directions' rates counted that way: both are kept.
+void report_lanes(benchmark::State& state, std::uint64_t bytes, const Totals& totals) {
+  const auto lanes = bidirectional_lane_rates(bytes, totals);
+  if (lanes.sum <= 0) return;
+  state.counters["h2d_lane_bytes_per_second"] = lanes.h2d;
+  state.counters["d2h_lane_bytes_per_second"] = lanes.d2h;
+  state.counters["sum_of_lane_rates_bytes_per_second"] = lanes.sum;  // nvbandwidth's bidirectional figure
+}
+
 // Median host wall time of a synchronous copy (both directions at once for bidirectional).
 double synchronous_copy_seconds(const DeviceCopyCase& c, CopyResources& r) {
   return median_wall_seconds(5, [&] {
@@ -146,8 +157,9 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   synchronous.bytes = m.work.bytes;
   synchronous.time = [c, r] { return synchronous_copy_seconds(c, *r); };
   m.side_rates = {synchronous};
-  m.report = [c, r, directions, bind_failed](benchmark::State& state, const Totals&) {
+  m.report = [c, r, directions, bind_failed](benchmark::State& state, const Totals& totals) {
     report_link_under_load(state, c.device, directions);
+    if (c.direction == CopyDirection::bidirectional) report_lanes(state, c.bytes, totals);
     if (bind_failed) state.counters["host_numa_bind_failed"] = 1;
     // -1: the kernel cannot place the pages (driver-mapped pinned memory), -2: more than one node.
     state.counters["host_memory_numa_node"] = r->host_memory_node;

@@ -34,6 +34,7 @@ void EventTimer::begin_batch() {
 }
 
 void EventTimer::end_batch() {
+  if (!joined_.empty()) main_done_.record(options_.stream);
   for (std::size_t i = 0; i < joined_.size(); ++i) {
     joined_[i].record(options_.side_streams[i]);
     CUDA_CHECK(cudaStreamWaitEvent(options_.stream, joined_[i].get(), 0));
@@ -57,6 +58,10 @@ DeviceBatch EventTimer::wait(const std::function<void()>& while_waiting) {
   DeviceBatch batch;
   batch.seconds = elapsed_seconds(start_, end_);  // synchronizes on the end event
   batch.gate_timed_out = gate_ && gate_->timed_out();
+  if (!joined_.empty()) {
+    batch.lane_seconds.push_back(elapsed_seconds(start_, main_done_));
+    for (const auto& joined : joined_) batch.lane_seconds.push_back(elapsed_seconds(start_, joined));
+  }
   return batch;
 }
 

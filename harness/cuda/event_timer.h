@@ -39,7 +39,7 @@ class EventTimer : public DeviceTimer {
 
  private:
   EventTimerOptions options_;
-  CudaEvent start_, end_;
+  CudaEvent start_, end_, main_done_;  // main_done_: the main stream's own end, before the joins
   std::vector<CudaEvent> joined_;
   std::unique_ptr<CopyGate> gate_;
   DeviceBuffer flush_;
