@@ -17,7 +17,7 @@ namespace offloadbench {
 namespace {
 nlohmann::json minimal_results() {
   return {{"context", {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}}}},
-          {"benchmarks", {{{"name", "a"}, {"run_type", "iteration"}, {"real_time", 1.5}}}}};
+          {"benchmarks", {{{"name", "a"}, {"run_type", "iteration"}, {"real_time", 1.5}, {"time_unit", "ns"}}}}};
 }
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -182,8 +182,17 @@ TEST(Printable, BytesThatAreNotUtf8AreEscapedOneByOne) {
 }
 
 TEST(Printable, MarkdownCellsAlsoEscapeThePipe) {
-  EXPECT_EQ(markdown_cell("a|b\r"), "a\\|b\\r");
+  EXPECT_EQ(markdown_cell("a|b\r"), "a\\|b\\\\r");
   EXPECT_EQ(markdown_cell("plain"), "plain");
+}
+
+// Issue 54, 3: a backtick in a name closed its code span and a raw <img> reached the job summary.
+TEST(Printable, MarkdownCannotBeOpenedFromData) {
+  EXPECT_EQ(markdown_cell("<img src=x>`*[a](b)"), "\\<img src\\=x\\>\\`\\*\\[a\\]\\(b\\)");
+  EXPECT_EQ(markdown_code("a`b <img src=x>"), "``a`b <img src=x>``");
+  EXPECT_EQ(markdown_code("``x"), "``` ``x ```");
+  EXPECT_EQ(markdown_code("a|b"), "`a\\|b`");
+  EXPECT_EQ(markdown_code("a|b", false), "`a|b`");
 }
 
 }  // namespace offloadbench

@@ -132,7 +132,7 @@ std::string ab_markdown(const AbOutcome& c, const std::vector<std::string>& note
                                c.slower, c.faster, c.same, c.inconclusive,
                                format_percent(c.options.delta_cpu).substr(1),
                                format_percent(c.options.delta_gpu).substr(1), c.options.alpha);
-  for (const auto& note : notes) md += fmt::format("> **Note:** {}\n\n", note);
+  for (const auto& note : notes) md += fmt::format("> **Note:** {}\n\n", markdown_cell(note));
   md += fmt::format("| verdict | benchmark | BASE | NEW | change [{:.0f}% interval] | rounds | Holm p | why |\n",
                     100 * c.options.confidence);
   md += "|---|---|---:|---:|---:|---:|---:|---|\n";
@@ -140,7 +140,7 @@ std::string ab_markdown(const AbOutcome& c, const std::vector<std::string>& note
   for (const auto& r : c.rows) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(), [](const AbRow* a, const AbRow* b) { return a->change > b->change; });
   for (const auto* r : order)
-    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} |\n", verdict_name(r->verdict), markdown_cell(r->name),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", verdict_name(r->verdict), markdown_code(r->name),
                       format_metric(r->base_median, "real_time"), format_metric(r->new_median, "real_time"),
                       format_interval(*r), r->rounds, format_p(r->p_holm), markdown_cell(r->reason));
   return md;

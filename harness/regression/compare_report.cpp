@@ -88,24 +88,24 @@ void print_comparison(std::FILE* out, const Comparison& c) {
 }
 
 std::string comparison_markdown(const Comparison& c, const std::string& base_label, const std::string& new_label) {
-  std::string md = fmt::format("### offloadbench compare\n\n`{}` → `{}`\n\n**{}**\n\n", printable(base_label),
-                               printable(new_label), summary_line(c));
-  if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", printable(c.machine_note));
+  std::string md = fmt::format("### offloadbench compare\n\n{} → {}\n\n**{}**\n\n",
+                               markdown_code(base_label, false), markdown_code(new_label, false), summary_line(c));
+  if (!c.machine_note.empty()) md += fmt::format("> **Note:** {}\n\n", markdown_cell(c.machine_note));
   if (c.inconclusive > 0) md += fmt::format("{}\n\n", kAbAdvice);
   if (const auto note = one_process_note(c); !note.empty()) md += fmt::format("> {}\n\n", note);
   md += "| verdict | benchmark | base median | new median | change | p | reps | why |\n";
   md += "|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& row : c.rows)
-    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {}/{} | {} |\n", verdict_name(row.verdict),
-                      markdown_cell(row.name),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {}/{} | {} |\n", verdict_name(row.verdict),
+                      markdown_code(row.name),
                       format_metric(row.base_median, c.options.metric), format_metric(row.new_median, c.options.metric),
                       change_text(row), row.test.empty() ? "—" : format_p(row.p_value), row.base_count, row.new_count,
                       markdown_cell(row.reason));
   if (!c.only_in_base.empty() || !c.only_in_new.empty())
     md += fmt::format("\n{} benchmark(s) only in BASE, {} only in NEW.\n", c.only_in_base.size(),
                       c.only_in_new.size());
-  for (const auto& name : c.only_in_base) md += fmt::format("- only in BASE: `{}`\n", printable(name));
-  for (const auto& name : c.only_in_new) md += fmt::format("- only in NEW: `{}`\n", printable(name));
+  for (const auto& name : c.only_in_base) md += fmt::format("- only in BASE: {}\n", markdown_code(name, false));
+  for (const auto& name : c.only_in_new) md += fmt::format("- only in NEW: {}\n", markdown_code(name, false));
   if (!c.skipped_in_both.empty())
     md += fmt::format("\n{} benchmark(s) skipped in both files (not compared).\n", c.skipped_in_both.size());
   return md;

@@ -1,8 +1,10 @@
 #include "harness/results/results.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -62,10 +64,25 @@ std::string printable(std::string_view text) {
 std::string markdown_cell(std::string_view text) {
   std::string out;
   for (const char c : printable(text)) {
-    if (c == '|') out += '\\';
+    if (std::ispunct(static_cast<unsigned char>(c))) out += '\\';  // CommonMark: any ASCII punctuation
     out += c;
   }
   return out;
+}
+
+std::string markdown_code(std::string_view text, bool in_table) {
+  std::string inner;
+  std::size_t run = 0, longest = 0;
+  for (const char c : printable(text)) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (c == '|' && in_table) inner += '\\';
+    inner += c;
+  }
+  const std::string fence(longest + 1, '`');
+  // A span whose text starts or ends with a backtick needs a space there; one space each side is dropped.
+  const bool pad = !inner.empty() && (inner.front() == '`' || inner.back() == '`' || inner.front() == ' ');
+  return pad ? fence + " " + inner + " " + fence : fence + inner + fence;
 }
 
 nlohmann::json without_non_finite(const nlohmann::json& value) {
@@ -121,6 +138,37 @@ std::size_t nesting_depth(const std::string& text) {
   return deepest;
 }
 
+namespace {
+
+// Every reader pools the iteration rows of one name as repetitions of one case: rows of one name with
+// different units or thread counts (a merged or edited file) would be pooled as if alike, and a time
+// without its unit would be read as nanoseconds. "" when the rows are consistent.
+std::string rows_problem(const nlohmann::json& rows) {
+  std::map<std::string, std::size_t> first;  // name -> its first iteration row
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const auto& name = row["name"].get_ref<const std::string&>();
+    const bool timed = (row.contains("real_time") && row["real_time"].is_number()) ||
+                       (row.contains("cpu_time") && row["cpu_time"].is_number());
+    if (timed && !row.contains("time_unit"))
+      return fmt::format("benchmarks[{}] ('{}') has a time but no 'time_unit'", i, printable(name));
+    if (row["run_type"] != "iteration") continue;
+    const auto [found, added] = first.emplace(name, i);
+    if (added) continue;
+    const auto& other = rows[found->second];
+    for (const char* key : {"time_unit", "threads"}) {
+      const auto mine = row.value(key, nlohmann::json()), theirs = other.value(key, nlohmann::json());
+      if (mine != theirs)
+        return fmt::format("benchmarks[{}] ('{}').{} is {}, but benchmarks[{}] of the same name has {} (the rows of "
+                           "one name are repetitions of one case and must agree)", i, printable(name), key,
+                           mine.dump(), found->second, theirs.dump());
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 void check_results(const nlohmann::json& doc, const std::string& origin) {
   auto fail = [&](const std::string& problem) { throw ResultsError(fmt::format("{}: {}", origin, problem)); };
   if (!doc.is_object()) fail("not a results file (top level is not a JSON object)");
@@ -145,6 +193,7 @@ void check_results(const nlohmann::json& doc, const std::string& origin) {
     ++i;
   }
   if (auto problem = schema_type_problem(doc); !problem.empty()) fail(problem);
+  if (auto problem = rows_problem(doc["benchmarks"]); !problem.empty()) fail(problem);
 }
 
 nlohmann::json load_results(const std::string& path) {

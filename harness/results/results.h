@@ -24,9 +24,15 @@ struct ResultsError : std::runtime_error {
 // ESC [2K could overwrite the line it is on and forge a verdict. Valid printable UTF-8 passes unchanged.
 std::string printable(std::string_view text);
 
-// printable(text) for a Markdown table cell: '|' also escaped (GFM honours \| inside code spans too),
-// so a name cannot add columns or end the row.
+// printable(text) as plain Markdown text (a table cell): every ASCII punctuation character is
+// backslash-escaped, so text from a file cannot add a column ('|'), open a code span, emphasis or a
+// link, or put raw HTML (<img …>) into a CI job summary.
 std::string markdown_cell(std::string_view text);
+
+// printable(text) as a Markdown code span: fenced with more backticks than any run inside it, so a
+// backtick in a name cannot close the span and let what follows be read as Markdown or HTML. In a
+// table (GFM) '|' is escaped too, which GFM honours inside code spans.
+std::string markdown_code(std::string_view text, bool in_table = true);
 
 // Returns a copy in which every NaN or infinity (anywhere) is null: strict JSON has neither.
 nlohmann::json without_non_finite(const nlohmann::json& value);
