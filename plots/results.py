@@ -44,16 +44,40 @@ def load(path):
             raise ResultsError(f"{path}: benchmark {i} has no 'name'")
         if not isinstance(row.get("run_type"), str):
             raise ResultsError(f"{path}: benchmark '{row['name']}' has no 'run_type'")
-    problem = _schema_problem(doc, _schema())
+    problem = _schema_problem(doc, _schema()) or _rows_problem(doc["benchmarks"])
     if problem:
         raise ResultsError(f"{path}: {problem[1:] if problem.startswith('.') else 'the document' + problem}")
     return doc
 
 
-def _read_regular_file(path):
+def _rows_problem(rows):
+    """harness/results/results.cpp's rows_problem: the rows of one name are repetitions of one case, so
+    they agree on time_unit and threads, and a time has its unit. "" when they do."""
+    first = {}
+    for i, row in enumerate(rows):
+        timed = any(type(row.get(k)) in (int, float) for k in ("real_time", "cpu_time"))
+        if timed and "time_unit" not in row:
+            return f".benchmarks[{i}] ('{row['name']}') has a time but no 'time_unit'"
+        if row["run_type"] != "iteration":
+            continue
+        j = first.setdefault(row["name"], i)
+        for key in ("time_unit", "threads"):
+            if j != i and not _equal(row.get(key), rows[j].get(key)):
+                return (f".benchmarks[{i}] ('{row['name']}').{key} is {json.dumps(row.get(key))}, but benchmarks[{j}] "
+                        f"of the same name has {json.dumps(rows[j].get(key))} (the rows of one name are repetitions "
+                        "of one case and must agree)")
+    return ""
+
+
+def _read_regular_file(path, follow_links=True, limit=MAX_INPUT_BYTES, kind="JSON"):
+    """The text of a regular file of at most `limit` bytes, UTF-8 checked. `follow_links=False`: a
+    symbolic link is refused (a file of an untrusted tree must not reach outside it)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW)  # a FIFO must not block the open
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
+        fd = os.open(path, flags)
     except OSError as e:
+        if not follow_links and os.path.islink(path):
+            raise ResultsError(f"{path}: is a symbolic link (not read: it may point out of the tree)") from None
         raise ResultsError(f"{path}: cannot open: {e.strerror}") from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
@@ -61,13 +85,37 @@ def _read_regular_file(path):
             raise ResultsError(f"{path}: is a directory, not a results file")
         if not stat.S_ISREG(st.st_mode):
             raise ResultsError(f"{path}: is not a regular file (a device, FIFO or socket)")
-        if st.st_size > MAX_INPUT_BYTES:
-            raise ResultsError(f"{path}: is {st.st_size} bytes, more than the {MAX_INPUT_BYTES} bytes offloadbench reads")
-        data = f.read()
+        if st.st_size > limit:
+            raise ResultsError(f"{path}: is {st.st_size} bytes, more than the {limit} bytes offloadbench reads")
+        data = f.read(limit + 1)  # a file that grows while read is still bounded
+        if len(data) > limit:
+            raise ResultsError(f"{path}: is more than the {limit} bytes offloadbench reads")
     try:
         return data.decode("utf-8-sig")  # a UTF-8 byte order mark is allowed, as nlohmann::json allows it
     except UnicodeDecodeError as e:
-        raise ResultsError(f"{path}: not valid JSON (not UTF-8: {e.reason} at byte {e.start})") from None
+        raise ResultsError(f"{path}: not valid {kind} (not UTF-8: {e.reason} at byte {e.start})") from None
+
+
+def read_tree_text(path, limit=4096):
+    """A small text file of an untrusted tree (a baseline's commit): regular, not a link, UTF-8."""
+    return _read_regular_file(path, follow_links=False, limit=limit, kind="text")
+
+
+def load_json(path, schema, follow_links=False):
+    """Any JSON file of an untrusted tree (an A/B verdict): the results loader's limits (regular file,
+    size, depth, UTF-8, strict numbers), then the types `schema` gives (the results schema's subset of
+    JSON Schema), before any field is used."""
+    text = _read_regular_file(path, follow_links=follow_links)
+    if _nesting_depth(text) > MAX_NESTING_DEPTH:
+        raise ResultsError(f"{path}: JSON nested deeper than {MAX_NESTING_DEPTH} levels")
+    try:
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError) as e:
+        raise ResultsError(f"{path}: not valid JSON ({e})") from None
+    problem = _schema_problem(doc, schema)
+    if problem:
+        raise ResultsError(f"{path}: {problem[1:] if problem.startswith('.') else 'the document' + problem}")
+    return doc
 
 
 def _nesting_depth(text):
@@ -122,6 +170,8 @@ def _equal(a, b):
 
 def _schema_problem(value, schema):
     """harness/results/results_schema.cpp's check: the types of the fields present, "" when all fit."""
+    if "$ref" in schema:  # "#/$defs/…", within the results schema only
+        schema = _schema()["$defs"][schema["$ref"].rsplit("/", 1)[1]]
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(_TYPES.get(t, lambda v: True)(value) for t in types):
@@ -208,14 +258,11 @@ def skipped_reasons(doc, predicate=lambda row: True):
 
 def load_analysis(path):
     """An analysis block kept in a file of its own (what `offloadbench plot` hands over for a results file
-    that has none, so that the results file is only read)."""
-    text = _read_regular_file(path)
-    try:
-        block = json.loads(text)
-    except ValueError as e:
-        raise ResultsError(f"{path}: not JSON ({e})") from None
-    if not isinstance(block, dict):
-        raise ResultsError(f"{path}: the analysis block must be a JSON object")
+    that has none, so that the results file is only read), checked as the block inside a file would be."""
+    block = load_json(path, {"type": "object"}, follow_links=True)
+    problem = _schema_problem(block, _schema()["properties"]["analysis"])
+    if problem:
+        raise ResultsError(f"{path}: analysis{problem}")
     return block
 
 

@@ -33,6 +33,8 @@ bool equal(const json& a, const json& b) { return a == b && a.is_number_integer(
 // The problem with one value under one schema node, or "". The message starts with the path below
 // this node (".bytes", "[3] ('name')") and is built only when there is a problem: files have 100k rows.
 std::string problem(const json& value, const json& schema) {
+  if (const auto ref = schema.find("$ref"); ref != schema.end())  // "#/$defs/…", within this schema only
+    return problem(value, results_schema().at(json::json_pointer(ref->get<std::string>().substr(1))));
   if (const auto type = schema.find("type"); type != schema.end()) {
     bool ok = false;
     if (type->is_string()) ok = has_type(value, *type);
