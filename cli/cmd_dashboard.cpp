@@ -31,8 +31,9 @@ int execute_dashboard(const DashboardOptions& o) {
   if (error) throw FileError(fmt::format("cannot find this program's own path: {}", error.message()));
   const auto python = plots_python();
   if (!python) return 2;
+  const ExpectedOutput site_index((fs::path(o.out) / "index.html").string());
   return plots_exit(*python, run_plots(*python, {o.tree, "--out", o.out, "--metric", o.metric, "--offloadbench",
-                                                self.string()}, false, "plots.dashboard"));
+                                                self.string()}, false, "plots.dashboard"), site_index);
 }
 
 }  // namespace

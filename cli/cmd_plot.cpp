@@ -37,7 +37,13 @@ int execute_plot(const PlotOptions& o) {
   if (!python) return 2;
   const bool fleet = o.files.size() > 1;
   std::vector<std::string> args = o.files;
-  if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
+  // The package's own default, named here so that what it wrote can be checked afterwards.
+  const auto source = std::filesystem::path(o.files[0]);
+  const auto out = !o.out.empty() ? o.out
+                   : fleet        ? std::string("fleet-plots")
+                                  : (source.parent_path() / (source.stem().string() + "-plots")).string();
+  args.insert(args.end(), {"--out", out});
+  const ExpectedOutput report((std::filesystem::path(out) / "report.html").string());
   std::deque<TemporaryFile> analysis_files;  // the charts need the analysis block; deque: they never move
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (docs[i].contains("analysis")) continue;
@@ -47,7 +53,7 @@ int execute_plot(const PlotOptions& o) {
     fmt::print("{} has no analysis block: drawing from one computed now (not stored; "
                "'offloadbench analyze {}' stores it)\n", o.files[i], o.files[i]);
   }
-  return plots_exit(*python, run_plots(*python, args, false, fleet ? "plots.fleet" : "plots"));
+  return plots_exit(*python, run_plots(*python, args, false, fleet ? "plots.fleet" : "plots"), report);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // or which variable to fix, exit 2.
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -172,8 +174,29 @@ std::optional<Python> plots_python() {
 
 int plots_exit(const Python& python, const PlotsExit& drawn) {
   if (!drawn.signaled && drawn.status <= 2) return drawn.status;
+  if (!drawn.signaled && drawn.status == 128 + SIGINT) return drawn.status;  // Ctrl-C: the package said so
   if (drawn.signaled && (drawn.status == 128 + SIGINT || drawn.status == 128 + SIGTERM)) return drawn.status;
   fmt::print(stderr, "offloadbench: the plots stopped: {} {}\n", printable(python.origin), how_it_ended(drawn));
+  return 1;
+}
+
+namespace {
+std::uintmax_t inode_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::uintmax_t>(st.st_ino) : 0;
+}
+}  // namespace
+
+ExpectedOutput::ExpectedOutput(std::string p) : path(std::move(p)), inode_before(inode_of(path)) {}
+
+int plots_exit(const Python& python, const PlotsExit& drawn, const ExpectedOutput& expected) {
+  const int status = plots_exit(python, drawn);
+  if (status != 0) return status;
+  const auto inode = inode_of(expected.path);
+  if (inode != 0 && inode != expected.inode_before) return 0;
+  fmt::print(stderr, "offloadbench: the plots ended with status 0 but wrote no {} ({} as '{}' is not the plots "
+             "package's Python: set OFFLOADBENCH_PYTHON to a Python 3 with matplotlib)\n", printable(expected.path),
+             printable(python.origin), printable(python.path));
   return 1;
 }
 

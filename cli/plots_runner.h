@@ -4,6 +4,7 @@
 // `python -m plots --check` before anything is written; when none can, one line says what to install
 // or which variable to fix, exit 2.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,5 +34,16 @@ std::optional<Python> plots_python();
 
 // 0, or 1 or 2 after the package's own one-line message; anything else gets a line of its own.
 int plots_exit(const Python& python, const PlotsExit& drawn);
+
+// What a run of the package must leave behind: `path` made anew (renamed into place, so a new inode).
+// An OFFLOADBENCH_PYTHON that says it drew but wrote nothing must not pass for a success.
+struct ExpectedOutput {
+  explicit ExpectedOutput(std::string path);  // notes what is at `path` now
+  std::string path;
+  std::uintmax_t inode_before = 0;
+};
+
+// plots_exit(python, drawn), and 1 with one line when it is 0 but `expected` was not written.
+int plots_exit(const Python& python, const PlotsExit& drawn, const ExpectedOutput& expected);
 
 }  // namespace offloadbench::cli

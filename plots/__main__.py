@@ -44,7 +44,17 @@ def remove_if_empty(outdir, made_here):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m plots", description=__doc__.splitlines()[0])
+    try:
+        return draw(argv)
+    except KeyboardInterrupt:  # Ctrl-C: no traceback, and no partial set of charts left behind
+        files.remove_written()
+        print("plots: interrupted; the charts written so far were removed", file=sys.stderr)
+        return 130
+
+
+def draw(argv):
+    # (__doc__ or ""): python -OO (PYTHONOPTIMIZE=2) drops docstrings
+    parser = argparse.ArgumentParser(prog="python -m plots", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("file", nargs="?", help="offloadbench results file (JSON)")
     parser.add_argument("--out", help="folder for the charts (default: <file stem>-plots beside the file)")
     parser.add_argument("--analysis", help="a JSON file holding the analysis block to draw from, for a results "
@@ -74,18 +84,13 @@ def main(argv=None):
         print(f"plots: {e}", file=sys.stderr)
         return 2
     source = pathlib.Path(args.file)
+    files.protect(args.file, *([args.analysis] if args.analysis else []))
     outdir = pathlib.Path(args.out) if args.out else source.with_name(f"{source.stem}-plots")
-    made_outdir = not outdir.exists()
     try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        print(f"plots: cannot create {outdir}: {e.strerror}", file=sys.stderr)
-        return 2
-    try:
-        files.check_writable(outdir)
+        files.check_not_input(outdir / "report.html")
+        made_outdir = files.output_folder(outdir)
     except files.OutputError as e:
         print(f"plots: {e}", file=sys.stderr)
-        remove_if_empty(outdir, made_outdir)
         return 2
     from . import report
 
@@ -105,6 +110,10 @@ def main(argv=None):
         print(f"plots: {e} (report.html not written)", file=sys.stderr)
         remove_if_empty(outdir, made_outdir)
         return 1
+    except KeyboardInterrupt:
+        files.remove_written()
+        remove_if_empty(outdir, made_outdir)
+        raise
     print(f"plots: {len(charts)} chart(s), {len(missing)} missing; report: {path}")
     return 0
 

@@ -3,12 +3,14 @@ import math
 import re
 
 import matplotlib
+import matplotlib.text
 
 from . import files
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+from matplotlib.category import StrCategoryFormatter  # noqa: E402
+from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
 UNITS = ["", "Ki", "Mi", "Gi", "Ti"]
 
@@ -97,11 +99,41 @@ def slug(text):
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
 
 
+def literal(text):
+    """`text` as matplotlib shows it literally: a '$' would otherwise start mathtext (a host or group
+    named "$x$" would be typeset, or fail to parse and lose the chart)."""
+    return str(text).replace("$", r"\$")
+
+
+def literal_texts(fig):
+    """Every text of `fig` set from data (titles, axis labels, legends, annotations, category ticks)
+    shown literally, in one place before saving. Numeric tick labels are left alone: their formatters may use
+    mathtext (10^k) on purpose, and they hold no data."""
+    ticks = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks.add(axis.offsetText)
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks.update((tick.label1, tick.label2))
+            for which, formatter in (("major", axis.get_major_formatter()), ("minor", axis.get_minor_formatter())):
+                if isinstance(formatter, FixedFormatter):
+                    formatter.seq = [literal(t) for t in formatter.seq]
+                elif isinstance(formatter, StrCategoryFormatter):
+                    escaped = FuncFormatter(lambda v, pos, f=formatter: literal(f(v, pos)))
+                    (axis.set_major_formatter if which == "major" else axis.set_minor_formatter)(escaped)
+    for text in fig.findobj(matplotlib.text.Text):
+        if text not in ticks:
+            text.set_parse_math(False)
+
+
 def save(fig, outdir, stem, title, caption=""):
     """Writes stem.png and stem.svg, each whole or not at all (files.OutputError when one cannot be
-    written); returns the chart record report.html lists."""
+    written); returns the chart record report.html lists. `stem` (made from data) is bounded and made
+    distinct from the other charts of this run and from the inputs (files.file_stem)."""
+    stem = files.file_stem(outdir, stem, title)
     png, svg = outdir / f"{stem}.png", outdir / f"{stem}.svg"
     try:
+        literal_texts(fig)
         files.write_atomically(png, lambda f: fig.savefig(f, format="png", dpi=110))
         files.write_atomically(svg, lambda f: fig.savefig(f, format="svg"))
     finally:

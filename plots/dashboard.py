@@ -12,7 +12,6 @@ failure leaves the previous site as it was. Exit 2 with one line for bad input, 
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import pathlib
 import shutil
@@ -23,6 +22,24 @@ from . import dashboard_pages, files, results, trend
 
 MARKER = ".offloadbench-dashboard"  # a folder holding it may be replaced by a new site
 InputError = trend.InputError
+_NUMBER = {"type": ["number", "null"]}
+AB_SCHEMA = {  # what the pages use of an `offloadbench ab --out` file (cli/cmd_ab.cpp), typed before any use
+    "type": "object",
+    "properties": {
+        "counts": {"type": "object", "properties": {k: {"type": "integer", "minimum": 0}
+                                                    for k in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")}},
+        "benchmarks": {"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "verdict": {"type": "string"}, "reason": {"type": "string"},
+            "change": _NUMBER, "interval_low": _NUMBER, "interval_high": _NUMBER}}},
+        "context": {"type": "object"}}}
+
+
+def in_tree(tree, path):
+    """`path`, when it lies inside `tree` once links are resolved; InputError otherwise: the tree comes
+    from other machines, and a link out of it (to /proc/self/environ, .git/config) would be published."""
+    if not path.resolve().is_relative_to(tree.resolve()):
+        raise InputError(f"{path}: a link out of the tree {tree} (not followed)")
+    return path
 
 
 def open_regressions(history):
@@ -58,32 +75,41 @@ def machine_description(run_path):
     }
 
 
-def newest_ab(folder):
+def newest_ab(tree, folder):
     """The newest A/B verdict in `folder` (files are named <UTC stamp>-<sha>.json), or None."""
-    found = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    found = sorted(in_tree(tree, folder).glob("*.json")) if folder.is_dir() else []
     if not found:
         return None
     path = found[-1]
     try:
-        ab = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: cannot read the A/B verdict ({e})") from None
+        ab = results.load_json(path, AB_SCHEMA)
+    except results.ResultsError as e:
+        raise InputError(f"cannot read the A/B verdict: {e}") from None
     if not isinstance(ab, dict) or not isinstance(ab.get("counts"), dict) or not isinstance(ab.get("benchmarks"), list):
         raise InputError(f"{path}: not an offloadbench ab file (no 'counts' and 'benchmarks')")
     return {"file": path.name, "counts": ab["counts"], "benchmarks": ab["benchmarks"],
             "context": ab.get("context") if isinstance(ab.get("context"), dict) else {}}
 
 
+def baseline_commit(tree, path):
+    """The machine's last good commit from baselines/<machine>.sha: a small regular UTF-8 file of the tree."""
+    if not os.path.lexists(path):
+        return ""
+    try:
+        return results.read_tree_text(in_tree(tree, path.parent) / path.name).strip()
+    except results.ResultsError as e:
+        raise InputError(f"cannot read the baseline: {e}") from None
+
+
 def read_machine(tree, folder, metric, offloadbench):
-    history = trend.load_history(folder, metric, offloadbench)
-    baseline = tree / "baselines" / f"{folder.name}.sha"
+    history = trend.load_history(in_tree(tree, folder), metric, offloadbench)
     families = {}
     for bench in history["benchmarks"]:
         families.setdefault(dashboard_pages.family_of(bench["name"]), []).append(bench)
     return {"name": folder.name, "history": history, "families": families, "open": open_regressions(history),
             "description": machine_description(history["runs"][-1]["path"]),
-            "ab": newest_ab(tree / "ab" / folder.name),
-            "baseline": baseline.read_text().strip() if baseline.is_file() else ""}
+            "ab": newest_ab(tree, tree / "ab" / folder.name),
+            "baseline": baseline_commit(tree, tree / "baselines" / f"{folder.name}.sha")}
 
 
 def read_tree(tree, metric, offloadbench):
@@ -158,7 +184,8 @@ def build(tree, out, metric="real_time", offloadbench=None, jobs=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m plots.dashboard", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m plots.dashboard",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("tree", help="the nightly results tree (with history/<machine>/*.json)")
     parser.add_argument("--out", required=True, help="folder of the site (new, empty, or a previous dashboard)")
     parser.add_argument("--metric", default="real_time", help="row field the trends follow")
@@ -175,6 +202,9 @@ def main(argv=None):
     except InputError as e:
         print(f"dashboard: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the staged site is removed on the way out; the previous one is left as it was
+        print("dashboard: interrupted; the previous site (if any) is unchanged", file=sys.stderr)
+        return 130
     except files.OutputError as e:
         print(f"dashboard: {e}", file=sys.stderr)
         return 1

@@ -5,6 +5,7 @@
     <machine>/<family>.html     each benchmark's trend, its change points and their commits
     <machine>/charts/*.svg      one trend chart per benchmark
 Every link is relative, so the folder can be opened from disk or served as it is (gh-pages)."""
+import hashlib
 import html
 import re
 import urllib.parse
@@ -62,7 +63,7 @@ def ab_summary(ab):
     if ab is None:
         return "no A/B verdict in the tree"
     counts = ab["counts"]
-    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE"))
+    text = e(", ".join(f"{counts.get(k, 0)} {k}" for k in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")))
     return f"<span class='SLOWER'>SLOWER</span> ({text})" if counts.get("SLOWER") else f"no slowdown ({text})"
 
 
@@ -165,13 +166,17 @@ def family_page(m, family, benches, charts_out):
     return page(f"{family} on {m['name']}", nav, body), charts
 
 
-def unique_names(names):
-    """{name: slug} with the slugs made distinct (a suffix where two names slug alike)."""
-    taken, out = set(), {}
+def unique_names(names, reserved=()):
+    """{name: slug} with the slugs made distinct (a suffix where two names slug alike), none of them one
+    of the `reserved` file names of the folder, and short enough for any file system (a hash of the name
+    where it is cut)."""
+    taken, out = {r.lower() for r in reserved}, {}
     for name in names:
         base = candidate = slug(name)
+        if len(base) > files.MAX_STEM:
+            base = candidate = f"{base[:files.MAX_STEM - 9]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
         n = 1
-        while candidate.lower() in taken:  # case-insensitive file systems too
+        while candidate.lower() in taken or f"{candidate.lower()}.html" in taken:  # case-insensitive too
             n += 1
             candidate = f"{base}-{n}"
         taken.add(candidate.lower())
@@ -181,7 +186,7 @@ def unique_names(names):
 
 def write_site(site, machines):
     """Writes every page under `site`; returns the charts to draw as [(path, bench, runs, metric)]."""
-    machine_dirs = unique_names(m["name"] for m in machines)
+    machine_dirs = unique_names((m["name"] for m in machines), reserved=("index.html",))  # the site's own page
     charts = []
     for m in machines:
         m["slug"] = machine_dirs[m["name"]]
@@ -229,6 +234,8 @@ def draw_charts(tasks):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from . import common  # matplotlib: imported once the caller checked that it loads
+
     plt.rcParams["svg.fonttype"] = "none"  # text as text: smaller files, selectable labels
     plt.rcParams["svg.hashsalt"] = "offloadbench"  # the same input draws the same file
     fig, ax = plt.subplots(figsize=(8, 2.3))
@@ -237,6 +244,7 @@ def draw_charts(tasks):
         for path, bench, runs, metric in tasks:
             ax.clear()
             draw_trend(ax, bench, runs, metric)
+            common.literal_texts(fig)
             files.write_atomically(path, lambda f: fig.savefig(f, format="svg"))
     finally:
         plt.close(fig)

@@ -1,13 +1,93 @@
 """Writing the charts and report.html whole or not at all: each goes to a temporary file in its own
 folder and is renamed over the target once complete, so a full disk or a failure mid-write never
-leaves a truncated PNG, SVG or HTML behind (the temporary file is removed). No matplotlib here."""
+leaves a truncated PNG, SVG or HTML behind (the temporary file is removed). An output folder is made
+or checked, never followed through a link; no output replaces one of the run's inputs, under any name
+(protect()); file names made from data are bounded and distinct (file_stem()). No matplotlib here."""
+import hashlib
 import os
 import pathlib
 import tempfile
 
+MAX_STEM = 100  # characters of a file name made from data (file systems allow 255 bytes)
+_inputs = set()   # (st_dev, st_ino) of every file this run reads
+_written = []     # what this run wrote, removed again if it is interrupted
+_stems = {}       # folder -> file stems this run gave out there
+
 
 class OutputError(Exception):
     """An output that could not be written (full disk, read-only folder): the message names it."""
+
+
+class InputClash(OutputError):
+    """An output that would replace one of the run's inputs (the same file, under any name)."""
+
+
+def protect(*paths):
+    """Marks `paths` as inputs of this run: write_atomically refuses to replace them."""
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        _inputs.add((st.st_dev, st.st_ino))
+
+
+def is_input(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) in _inputs
+
+
+def check_not_input(path):
+    if is_input(path):
+        raise InputClash(f"{path} is one of the inputs: it is not replaced (choose another --out)")
+
+
+def output_folder(folder):
+    """Makes `folder` or checks the one there: a real folder (a symbolic link is not followed: the
+    outputs would land where it points) in which a file can be made. Returns whether it was made here;
+    OutputError names the problem."""
+    folder = pathlib.Path(folder)
+    if folder.is_symlink():
+        raise OutputError(f"{folder} is a symbolic link: the output folder is not followed through one "
+                          "(name the folder itself)")
+    made = not os.path.lexists(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot create {folder}: {_why(e)}") from None
+    if folder.is_symlink() or not folder.is_dir():  # made by someone else meanwhile
+        raise OutputError(f"{folder} is not a folder")
+    check_writable(folder)
+    return made
+
+
+def file_stem(folder, stem, key):
+    """A file name stem for an output in `folder` made from data: at most MAX_STEM characters, not one
+    this run already gave out there (two groups that slug alike), and not the name of an input. A short
+    hash of `key` (the text the stem was made from) tells such names apart."""
+    taken = _stems.setdefault(str(folder), set())
+    digest = hashlib.sha256(str(key).encode("utf-8", "surrogateescape")).hexdigest()
+    if len(stem) > MAX_STEM:
+        stem = f"{stem[:MAX_STEM - 9]}-{digest[:8]}"
+    candidate, n = stem, 0
+    while candidate.lower() in taken or any(is_input(pathlib.Path(folder) / f"{candidate}{ext}")
+                                            for ext in (".png", ".svg")):
+        n += 1
+        candidate = f"{stem[:MAX_STEM - 9 - len(str(n))]}-{digest[:8]}" + (f"-{n}" if n > 1 else "")
+    taken.add(candidate.lower())  # case-insensitive file systems too
+    return candidate
+
+
+def remove_written():
+    """Removes what this run wrote (an interrupted run leaves no partial set of outputs)."""
+    while _written:
+        try:
+            os.unlink(_written.pop())
+        except OSError:
+            pass
 
 
 def _new_file_mode(path):
@@ -39,6 +119,7 @@ def write_atomically(path, write):
     (ENOSPC, EFBIG, EROFS, ...) becomes OutputError naming `path`; any failure removes the temporary
     file and leaves whatever was at `path` before untouched."""
     path = pathlib.Path(path)
+    check_not_input(path)
     mode = _new_file_mode(path)
     try:
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -49,6 +130,7 @@ def write_atomically(path, write):
             write(f)
         os.chmod(temporary, mode)
         os.replace(temporary, path)
+        _written.append(path)
     except BaseException as e:
         try:
             os.unlink(temporary)

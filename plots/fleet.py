@@ -256,7 +256,7 @@ def write_report(docs, sources, labels, outdir, charts, missing):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m plots.fleet", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m plots.fleet", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("files", nargs="+", help="offloadbench results files, one per machine")
     parser.add_argument("--out", default="fleet-plots", help="folder for report.html and the charts (default: "
                         "fleet-plots)")
@@ -280,12 +280,10 @@ def main(argv=None):
         print(f"plots: {e}", file=sys.stderr)
         return 2
     outdir = pathlib.Path(args.out)
+    files.protect(*args.files, *(item.partition("=")[2] for item in args.analysis))
     try:
-        outdir.mkdir(parents=True, exist_ok=True)
-        files.check_writable(outdir)
-    except OSError as e:
-        print(f"plots: cannot create {outdir}: {e.strerror}", file=sys.stderr)
-        return 2
+        files.check_not_input(outdir / "report.html")
+        files.output_folder(outdir)
     except files.OutputError as e:
         print(f"plots: {e}", file=sys.stderr)
         return 2
@@ -296,6 +294,10 @@ def main(argv=None):
     except files.OutputError as e:
         print(f"plots: {e} (report.html not written)", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        files.remove_written()
+        print("plots: interrupted; the charts written so far were removed", file=sys.stderr)
+        return 130
     print(f"plots: {len(docs)} machines, {len(charts)} chart(s), {len(missing)} missing; report: {path}")
     return 0
 

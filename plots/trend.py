@@ -113,6 +113,9 @@ def draw(history, benchmarks, out):
     axes[0, 0].legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     image_format = pathlib.Path(out).suffix[1:].lower() or "png"
+    from . import common
+
+    common.literal_texts(fig)
     try:  # whole or not at all: a temporary file beside `out`, renamed over it
         files.write_atomically(out, lambda f: fig.savefig(f, format=image_format, dpi=110))
     finally:
@@ -120,7 +123,7 @@ def draw(history, benchmarks, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m plots.trend", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m plots.trend", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("source", help="directory of results files, or a history JSON from `offloadbench history`")
     parser.add_argument("--benchmark", action="append", default=[], help="regex of benchmark names (repeatable)")
     parser.add_argument("--metric", default="real_time", help="row field, when SOURCE is a directory")

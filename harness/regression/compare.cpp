@@ -345,7 +345,12 @@ void holm_verdicts(Comparison& c) {
 
 }  // namespace
 
-std::string format_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
+std::string format_percent(double fraction) {
+  const double percent = 100 * fraction;
+  if (std::isfinite(percent) && std::abs(percent) < 1e6) return fmt::format("{:+.1f}%", percent);
+  // A time of 1e308 against a real one: a factor, never "+inf%" nor a 300-digit percentage.
+  return std::isfinite(fraction) ? fmt::format("×{:.3g}", 1 + fraction) : "—";
+}
 
 std::string format_p(double p) { return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p); }
 
