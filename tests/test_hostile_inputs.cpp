@@ -13,6 +13,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,6 +24,8 @@
 #include "cli/child_process.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
+#include "harness/regression/ab.h"
+#include "harness/regression/compare.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 #include "harness/results/sizes.h"
@@ -63,7 +67,8 @@ std::string message_of(const std::function<void()>& f) {
 
 nlohmann::json minimal_results() {
   return {{"context", {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}}}},
-          {"benchmarks", {{{"name", "a/b"}, {"run_type", "iteration"}, {"real_time", 1.0}, {"bytes", 4096}}}}};
+          {"benchmarks", {{{"name", "a/b"}, {"run_type", "iteration"}, {"real_time", 1.0}, {"time_unit", "ns"},
+                           {"bytes", 4096}}}}};
 }
 
 }  // namespace
@@ -355,6 +360,56 @@ TEST(HostileInputs, ThreadCountsFromTheEnvironmentAreCheckedBeforeAnyThreadStart
   for (const char* ignored : {"0", "abc", "8,", ",8", " 8", "-1", "4.5"})  // libgomp ignores them and warns
     EXPECT_EQ(omp_num_threads_problem(ignored, 4), "") << ignored;
   EXPECT_EQ(max_threads_accepted(0), 4u) << "an unknown count still allows a few";
+}
+
+// Issue 54, 8 and 10: the context's and the analysis's fields are typed too; the rows of one name must
+// agree on their unit and thread count (they are pooled), a time needs its unit, and no time is negative.
+TEST(HostileInputs, ContextAnalysisAndPooledRowsAreCheckedOnLoad) {
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](auto& d) { d["context"]["host"]["memory_total_bytes"] = "lots"; }, "context.host.memory_total_bytes is"},
+      {[](auto& d) { d["context"]["cuda"]["gpus"][0]["pcie_link"] = nlohmann::json::array({16}); },
+       "context.cuda.gpus[0].pcie_link is"},
+      {[](auto& d) { d["analysis"]["headlines"] = nlohmann::json::array({1}); }, "analysis.headlines[0] is"},
+      {[](auto& d) { d["analysis"]["crossovers"] = nlohmann::json::object(); }, "analysis.crossovers is"},
+      {[](auto& d) { d["analysis"]["speedups"][0]["speedup"] = nullptr; }, "analysis.speedups[0].speedup is"},
+      {[](auto& d) { d["benchmarks"][0]["real_time"] = -1.0; }, "benchmarks[0] ('a/b').real_time is -1.0, below"},
+      {[](auto& d) { d["benchmarks"][0].erase("time_unit"); }, "benchmarks[0] ('a/b') has a time but no 'time_unit'"},
+      {[](auto& d) {
+         d["benchmarks"].push_back(d["benchmarks"][0]);
+         d["benchmarks"][1]["time_unit"] = "us";
+       }, "benchmarks[1] ('a/b').time_unit is \"us\", but benchmarks[0] of the same name has \"ns\""},
+      {[](auto& d) {
+         d["benchmarks"][0]["threads"] = 1;
+         d["benchmarks"].push_back(d["benchmarks"][0]);
+         d["benchmarks"][1]["threads"] = 2;
+       }, "benchmarks[1] ('a/b').threads is 2, but benchmarks[0] of the same name has 1"}};
+  for (const auto& [change, expected] : cases) {
+    auto doc = minimal_results();
+    change(doc);
+    const auto message = message_of([&] { check_results(doc, "f.json"); });
+    EXPECT_NE(message.find("f.json: " + expected), std::string::npos) << message;
+  }
+}
+
+// Issue 54, 3: a backtick in a name closed its code span, and what followed was Markdown (raw <img>).
+TEST(HostileInputs, MarkdownKeepsNamesInsideTheirCodeSpans) {
+  const std::string hostile = "x` <img src=x onerror=alert(1)> `y";
+  AbRow row;
+  row.name = hostile;
+  row.reason = "<img src=y>";
+  AbOutcome outcome;
+  outcome.rows = {row};
+  const auto md = ab_markdown(outcome, {"<img src=z>"});
+  EXPECT_NE(md.find("| ``" + hostile + "`` |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<img src=y>"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<img src=z>"), std::string::npos) << md;
+}
+
+// Issue 54, 10: a time of 1e308 against a real one printed "+inf%".
+TEST(HostileInputs, AHugeChangeIsAFactorNotInfinity) {
+  EXPECT_EQ(format_percent(0.052), "+5.2%");
+  EXPECT_EQ(format_percent(1e306), "×1e+306");
+  EXPECT_EQ(format_percent(std::numeric_limits<double>::infinity()), "—");
 }
 
 }  // namespace offloadbench
