@@ -105,6 +105,22 @@ std::optional<Python> choose_python(const PlotsHome& home) {
 
 }  // namespace
 
+namespace {
+// Ctrl-C reaches the whole foreground group: the plots package stops cleanly on its own (exit 130, its
+// partial charts removed) while this process waits for it instead of dying first, as system(3) does.
+struct IgnoreInterrupt {
+  struct sigaction previous {};
+  IgnoreInterrupt() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ignore, &previous);
+  }
+  ~IgnoreInterrupt() { sigaction(SIGINT, &previous, nullptr); }
+  IgnoreInterrupt(const IgnoreInterrupt&) = delete;
+  IgnoreInterrupt& operator=(const IgnoreInterrupt&) = delete;
+};
+}  // namespace
+
 PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture, const std::string& module) {
   args.insert(args.begin(), {python.path, "-m", module});
   std::vector<char*> argv;
@@ -122,9 +138,18 @@ PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool ca
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
   }
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);  // an ignored signal stays ignored across exec: the child gets its default
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
+  const IgnoreInterrupt ignore_interrupt;
   pid_t pid = 0;
-  const int err = posix_spawnp(&pid, python.path.c_str(), &actions, nullptr, argv.data(), environ);
+  const int err = posix_spawnp(&pid, python.path.c_str(), &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   PlotsExit result;
   if (capture) {
     close(pipe_fds[1]);
