@@ -167,6 +167,16 @@ def _variants():
         d["benchmarks"][0][key] = value
         yield f"{key}={value!r}", json.dumps(d)
     yield "deep", "[" * 100 + "]" * 100
+    # Issue 54: the context and analysis typed, and rows of one name that cannot be pooled.
+    for tag, change in [("memory_string", lambda d: d["context"]["host"].update(memory_total_bytes="lots")),
+                        ("headline_number", lambda d: d.update(analysis={"headlines": [1]})),
+                        ("unit_differs", lambda d: d["benchmarks"][20].update(time_unit="ns")),
+                        ("threads_differ", lambda d: d["benchmarks"][20].update(threads=2)),
+                        ("no_time_unit", lambda d: d["benchmarks"][0].pop("time_unit")),
+                        ("negative_time", lambda d: d["benchmarks"][0].update(real_time=-1.0))]:
+        d = json.loads(good)
+        change(d)
+        yield tag, json.dumps(d)
     doc["benchmarks"][0] = "row"
     yield "row_string", json.dumps(doc)
 
