@@ -174,7 +174,8 @@ def unique_names(names, reserved=()):
     for name in names:
         base = candidate = slug(name)
         if len(base) > files.MAX_STEM:
-            base = candidate = f"{base[:files.MAX_STEM - 9]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+            digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()
+            base = candidate = f"{base[:files.MAX_STEM - 9]}-{digest[:8]}"
         n = 1
         while candidate.lower() in taken or f"{candidate.lower()}.html" in taken:  # case-insensitive too
             n += 1
