@@ -23,12 +23,12 @@ struct SummaryArgs {
 
 int execute_summary(const SummaryArgs& args) {
   const auto& path = args.path;
+  if (!args.references.empty() && !std::filesystem::is_directory(args.references))
+    throw UsageError(fmt::format("--references {}: not a folder", printable(args.references)));
   auto doc = load_results(path);
   // Computed again in memory, never written back (summary only reads): a stored block may come from an
   // older offloadbench, without the self-checks or the CPU rows' names the verdicts print.
   doc["analysis"] = analyze(doc, family_analyses());
-  if (!args.references.empty() && !std::filesystem::is_directory(args.references))
-    throw UsageError(fmt::format("--references {}: not a folder", printable(args.references)));
   const auto given = load_reference_runs(args.references);
   print_summary(stdout, doc, family_analyses(),
                 {args.all, args.references.empty() ? &default_reference_runs() : &given, path});

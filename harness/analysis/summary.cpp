@@ -104,8 +104,10 @@ void print_summary(std::FILE* out, const nlohmann::json& results, const std::vec
                    const SummaryOptions& options) {
   print_first_screen(out, results, options);
   if (!options.all) {
-    fmt::print(out, "every table and finding: offloadbench summary --all{}\n",
-               options.file.empty() ? "" : " " + printable(options.file));
+    const auto hint = "every table and finding: offloadbench summary --all " + printable(options.file);
+    fmt::print(out, "{}\n", options.file.empty() || hint.size() > kSummaryColumns
+                               ? std::string("every table and finding: offloadbench summary --all FILE")
+                               : hint);
     return;
   }
   fmt::print(out, "\n--- every table and finding ---\n");

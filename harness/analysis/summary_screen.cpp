@@ -130,7 +130,7 @@ void print_verdicts(std::FILE* out, const nlohmann::json& results, const Summary
 }
 
 // The self-checks in one line, the rules most broken first (their rows and reasons are behind --all).
-void print_self_check_line(std::FILE* out, const nlohmann::json& results) {
+void print_self_check_line(std::FILE* out, const nlohmann::json& results, bool all) {
   if (!results.contains("analysis") || !results["analysis"].contains("invariants")) return;
   const auto& section = results["analysis"]["invariants"];
   if (!section.is_object() || !section.contains("violations") || !section["violations"].is_array() ||
@@ -148,7 +148,7 @@ void print_self_check_line(std::FILE* out, const nlohmann::json& results) {
   std::string rules;
   for (const auto& [cases, id] : broken) rules += fmt::format("{}{} {}", rules.empty() ? "" : ", ", printable(id), cases);
   print_line(out, fmt::format("self-checks: {} rows broke a rule, left out of every figure (cases: {})",
-                              section["violations"].size(), rules));
+                              section["violations"].size(), rules), all);
 }
 
 // ---- one crossover line per compare group ----
@@ -160,9 +160,9 @@ int view_rank(const std::string& view) {
 }
 
 const char* view_words(const std::string& view) {
-  if (view == "gpu_pinned") return "pinned copies counted";
-  if (view == "gpu_pageable") return "pageable copies counted";
-  if (view == "gpu_pinned_overlap") return "overlapped copies counted";
+  if (view == "gpu_pinned") return "pinned copies";
+  if (view == "gpu_pageable") return "pageable copies";
+  if (view == "gpu_pinned_overlap") return "overlapped copies";
   return "kernel only";
 }
 
@@ -186,7 +186,7 @@ std::string crossover_outcome(const nlohmann::json& c) {
   return fmt::format("never wins up to {} {} ({:.2f}×)", sweep, size("largest_size"), c.value("speedup_at_largest", 0.0));
 }
 
-void print_crossovers(std::FILE* out, const nlohmann::json& results) {
+void print_crossovers(std::FILE* out, const nlohmann::json& results, bool all) {
   if (!results.contains("analysis") || !results["analysis"].contains("crossovers")) return;
   // Per group: the first GPU view in view_rank order that it has; per series, the CPU row strongest
   // against it (lowest speedup at the largest size); then the series best for the GPU.
@@ -210,10 +210,11 @@ void print_crossovers(std::FILE* out, const nlohmann::json& results) {
     if (!chosen) continue;
     const auto series = text_of(*chosen, "series");
     const auto library = text_of(*chosen, "cpu_library");
-    print_line(out, fmt::format("  {}{}: {} ({}) vs {}{}", printable(group), series.empty() ? "" : " " + printable(series),
-                                crossover_outcome(*chosen), view_words(text_of(*chosen, "view")),
+    print_line(out, fmt::format("  {}{}, {}: {} vs {}{}", printable(group), series.empty() ? "" : " " + printable(series),
+                                view_words(text_of(*chosen, "view")), crossover_outcome(*chosen),
                                 printable(text_of(*chosen, "cpu_view")),
-                                library.empty() ? "" : " (" + printable(library) + ")"));
+                                library.empty() ? "" : " (" + printable(library) + ")"),
+               all);
   }
 }
 
@@ -222,8 +223,13 @@ void print_crossovers(std::FILE* out, const nlohmann::json& results) {
 void print_first_screen(std::FILE* out, const nlohmann::json& results, const SummaryOptions& options) {
   print_counts(out, results, options.all);
   print_verdicts(out, results, options);
-  print_self_check_line(out, results);
-  print_crossovers(out, results);
+  print_self_check_line(out, results, options.all);
+  // A file without GPU rows says why on the first screen (the analysis's line, with the file's reason).
+  if (results.contains("analysis") && results["analysis"].contains("headlines") && results["analysis"]["headlines"].is_array())
+    for (const auto& line : results["analysis"]["headlines"])
+      if (line.is_string() && line.get<std::string>().rfind("no GPU measurements", 0) == 0)
+        print_line(out, printable(line.get<std::string>()), options.all);
+  print_crossovers(out, results, options.all);
 }
 
 }  // namespace offloadbench

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -230,9 +231,11 @@ nlohmann::json judge_headlines(const nlohmann::json& results, const std::vector<
                                            : text(*r, "invalid_reason")));
         break;
       }
+    std::set<std::string> rules_named;  // one reason per rule: its repetitions say much the same
     for (const auto& v : broken)
-      (v.rule == "steady" ? limiting : impossible)
-          .push_back(v.rule == "steady" ? "spread too wide to trust (" + v.reason + ")" : v.rule + ": " + v.reason);
+      if (rules_named.insert(v.rule).second)
+        (v.rule == "steady" ? limiting : impossible)
+            .push_back(v.rule == "steady" ? "spread too wide to trust (" + v.reason + ")" : v.rule + ": " + v.reason);
     const double ceiling = number(row, std::string("ceiling_") + field);
     if (std::isfinite(ceiling) && ceiling > 0 && rate > verdict_limits::kCeilingSlack * ceiling)
       impossible.push_back(fmt::format("{} is above its ceiling {}", rate_text(rate, unit), rate_text(ceiling, unit)));
