@@ -228,7 +228,7 @@ void print_first_screen(std::FILE* out, const nlohmann::json& results, const Sum
   if (results.contains("analysis") && results["analysis"].contains("headlines") && results["analysis"]["headlines"].is_array())
     for (const auto& line : results["analysis"]["headlines"])
       if (line.is_string() && line.get<std::string>().rfind("no GPU measurements", 0) == 0)
-        print_line(out, printable(line.get<std::string>()), options.all);
+        print_line(out, "  " + printable(line.get<std::string>()), options.all);
   print_crossovers(out, results, options.all);
 }
 
