@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/summary.h"
+#include "harness/analysis/verdicts.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 
@@ -20,7 +21,7 @@ int execute_analyze(const std::string& path) {
   auto doc = load_results(path);
   doc["analysis"] = analyze(doc, family_analyses());
   write_json_atomically(path, doc);
-  print_summary(stdout, doc, family_analyses());
+  print_summary(stdout, doc, family_analyses(), {false, &default_reference_runs(), path});
   fmt::print("analysis written to {} (top-level \"analysis\")\n", path);
   return 0;
 }

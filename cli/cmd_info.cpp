@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "harness/analysis/verdicts.h"
 #include "harness/gpu_info.h"
 #include "harness/numa.h"
 #include "harness/results/sizes.h"
@@ -33,6 +34,9 @@ void print_gpu(const GpuInfo& g, const NumaTopology& numa) {
   else
     fmt::print("  PCIe link              unknown (no NVML and no sysfs entry for {})\n", g.pci_bus_id);
   fmt::print("  copy engines           {} (asyncEngineCount)\n", g.async_engine_count);
+  fmt::print("  persistence mode       {}; other processes on it: {}\n",
+             g.persistence_mode < 0 ? "unknown" : g.persistence_mode ? "on" : "off",
+             g.other_compute_processes < 0 ? "unknown" : std::to_string(g.other_compute_processes));
   fmt::print("  PCI bus id / NUMA node {} / {}\n", g.pci_bus_id, g.numa_node);
   if (!g.local_cpus.empty()) fmt::print("  local CPUs             {}\n", fmt::join(g.local_cpus, ","));
   if (auto warning = link_warning(g); !warning.empty()) fmt::print("  WARNING: {}\n", warning);
@@ -47,14 +51,15 @@ int execute_info(bool as_json) {
   const auto host = query_host_info();
   const auto& inv = gpu_inventory();
   const auto numa = read_numa_topology();
+  const nlohmann::json context = {{"host", to_json(host)}, {"cuda", to_json(inv)}, {"numa", numa_context(numa)}};
+  // The machine half of the verdicts (verdicts.h): what will limit the figures before any run.
+  const auto limits = machine_limits(context);
   if (as_json) {
-    fmt::print("{}\n", nlohmann::json{{"host", to_json(host)},
-                                      {"cuda", to_json(inv)},
-                                      {"numa", numa_context(numa)},
-                                      {"machine_fingerprint", machine_fingerprint()},
-                                      {"offloadbench", {{"version", offloadbench_version()},
-                                                        {"git_sha", offloadbench_git_sha()}}}}
-                           .dump(2));
+    auto doc = context;
+    doc["machine_limits"] = limits;
+    doc["machine_fingerprint"] = machine_fingerprint();
+    doc["offloadbench"] = {{"version", offloadbench_version()}, {"git_sha", offloadbench_git_sha()}};
+    fmt::print("{}\n", doc.dump(2));
     return 0;
   }
   fmt::print("offloadbench {} ({})\n", offloadbench_version(), offloadbench_git_sha());
@@ -62,6 +67,8 @@ int execute_info(bool as_json) {
   fmt::print("Host memory: {:.1f} GiB total, {:.1f} GiB available\n", host.memory_total_bytes / 1073741824.0,
              host.memory_available_bytes / 1073741824.0);
   fmt::print("BLAS: {} ({} threads)\n", host.blas_library, host.blas_threads);
+  fmt::print("CPU governor: {}; THP: {}\n", host.cpu_governor.empty() ? "none (no cpufreq)" : host.cpu_governor,
+             host.thp_enabled.empty() ? "unknown" : host.thp_enabled);
   fmt::print("CUDA: built {}, runtime {}, driver supports {}, driver release {}\n",
              inv.built_with_cuda ? "with CUDA" : "without CUDA", cuda_version_string(inv.runtime_version),
              cuda_version_string(inv.driver_version), inv.driver_release.empty() ? "unknown" : inv.driver_release);
@@ -72,6 +79,10 @@ int execute_info(bool as_json) {
              numa.nodes_with_memory.empty() ? "" : fmt::format(" ({})", fmt::join(numa.nodes_with_memory, ",")),
              libnuma.available() ? "available" : libnuma.unavailable_reason());
   for (const auto& g : inv.gpus) print_gpu(g, numa);
+  if (!inv.gpus.empty() || !limits.empty()) {
+    fmt::print("Before any run: {}\n", limits.empty() ? "nothing recorded here limits the figures" : "this machine will limit");
+    for (const auto& line : limits) fmt::print("  {}\n", line);
+  }
   return 0;
 }
 

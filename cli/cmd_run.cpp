@@ -22,6 +22,7 @@
 #include "cli/run_processes.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/summary.h"
+#include "harness/analysis/verdicts.h"
 #include "harness/benchmark_case.h"
 #include "harness/gpu_info.h"
 #include "harness/injected_slowdown.h"
@@ -245,7 +246,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   } catch (const std::exception& e) {
     fmt::print(stderr, "offloadbench: analysis failed ({}); try 'offloadbench analyze {}'\n", e.what(), out);
   }
-  print_summary(stdout, document, family_analyses());
+  print_summary(stdout, document, family_analyses(), {false, &default_reference_runs(), out});
   fmt::print("results: {}\n", out);
   if (reporter.invalid_rows() > 0) {
     fmt::print(stderr, "offloadbench: {} benchmark row(s) failed validation (see 'validated' in {})\n",

@@ -9,6 +9,10 @@
 
 #include <CLI/CLI.hpp>
 
+namespace offloadbench {
+struct ReferenceRun;
+}
+
 namespace offloadbench::cli {
 
 struct Command {
@@ -38,6 +42,10 @@ inline CLI::Validator non_empty_path() {
   return CLI::Validator([](std::string& value) { return value.empty() ? std::string("empty path") : std::string(); },
                         "PATH");
 }
+
+// The reference runs the verdicts compare with by default: results/reference/ of the checkout this
+// program was built from (none for an installed copy: `summary --references DIR` names a folder).
+const std::vector<offloadbench::ReferenceRun>& default_reference_runs();
 
 // "5%" → 0.05, "0.05" → 0.05; throws UsageError naming `option` for anything else.
 double parse_fraction(const std::string& text, const std::string& option);

@@ -16,7 +16,9 @@
 #include "cli/child_process.h"
 #include "cli/interrupt.h"
 #include "harness/analysis/analysis.h"
+#include "cli/commands.h"
 #include "harness/analysis/summary.h"
+#include "harness/analysis/verdicts.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 
@@ -172,7 +174,7 @@ int run_in_processes(const ProcessRunPlan& plan) {
     fmt::print(stderr, "offloadbench: {}; what finished is in {}\n", stopped_because, plan.out);
     return stop_signal ? 128 + stop_signal : 1;
   }
-  print_summary(stdout, merged, family_analyses());
+  print_summary(stdout, merged, family_analyses(), {false, &default_reference_runs(), plan.out});
   fmt::print("results: {}\n", plan.out);
   if (invalid_rows) {
     fmt::print(stderr, "offloadbench: benchmark row(s) failed validation (see 'validated' in {})\n", plan.out);

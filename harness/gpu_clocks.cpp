@@ -24,6 +24,15 @@ void annotate_clock(nlohmann::json& row, const std::optional<SmClockReading>& re
   row["sm_clock_mhz"] = reading->sm_mhz;
   row["clock_throttled"] = is_throttled(*reading);
   row["clocks_locked"] = clocks_locked(*reading);
+  if (row["clock_throttled"] == true) {  // why, for the verdicts (verdicts.h): the maximum and NVML's reasons
+    row["sm_clock_max_mhz"] = reading->max_sm_mhz;
+    nlohmann::json reasons = nlohmann::json::array();
+    for (const auto& [bit, name] : {std::pair{kClockReasonSwPowerCap, "power cap"}, {kClockReasonHwSlowdown, "hw slowdown"},
+                                    {kClockReasonSwThermal, "sw thermal"}, {kClockReasonHwThermal, "hw thermal"},
+                                    {kClockReasonHwPowerBrake, "power brake"}})
+      if (reading->reasons & bit) reasons.push_back(name);
+    row["clock_reasons"] = reasons;
+  }
   if (read_idle(*reading)) row["clock_read_idle"] = true;
 }
 

@@ -116,7 +116,10 @@ nlohmann::json to_json(const GpuInfo& gpu) {
           {"pci_bus_id", gpu.pci_bus_id},
           {"numa_node", gpu.numa_node},
           {"local_cpus", gpu.local_cpus},
-          {"pcie_link", link}};
+          {"pcie_link", link},
+          {"persistence_mode", gpu.persistence_mode < 0 ? "unknown" : gpu.persistence_mode ? "on" : "off"},
+          {"other_compute_processes",
+           gpu.other_compute_processes < 0 ? nlohmann::json(nullptr) : nlohmann::json(gpu.other_compute_processes)}};
 }
 
 nlohmann::json to_json(const GpuInventory& inv) {

@@ -51,6 +51,8 @@ struct GpuInfo {
   int numa_node = -1;
   std::vector<int> local_cpus;  // sysfs local_cpulist: the CPUs nearest the GPU; empty when unknown
   PcieLink link;
+  int persistence_mode = -1;         // 1 on, 0 off, -1 unknown (no NVML)
+  int other_compute_processes = -1;  // other processes with a context on it when queried; -1 unknown
 };
 
 struct GpuInventory {

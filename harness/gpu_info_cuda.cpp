@@ -39,6 +39,8 @@ GpuInfo query_one(int index) {
   g.numa_node = read_sysfs_numa_node(g.pci_bus_id);
   g.local_cpus = read_sysfs_local_cpus(g.pci_bus_id);
   g.link = read_pcie_link(g.pci_bus_id);
+  if (const auto on = Nvml::instance().persistence_mode(g.pci_bus_id)) g.persistence_mode = *on ? 1 : 0;
+  if (const auto others = Nvml::instance().other_compute_processes(g.pci_bus_id)) g.other_compute_processes = *others;
   return g;
 }
 }  // namespace

@@ -4,6 +4,7 @@
 #include "harness/pcie.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 namespace offloadbench {
 
@@ -29,6 +30,15 @@ struct NvmlPciInfo {
   char bus_id[32];
 };
 using remote_pci_fn = int (*)(nvml_device, unsigned, NvmlPciInfo*);
+using enable_state_fn = int (*)(nvml_device, int*);  // nvmlEnableState_t: 0 disabled, 1 enabled
+// nvmlProcessInfo_t (v2 and v3 layouts agree) as nvmlDeviceGetComputeRunningProcesses_v3 fills it.
+struct NvmlProcessInfo {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+  unsigned gpu_instance_id, compute_instance_id;
+};
+using processes_fn = int (*)(nvml_device, unsigned*, NvmlProcessInfo*);
+constexpr int kNvmlInsufficientSize = 7;
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -117,6 +127,31 @@ std::optional<SmClockReading> Nvml::sm_clock(const std::string& pci_bus_id) cons
       reasons(device, &r.reasons))
     return std::nullopt;
   return r;
+}
+
+std::optional<bool> Nvml::persistence_mode(const std::string& pci_bus_id) const {
+  if (!available_) return std::nullopt;
+  auto query = symbol<enable_state_fn>(library_, "nvmlDeviceGetPersistenceMode");
+  nvml_device device = device_at(library_, pci_bus_id);
+  int state = 0;
+  if (!device || !query || query(device, &state) != 0) return std::nullopt;
+  return state == 1;
+}
+
+std::optional<int> Nvml::other_compute_processes(const std::string& pci_bus_id) const {
+  if (!available_) return std::nullopt;
+  auto query = symbol<processes_fn>(library_, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!query) query = symbol<processes_fn>(library_, "nvmlDeviceGetComputeRunningProcesses_v2");
+  nvml_device device = device_at(library_, pci_bus_id);
+  if (!device || !query) return std::nullopt;
+  NvmlProcessInfo infos[64] = {};
+  unsigned count = 64;
+  const int rc = query(device, &count, infos);
+  if (rc == kNvmlInsufficientSize) return static_cast<int>(count);  // more than 64: all of them others, near enough
+  if (rc != 0) return std::nullopt;
+  int others = 0;
+  for (unsigned i = 0; i < count && i < 64; ++i) others += infos[i].pid != static_cast<unsigned>(getpid());
+  return others;
 }
 
 std::optional<NvmlPeerLink> Nvml::peer_link(const std::string& bus_a, const std::string& bus_b) const {

@@ -36,6 +36,10 @@ class Nvml {
   std::optional<PcieLinkState> pcie_link(const std::string& pci_bus_id) const;
   // The SM clock now, its maximum, and the clocks event reasons; nullopt where NVML cannot say.
   std::optional<SmClockReading> sm_clock(const std::string& pci_bus_id) const;
+  // Persistence mode (nvidia-smi -pm); nullopt where NVML cannot say.
+  std::optional<bool> persistence_mode(const std::string& pci_bus_id) const;
+  // Processes other than this one holding a compute context on the GPU; nullopt where NVML cannot say.
+  std::optional<int> other_compute_processes(const std::string& pci_bus_id) const;
   // The link between two GPUs by their bus ids; nullopt without NVML or either GPU.
   std::optional<NvmlPeerLink> peer_link(const std::string& bus_a, const std::string& bus_b) const;
 

@@ -85,8 +85,11 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
     row["error_message"] = run.error_message;
   }
   row["iterations"] = run.iterations;
-  row["real_time"] = run.GetAdjustedRealTime();
-  row["cpu_time"] = run.GetAdjustedCPUTime();
+  // A percentage aggregate (cv) is a fraction, not a time per iteration: Google Benchmark's own JSON
+  // writes its accumulated value as is; scaling it by time unit and iterations made cv 0.43 read 143482.
+  const bool percentage = run.run_type == Run::RT_Aggregate && run.aggregate_unit == benchmark::kPercentage;
+  row["real_time"] = percentage ? run.real_accumulated_time : run.GetAdjustedRealTime();
+  row["cpu_time"] = percentage ? run.cpu_accumulated_time : run.GetAdjustedCPUTime();
   row["time_unit"] = time_unit_name(run.time_unit);
   for (const auto& [key, counter] : run.counters) row[key] = counter.value;
   if (!run.report_label.empty()) row["label"] = run.report_label;

@@ -44,6 +44,15 @@ std::uint64_t meminfo_bytes(const std::string& key) {
   return text.empty() ? 0 : std::stoull(text) * 1024;  // reported in kB (KiB)
 }
 
+// "always [madvise] never" -> "madvise"; a file without brackets gives its first line.
+std::string selected_word(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  const auto open = line.find('['), close = line.find(']');
+  return open != std::string::npos && close > open ? line.substr(open + 1, close - open - 1) : line;
+}
+
 std::string format_time(const char* pattern) {
   std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -107,6 +116,8 @@ HostInfo query_host_info() {
   host.blas_threads = openblas_get_num_threads();
   utsname uts{};
   if (uname(&uts) == 0) host.os = std::string(uts.sysname) + " " + uts.release + " " + uts.machine;
+  host.cpu_governor = selected_word("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  host.thp_enabled = selected_word("/sys/kernel/mm/transparent_hugepage/enabled");
   return host;
 }
 
@@ -118,7 +129,9 @@ nlohmann::json to_json(const HostInfo& host) {
           {"memory_total_bytes", host.memory_total_bytes},
           {"memory_available_bytes", host.memory_available_bytes},
           {"blas", {{"library", host.blas_library}, {"threads", host.blas_threads}}},
-          {"os", host.os}};
+          {"os", host.os},
+          {"cpu_governor", host.cpu_governor},
+          {"thp_enabled", host.thp_enabled}};
 }
 
 std::string utc_now_iso8601() { return format_time("%Y-%m-%dT%H:%M:%SZ"); }

@@ -17,6 +17,8 @@ struct HostInfo {
   std::string blas_library;      // openblas_get_config() and how it threads: "… (OpenMP)"
   int blas_threads = 0;
   std::string os;
+  std::string cpu_governor;  // cpufreq scaling_governor of CPU 0 ("performance", "powersave"); "" when none
+  std::string thp_enabled;   // the bracketed word of transparent_hugepage/enabled; "" when unreadable
 };
 
 HostInfo query_host_info();

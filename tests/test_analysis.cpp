@@ -218,6 +218,8 @@ TEST(Analyze, SpeedupIsOverTheFastestCpuSeriesUnlessOneMatchesTheGpuSeries) {
                                      row("gpu/x", 1.0, with_series(pair_fields("gpu_pinned", 64), "cuBLAS"))}), family_analyses());
     ASSERT_EQ(a["speedups"].size(), 1u);
     EXPECT_EQ(a["speedups"][0]["cpu_name"], "cpu/fast");
+    EXPECT_EQ(a["speedups"][0]["cpu_library"], fast) << "the CPU row a speedup is over is named";
+    EXPECT_EQ(a["crossovers"][0]["cpu_library"], fast);
     EXPECT_DOUBLE_EQ(a["speedups"][0]["speedup"].get<double>(), 2.0);
   }
   const auto a = analyze(document({row("cpu/fast", 2.0, with_series(pair_fields("cpu_all", 64), "other")),
@@ -225,6 +227,28 @@ TEST(Analyze, SpeedupIsOverTheFastestCpuSeriesUnlessOneMatchesTheGpuSeries) {
                                    row("gpu/x", 1.0, with_series(pair_fields("gpu_pinned", 64), "cuBLAS"))}), family_analyses());
   ASSERT_EQ(a["speedups"].size(), 1u);
   EXPECT_EQ(a["speedups"][0]["cpu_name"], "cpu/same");
+}
+
+// The crossover finding is against the strongest CPU view: all threads, unless on this machine they lost
+// to one thread (an oversubscribed 2-core VM); the line names the CPU rows it used.
+TEST(Analyze, CrossoverLineIsAgainstTheStrongestCpuViewAndNamesIt) {
+  auto library = [](nlohmann::json f, const std::string& name) {
+    f["library"] = name;
+    return f;
+  };
+  std::vector<nlohmann::json> rows;
+  for (double n : {64.0, 128.0, 256.0}) {
+    const auto size = std::to_string(n);
+    rows.push_back(row("cpu_all/" + size, 4e-3, library(pair_fields("cpu_all", n), "OpenBLAS")));
+    rows.push_back(row("cpu_1t/" + size, 2e-3, library(pair_fields("cpu_1t", n), "OpenBLAS")));
+    rows.push_back(row("gpu/" + size, 3e-3, pair_fields("gpu_pinned", n)));
+  }
+  const auto a = analyze(document(rows), family_analyses());
+  std::string line;
+  for (const auto& h : a["headlines"])
+    if (h.get<std::string>().rfind("compute/sgemm/fp32", 0) == 0) line = h.get<std::string>();
+  EXPECT_NE(line.find("never wins"), std::string::npos) << line;
+  EXPECT_NE(line.find("vs CPU 1 thread (OpenBLAS)"), std::string::npos) << line;
 }
 
 TEST(Analyze, SkippedAndInvalidRowsAreLeftOut) {

@@ -1,5 +1,6 @@
 // The reporter turns Google Benchmark runs into rows with offloadbench's fields, and keeps the
 // file valid after every benchmark.
+#include <cmath>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -117,6 +118,34 @@ TEST(ResultsReporter, AnExceptionInACaseBecomesASkipWithItsText) {
   EXPECT_EQ(rows[0]["skipped"], true);
   EXPECT_EQ(rows[0]["skip_reason"], "x.cu:12: cudaMalloc failed: out of memory");
   EXPECT_EQ(rows[1]["skipped"], false);
+}
+
+// The cv aggregate is stddev/mean of the repetitions' times, a fraction: it was stored scaled by the
+// time unit and divided by the iterations (cv 0.43 written as 143482).
+TEST(ResultsReporter, CvAggregateIsTheFractionOfTheRepetitions) {
+  clear_registered_cases();
+  register_case({"synthetic/uneven", "synthetic", {}, Clock::device_events, [](benchmark::State& state) {
+                   static int repetition = 0;
+                   const double seconds = (repetition++ % 2 ? 3e-3 : 1e-3);  // times differ by 3×
+                   for (auto _ : state) state.SetIterationTime(seconds);
+                 }});
+  const auto doc = testing::run_registered("synthetic/uneven", 4);
+  std::vector<double> times;
+  for (const auto& row : iteration_rows(doc)) times.push_back(row["real_time"].get<double>());
+  ASSERT_EQ(times.size(), 4u);
+  double mean = 0, squares = 0;
+  for (double t : times) mean += t / times.size();
+  for (double t : times) squares += (t - mean) * (t - mean);
+  const double cv = std::sqrt(squares / (times.size() - 1)) / mean;  // Google Benchmark's sample stddev
+  bool found = false;
+  for (const auto& row : doc["benchmarks"])
+    if (row.value("aggregate_name", "") == "cv") {
+      found = true;
+      EXPECT_EQ(row["aggregate_unit"], "percentage");
+      EXPECT_NEAR(row["real_time"].get<double>(), cv, 1e-6) << row.dump();
+      EXPECT_GT(cv, 0.4) << "the repetitions were meant to differ";
+    }
+  EXPECT_TRUE(found) << "Google Benchmark writes a cv aggregate with repetitions";
 }
 
 }  // namespace offloadbench

@@ -65,6 +65,16 @@ using detail::text;
 
 bool is_gpu_view(const std::string& view) { return view.rfind("gpu_", 0) == 0; }
 
+// What a CPU row ran, in a few words: its series, else its library when that is one word, else its
+// label up to the first ';' or ',' ("GEMMs: all oneDNN"); "" when none says.
+std::string cpu_library(const nlohmann::json& row) {
+  if (const auto series = text(row, "series"); !series.empty()) return series;
+  if (const auto library = text(row, "library"); !library.empty() && library.find(' ') == std::string::npos)
+    return library;
+  const auto label = text(row, "label");
+  return label.substr(0, label.find_first_of(";,"));
+}
+
 // (view, series, size) -> case, for the rows of one compare_group.
 using ViewKey = std::tuple<std::string, std::string, double>;
 
@@ -90,6 +100,7 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
     for (const auto& [view, series] : gpu_curves)
       for (const auto& cpu_view : cpu_views) {
         std::vector<SpeedupPoint> points;
+        std::set<std::string> libraries;  // the CPU rows the curve used, named
         const Measured* any = nullptr;
         for (const auto& [key, gpu] : by_key) {
           if (std::get<0>(key) != view || std::get<1>(key) != series) continue;
@@ -106,6 +117,7 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
           }
           if (!cpu) continue;
           any = gpu;
+          if (const auto library = cpu_library(cpu->row()); !library.empty()) libraries.insert(library);
           const auto [gmin, gmax] = std::minmax_element(gpu->seconds.begin(), gpu->seconds.end());
           const auto [cmin, cmax] = std::minmax_element(cpu->seconds.begin(), cpu->seconds.end());
           const double gpu_s = median(gpu->seconds), cpu_s = median(cpu->seconds);
@@ -116,10 +128,14 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
                                      {"sweep", text(gpu->row(), "sweep")}, {"size", size},
                                      {"gpu_seconds", gpu_s}, {"cpu_seconds", cpu_s}, {"speedup", p.speedup},
                                      {"speedup_low", p.speedup_low}, {"speedup_high", p.speedup_high},
-                                     {"gpu_name", gpu->name}, {"cpu_name", cpu->name}});
+                                     {"gpu_name", gpu->name}, {"cpu_name", cpu->name},
+                                     {"cpu_library", cpu_library(cpu->row())}});
         }
         if (!any) continue;
         auto c = crossover_json(find_crossover(points));  // by_key is sorted by size within a curve
+        std::string named;
+        for (const auto& library : libraries) named += (named.empty() ? "" : "/") + library;
+        c["cpu_library"] = named;
         c.update({{"compare_group", group}, {"family", text(any->row(), "family")}, {"view", view},
                   {"series", series}, {"cpu_view", cpu_view}, {"sweep", text(any->row(), "sweep")},
                   {"smallest_size", points.front().size}, {"largest_size", points.back().size},

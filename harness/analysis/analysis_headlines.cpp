@@ -63,7 +63,8 @@ std::string crossover_line(const nlohmann::json& c) {
   const auto series = c.value("series", std::string());
   std::string who = fmt::format("{}{}: {}", c.value("compare_group", std::string()), series.empty() ? "" : " " + series,
                                 view_phrase(c.value("view", std::string())));
-  const auto vs = cpu_phrase(c.value("cpu_view", std::string()));
+  const auto library = c.value("cpu_library", std::string());
+  const auto vs = cpu_phrase(c.value("cpu_view", std::string())) + (library.empty() ? "" : " (" + library + ")");
   const auto kind = c.value("kind", std::string());
   auto size = [&](const char* key) { return format_sweep_size(sweep, c[key].is_number() ? c[key].get<double>() : NAN); };
   if (kind == "crossover") {
@@ -78,16 +79,17 @@ std::string crossover_line(const nlohmann::json& c) {
                      c.value("speedup_at_largest", 0.0), vs);
 }
 
+// Per (group, series): the first GPU view of gpu_order, against the CPU view strongest against it (the
+// lowest speedup at the largest size: all threads, unless they lost to one thread on this machine).
 void crossover_lines(const nlohmann::json& analysis, std::vector<std::string>& out) {
   const std::vector<std::string> gpu_order = {"gpu_pinned", "gpu_pageable", "gpu_pinned_overlap", "gpu_kernel"};
-  const std::vector<std::string> cpu_order = {"cpu_all", "cpu_1t"};
   std::map<std::pair<std::string, std::string>, const nlohmann::json*> best;  // (group, series)
   for (const auto& c : analysis["crossovers"]) {
     if (is_anchor_row(c)) continue;  // another tool's rows: drawn beside ours, not our finding
     auto& slot = best[{c["compare_group"].get<std::string>(), c["series"].get<std::string>()}];
     auto better = [&](const nlohmann::json& a, const nlohmann::json& b) {
-      const auto ka = std::make_pair(rank(gpu_order, a["view"]), rank(cpu_order, a["cpu_view"]));
-      const auto kb = std::make_pair(rank(gpu_order, b["view"]), rank(cpu_order, b["cpu_view"]));
+      const auto ka = std::make_pair(rank(gpu_order, a["view"]), a.value("speedup_at_largest", 0.0));
+      const auto kb = std::make_pair(rank(gpu_order, b["view"]), b.value("speedup_at_largest", 0.0));
       return ka < kb;
     };
     if (!slot || better(c, *slot)) slot = &c;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "harness/analysis/family_analysis.h"
+#include "harness/analysis/verdicts.h"
 #include "harness/results/results.h"
 #include "harness/results/sizes.h"
 
@@ -71,12 +72,6 @@ double median_of(const nlohmann::json& results, const std::string& name, const s
 }
 
 namespace {
-std::string rate_text(double value, const char* unit) {
-  if (value >= 1e12) return fmt::format("{:.2f} T{}", value / 1e12, unit);
-  if (value >= 1e9) return fmt::format("{:.2f} G{}", value / 1e9, unit);
-  if (value >= 1e6) return fmt::format("{:.2f} M{}", value / 1e6, unit);
-  return fmt::format("{:.3g} {}", value, unit);
-}
 // Each rule a row broke, with up to three of its rows and why (the rest are in analysis.invariants).
 void print_self_checks(std::FILE* out, const nlohmann::json& results) {
   if (!results.contains("analysis") || !results["analysis"].contains("invariants")) return;
@@ -105,7 +100,17 @@ void print_self_checks(std::FILE* out, const nlohmann::json& results) {
 
 }  // namespace
 
-void print_summary(std::FILE* out, const nlohmann::json& results, const std::vector<FamilyAnalysis>& families) {
+void print_summary(std::FILE* out, const nlohmann::json& results, const std::vector<FamilyAnalysis>& families,
+                   const SummaryOptions& options) {
+  print_first_screen(out, results, options);
+  if (!options.all) {
+    const auto hint = "every table and finding: offloadbench summary --all " + printable(options.file);
+    fmt::print(out, "{}\n", options.file.empty() || hint.size() > kSummaryColumns
+                               ? std::string("every table and finding: offloadbench summary --all FILE")
+                               : hint);
+    return;
+  }
+  fmt::print(out, "\n--- every table and finding ---\n");
   // Headline rows: per label, the largest size measured.
   std::map<std::string, const nlohmann::json*> headline;
   std::map<std::string, int> skip_reasons;
@@ -126,7 +131,7 @@ void print_summary(std::FILE* out, const nlohmann::json& results, const std::vec
     auto& best = headline[label];
     if (!best || row.value("bytes", 0.0) > best->value("bytes", 0.0)) best = &row;
   }
-  fmt::print(out, "offloadbench: {} measurements, {} skipped, {} invalid\n", rows, skipped, invalid);
+  fmt::print(out, "headline throughputs ({} measurements, {} skipped, {} invalid):\n", rows, skipped, invalid);
   const auto rate_field = [](const nlohmann::json& row) {
     return row.contains("flop_per_second") ? "flop_per_second" : "bytes_per_second";
   };

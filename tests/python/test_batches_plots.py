@@ -73,7 +73,7 @@ def test_crossovers_match_the_model(analysed):
 
 
 def test_summary_names_each_crossover_in_one_line(run_offloadbench):
-    result = run_offloadbench("summary", BATCHES_FIXTURE)
+    result = run_offloadbench("summary", BATCHES_FIXTURE, "--all")
     assert result.returncode == 0, result.stderr
     lines = [line.strip() for line in result.stdout.splitlines() if " batches from " in line]
     assert len(lines) == 6, result.stdout  # 3 images × pinned, pageable; fp32 GPU normalize only

@@ -50,7 +50,7 @@ def test_peer_run_below_two_gpus_skips_every_case_once_with_its_reason(run_offlo
 
 
 def test_summary_prints_the_gpu_by_gpu_matrix_of_the_synthetic_fixture(run_offloadbench):
-    result = run_offloadbench("summary", FIXTURE)
+    result = run_offloadbench("summary", FIXTURE, "--all")
     assert result.returncode == 0, result.stderr
     text = result.stdout
     start = text.index("device_to_device_memcpy_read_ce (GB/s")

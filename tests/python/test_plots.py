@@ -132,7 +132,7 @@ def test_transfer_fit_break_even_overlap_and_ceilings(analysed_gpu):
 
 
 def test_summary_prints_the_headlines(analysed_gpu, run_offloadbench):
-    result = run_offloadbench("summary", analysed_gpu)
+    result = run_offloadbench("summary", analysed_gpu, "--all")
     assert result.returncode == 0, result.stderr
     assert "compute/triad/fp32: GPU incl. pinned transfers wins from elements ≈" in result.stdout
     assert "GPU 0 H2D pinned" in result.stdout
@@ -216,9 +216,11 @@ def test_run_stores_the_analysis_and_prints_the_findings(tmp_path, run_offloadbe
     doc = load_json(out)
     assert set(doc["analysis"]) >= {"speedups", "crossovers", "transfer_model", "pinning_break_even", "overlap",
                                     "ceilings", "headlines"}
-    assert "findings:" in result.stdout
+    assert "every table and finding: offloadbench summary --all" in result.stdout  # run prints the first screen
+    full = run_offloadbench("summary", out, "--all")
+    assert "findings:" in full.stdout
     for line in doc["analysis"]["headlines"]:
-        assert line in result.stdout
+        assert line in full.stdout
 
 
 def test_gpu_rows_skipped_leave_the_cpu_curves(tmp_path, run_offloadbench):

@@ -76,6 +76,23 @@ def test_the_program_commands_run_as_shown(offloadbench_bin, tmp_path):
     assert (tmp_path / "cpu-plots" / "report.html").stat().st_size > 0
 
 
+def test_the_first_screen_of_the_h100_quick_run_fits_a_screen(run_offloadbench):
+    """summary's default output: at most 40 lines of at most 100 characters, verdicts first."""
+    reference = ROOT / "results/reference/nvidia-h100-80gb-hbm3-2026-11-26-quick.json"
+    printed = run_offloadbench("summary", reference)
+    assert printed.returncode == 0, printed.stderr
+    lines = printed.stdout.splitlines()
+    assert len(lines) <= 40, printed.stdout
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert lines[0].startswith("offloadbench: ")
+    assert any(re.match(r"GPU 0 NVIDIA H100 80GB HBM3, PCIe Gen5 x16: \d+ healthy", line) for line in lines), lines
+    assert lines[-1].startswith("every table and finding: offloadbench summary --all")
+    everything = run_offloadbench("summary", reference, "--all").stdout
+    uncut = [line for line in lines[:-1] if not line.endswith("…") and not line.startswith("  ... and ")]
+    assert uncut and all(line in everything.splitlines() for line in uncut), "--all prints the first screen too"
+    assert "findings:" in everything and len(everything.splitlines()) > 40
+
+
 def test_the_sample_summary_is_what_summary_prints(run_offloadbench):
     reference = ROOT / "results/reference/nvidia-h100-80gb-hbm3-2026-11-26-quick.json"
     assert str(reference.relative_to(ROOT)) in readme(), "the sample names the file it comes from"

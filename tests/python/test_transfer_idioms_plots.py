@@ -63,7 +63,7 @@ def test_pinning_at_scale_break_even_and_host_half(analysed):
 
 
 def test_summary_has_one_line_per_finding(analysed, run_offloadbench):
-    result = run_offloadbench("summary", analysed)
+    result = run_offloadbench("summary", analysed, "--all")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "torch idioms, batch of 64 (36.8 MiB), 2.00 ms GPU step: a batch already pinned fastest" in out
