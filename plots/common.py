@@ -111,6 +111,7 @@ def _series_count(ax):
 def _legend_outside(fig):
     """Every axes' legend moved right of its axes (constrained layout makes room): a legend inside
     the axes covers some data sooner or later, whatever corner it is put in."""
+    moved = False
     for ax in fig.axes:
         legend = ax.get_legend()
         if legend is None or legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1:
@@ -120,6 +121,17 @@ def _legend_outside(fig):
         title = legend.get_title().get_text() or None
         ax.legend(legend.legend_handles, [t.get_text() for t in texts], loc="upper left", bbox_to_anchor=(1.01, 1.0),
                   borderaxespad=0.0, fontsize=size, title=title, title_fontsize=size)
+        moved = True
+    return moved
+
+
+def _widen_for_legends(fig):
+    """The figure made wider by its widest legend, so that the data area (and its title) keeps its width."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    widths = [ax.get_legend().get_window_extent(renderer).width for ax in fig.axes if ax.get_legend() is not None]
+    if widths:
+        fig.set_figwidth(fig.get_figwidth() + max(widths) / fig.dpi + 0.1)
 
 
 def _single_points_as_markers(fig):
@@ -179,7 +191,8 @@ def save(fig, outdir, stem, title, caption=""):
     png, svg = outdir / f"{stem}.png", outdir / f"{stem}.svg"
     try:
         _single_points_as_markers(fig)
-        _legend_outside(fig)
+        if _legend_outside(fig):
+            _widen_for_legends(fig)
         fig.canvas.draw()
         _readable_ticks(fig)
         problems = chart_problems(fig)
