@@ -64,3 +64,29 @@ def test_save_moves_the_legend_out_and_marks_a_lone_point(tmp_path):
     record = common.save(fig, tmp_path, "chart", "test")
     assert record["problems"] == []
     assert lone.get_marker() == "o"
+
+
+def test_views_and_series_each_have_their_own_colour_and_dash():
+    """bf16 and fp16 once shared a style: in the main charts each view differs from every other in
+    colour, dash and marker; in the detail charts so does each of up to MAX_SERIES series."""
+    from plots import timing
+    views = ["gpu_kernel", "gpu_pinned", "gpu_pageable", "gpu_pinned_overlap", "cpu_1t", "cpu_all"]
+    for key in ("color", "linestyle", "marker"):
+        assert len({str(timing.view_style(v)[key]) for v in views}) == len(views), key
+        assert len({str(timing.series_style(i)[key]) for i in range(4)}) == 4, key
+    looks = {(s["color"], s["linestyle"], s["marker"]) for s in map(timing.series_style, range(common.MAX_SERIES))}
+    assert len(looks) == common.MAX_SERIES
+
+
+def test_the_main_chart_keeps_each_views_best_series():
+    from plots import timing
+    point = lambda size, seconds: {"size": size, "seconds": seconds}  # noqa: E731
+    curves = {("gpu_kernel", "fp32"): [point(1, 1.0), point(4, 4.0)],
+              ("gpu_kernel", "fp16"): [point(1, 2.0), point(4, 1.0)],  # slower at 1, faster at the largest shared
+              ("gpu_kernel", "tiled"): [point(4, 0.5)],                # faster, but alone at 4 and no 1: still shared
+              ("cpu_all", ""): [point(1, 0.1)]}
+    shown = timing.best_per_view(curves, lambda p: p["size"], lambda p: p["seconds"])
+    assert set(shown) == {("gpu_kernel", "tiled"), ("cpu_all", "")}
+    del curves[("gpu_kernel", "tiled")]
+    assert set(timing.best_per_view(curves, lambda p: p["size"], lambda p: p["seconds"])) == {
+        ("gpu_kernel", "fp16"), ("cpu_all", "")}
