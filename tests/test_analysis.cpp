@@ -77,8 +77,12 @@ TEST(Crossover, RangeNeverUnderstatesTheBracket) {
     if (c.kind != CrossoverKind::crossover) continue;
     EXPECT_LE(c.bracket_low, c.size);
     EXPECT_GE(c.bracket_high, c.size);
-    if (c.low) EXPECT_LE(*c.low, c.bracket_low);
-    if (c.high) EXPECT_GE(*c.high, c.bracket_high);
+    if (c.low) {
+      EXPECT_LE(*c.low, c.bracket_low);
+    }
+    if (c.high) {
+      EXPECT_GE(*c.high, c.bracket_high);
+    }
   }
 }
 
