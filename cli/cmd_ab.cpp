@@ -403,7 +403,7 @@ Command add_ab_command(CLI::App& app, const std::vector<std::string>& command_li
   cmd->add_option("--suite", o->suites, "Comma-separated suites, or all")->default_str("all");
   cmd->add_flag("--full", o->full, "Full sweep of every size (default quick)");
   cmd->add_option("--device", o->device, "GPU index, all, or cpu")->default_str("0");
-  cmd->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, as for run");
+  cmd->add_option("--sizes", o->sizes, "Sizes for the size sweeps, as for run");
   cmd->add_option("--delta-cpu", o->delta_cpu, "Smallest change that counts on CPU rows")->default_str("2%");
   cmd->add_option("--delta-gpu", o->delta_gpu, "Smallest change that counts on GPU rows")->default_str("1%");
   cmd->add_option("--alpha", o->alpha, "Family-wise error rate over all benchmarks (Holm)")->default_str("0.05");

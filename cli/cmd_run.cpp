@@ -134,6 +134,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     throw UsageError(e.what());
   }
   const auto suites = select_suites(o.suites);
+  if (o.sizes_given) check_sizes_apply(suites);
   if (o.device_given && o.device.empty()) throw UsageError("--device '' is empty (give a GPU index, all or cpu)");
   const std::string device = o.device.empty() ? "0" : o.device;
   config.gpu_devices = select_devices(device);
@@ -274,7 +275,9 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
   auto* remeasure = run->add_option("--remeasure-unsteady", o->remeasure,
                   "Measure a case again, in a fresh process with this many repetitions, when its repetitions "
                   "spread by more than 20% (0: never; default from OFFLOADBENCH_REMEASURE_UNSTEADY, else 10)");
-  auto* sizes = run->add_option("--sizes", o->sizes, "Byte sizes for size sweeps, e.g. 4KiB,1MiB,256MiB");
+  auto* sizes = run->add_option("--sizes", o->sizes,
+                                fmt::format("Replace the size sweep, e.g. 4KiB,1Mi,64M (K, M, G with or without i/iB are "
+                                            "binary multiples) — {}; other suites refuse it", sizes_meanings()));
   run->add_option("--host-numa", o->host_numa,
                   "Host buffers of transfer cases on: local (the GPU's NUMA node), remote, a node number, or all")
       ->default_str("local");

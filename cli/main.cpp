@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
+#include "harness/run_context.h"
 #include "harness/system_info.h"
 
 namespace {
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
   CLI::App app{"offloadbench: when does moving work to the GPU pay off, and what does the move cost?",
                "offloadbench"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("offloadbench {} ({}, {})", offloadbench::offloadbench_version(),
+                                                offloadbench::offloadbench_git_sha(),
+                                                offloadbench::offloadbench_build_type()));
   std::vector<std::string> command_line(argv, argv + argc);
   std::vector<Command> commands = {
       add_run_command(app, command_line),
@@ -72,6 +76,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "offloadbench: {} (see offloadbench --help)\n", offloadbench::printable(e.what()));

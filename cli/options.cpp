@@ -38,6 +38,22 @@ std::vector<const Suite*> select_suites(const std::string& text) {
   return selected;
 }
 
+std::string sizes_meanings() {
+  std::vector<std::string> parts;
+  for (const auto& s : all_suites())
+    if (!s.sizes_meaning.empty()) parts.push_back(fmt::format("{}: {}", s.name, s.sizes_meaning));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+void check_sizes_apply(const std::vector<const Suite*>& suites) {
+  std::vector<std::string> fixed;
+  for (auto* s : suites)
+    if (s->sizes_meaning.empty()) fixed.push_back(s->name);
+  if (fixed.empty()) return;
+  throw UsageError(fmt::format("--sizes does not apply to {} (fixed sweeps); choose suites it sizes with --suite ({})",
+                               fmt::join(fixed, ", "), sizes_meanings()));
+}
+
 std::vector<int> select_devices(const std::string& text) {
   const int visible = static_cast<int>(gpu_inventory().gpus.size());
   if (text == "cpu") return {};

@@ -149,4 +149,14 @@ std::string broken_context_reason(int first, int second, const std::string& erro
                      error_text);
 }
 
+std::string device_count_failure_reason(int status, int driver_version, const std::string& error_text) {
+  constexpr int kInsufficientDriver = 35, kNoDevice = 100;  // cudaErrorInsufficientDriver, cudaErrorNoDevice
+  if (driver_version == 0) return "no usable GPU: no NVIDIA driver installed";
+  if (status == kNoDevice) return "no usable GPU: the NVIDIA driver sees no device";
+  if (status == kInsufficientDriver)
+    return fmt::format("no usable GPU: the NVIDIA driver (CUDA {}.{}) is older than this build's CUDA runtime needs",
+                       driver_version / 1000, driver_version % 1000 / 10);
+  return "no usable GPU: cudaGetDeviceCount failed with " + error_text;
+}
+
 }  // namespace offloadbench

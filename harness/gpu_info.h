@@ -82,6 +82,11 @@ std::string gpu_context_error();
 // returned again after the error was cleared; only an error that stays is a broken context.
 std::string broken_context_reason(int first, int second, const std::string& error_text);
 
+// Why cudaGetDeviceCount gave no GPU, in the user's terms: `status` is what it returned,
+// `driver_version` what cudaDriverGetVersion said (0: no driver library at all), `error_text` the
+// CUDA error's text. No driver installed is said as such, not as an "insufficient" driver.
+std::string device_count_failure_reason(int status, int driver_version, const std::string& error_text);
+
 // A plain sentence when a GPU's link runs below its maximum, else "".
 std::string link_warning(const GpuInfo& gpu);
 

@@ -69,7 +69,7 @@ const GpuInventory& gpu_inventory() {
     const cudaError_t rc = cudaGetDeviceCount(&count);
     // No driver (cudaErrorInsufficientDriver) is the same situation as no device for us.
     if (rc != cudaSuccess) {
-      inv.unavailable_reason = "no usable GPU: cudaGetDeviceCount failed with " + cuda_error_text(rc);
+      inv.unavailable_reason = device_count_failure_reason(rc, inv.driver_version, cuda_error_text(rc));
       cudaGetLastError();  // clear the sticky-free error so later calls start clean
       return inv;
     }

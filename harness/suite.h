@@ -27,6 +27,9 @@ struct Suite {
   std::string name;
   std::string description;
   std::function<void(const RunConfig&)> register_cases;  // calls register_case() once per case
+  // What `--sizes` sets in this suite ("bytes per copy"); empty: its sweeps are fixed and --sizes
+  // is refused for it rather than silently ignored.
+  std::string sizes_meaning;
 };
 
 }  // namespace offloadbench

@@ -126,19 +126,124 @@ def literal_texts(fig):
             text.set_parse_math(False)
 
 
+MAX_SERIES = 8  # more lines than this on one axes and no single one can be followed
+
+
+def _series_count(ax):
+    """Data series on `ax`: labelled lines in data coordinates with two or more points (not a marked
+    size or level), and bar groups."""
+    lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_") and ln.get_transform() == ax.transData
+             and sum(1 for x, y in ln.get_xydata() if math.isfinite(x) and math.isfinite(y)) >= 2]
+    return len(lines) + len(ax.containers)
+
+
+def _legend_outside(fig):
+    """Every axes' legend moved right of its axes (constrained layout makes room): a legend inside
+    the axes covers some data sooner or later, whatever corner it is put in."""
+    moved = False
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1:
+            continue
+        texts = legend.get_texts()
+        size = texts[0].get_fontsize() if texts else "x-small"
+        title = legend.get_title().get_text() or None
+        ax.legend(legend.legend_handles, [t.get_text() for t in texts], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0, fontsize=size, title=title, title_fontsize=size)
+        moved = True
+    return moved
+
+
+def _widen_for_legends(fig):
+    """The figure made wider by its widest legend, so that the data area (and its title) keeps its width."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    widths = [ax.get_legend().get_window_extent(renderer).width for ax in fig.axes if ax.get_legend() is not None]
+    if widths:
+        fig.set_figwidth(fig.get_figwidth() + max(widths) / fig.dpi + 0.1)
+
+
+def _single_points_as_markers(fig):
+    """A line through one point draws nothing: give it a marker so the point shows."""
+    for ax in fig.axes:
+        for ln in ax.get_lines():
+            points = [(x, y) for x, y in ln.get_xydata() if math.isfinite(x) and math.isfinite(y)]
+            if len(points) == 1 and ln.get_marker() in (None, "None", "", " "):
+                ln.set_marker("o")
+
+
+def _overlapping(extents):
+    boxes = sorted(extents, key=lambda b: b.x0)
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:i + 2])
+
+
+def _tick_labels(axis, renderer):
+    return [t.get_window_extent(renderer) for t in axis.get_ticklabels(which="both")
+            if t.get_visible() and t.get_text().strip()]
+
+
+def _readable_ticks(fig):
+    """Tick labels that run into each other ("3×10³4×10³") lose their minor labels."""
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if _overlapping(_tick_labels(axis, renderer)):
+                axis.set_minor_formatter(NullFormatter())
+
+
+def chart_problems(fig):
+    """What makes a chart hard to read, checked on matplotlib's own extents after drawing: more than
+    MAX_SERIES series on one axes, a legend over the axes' data area, tick labels that overlap."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    for index, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        name = ax.get_title() or f"axes {index}"
+        if _series_count(ax) > MAX_SERIES:
+            problems.append(f"{name}: {_series_count(ax)} series (at most {MAX_SERIES})")
+        area = ax.get_window_extent(renderer)
+        for legend in [ax.get_legend()] + list(fig.legends):
+            if legend is not None and legend.get_window_extent(renderer).overlaps(area):
+                problems.append(f"{name}: the legend covers the data area")
+        for axis, which in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            if _overlapping(_tick_labels(axis, renderer)):
+                problems.append(f"{name}: {which} tick labels overlap")
+    return sorted(set(problems))
+
+
 def save(fig, outdir, stem, title, caption=""):
     """Writes stem.png and stem.svg, each whole or not at all (files.OutputError when one cannot be
-    written); returns the chart record report.html lists. `stem` (made from data) is bounded and made
-    distinct from the other charts of this run and from the inputs (files.file_stem)."""
+    written); returns the chart record report.html lists, with `problems` (chart_problems) left after
+    moving legends outside the data, marking lone points and thinning crowded tick labels. `stem` (made from
+    data) is bounded and made distinct from the other charts of this run and from the inputs (files.file_stem)."""
     stem = files.file_stem(outdir, stem, title)
     png, svg = outdir / f"{stem}.png", outdir / f"{stem}.svg"
     try:
         literal_texts(fig)
+        _single_points_as_markers(fig)
+        if _legend_outside(fig):
+            _widen_for_legends(fig)
+        fig.canvas.draw()
+        _readable_ticks(fig)
+        problems = chart_problems(fig)
         files.write_atomically(png, lambda f: fig.savefig(f, format="png", dpi=110))
         files.write_atomically(svg, lambda f: fig.savefig(f, format="svg"))
     finally:
         plt.close(fig)
-    return {"title": title, "png": png.name, "svg": svg.name, "caption": caption}
+    return {"title": title, "png": png.name, "svg": svg.name, "caption": caption, "problems": problems}
+
+
+def crossover_where(c, size_text):
+    """Where an analysis crossover lies, in words: "≈ 287" once located (its range within ±10%),
+    else "in 256–1024" (the whole range: between measured sizes nothing is known). Files analysed
+    before `located` existed read as not located."""
+    def text(key, otherwise):
+        return size_text(c[key]) if isinstance(c.get(key), (int, float)) else otherwise
+    if c.get("located"):
+        return f"≈ {text('size', '?')}"
+    return f"in {text('low', 'below the smallest')}–{text('high', 'beyond the largest')}"
 
 
 def crossover(packed, other):

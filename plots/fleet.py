@@ -42,15 +42,16 @@ def has_gpu(doc):
 
 
 def machine_label(doc):
-    """'host · GPU · driver · link' from the fingerprint and the context; 'host · CPU · no GPU' without one."""
+    """'GPU on host · driver · link' from the fingerprint and the context; 'CPU on host · no GPU' without
+    one. The GPU leads: host names such as "vm" or "localhost" tell machines apart poorly."""
     ctx = doc["context"]
     fingerprint = ctx.get("machine_fingerprint", {})
     host = ctx.get("host", {}).get("hostname") or ctx.get("host_name") or "?"
     gpus = ctx.get("cuda", {}).get("gpus") or []
     if not gpus:
-        return f"{host} · {fingerprint.get('cpu_model') or ctx.get('host', {}).get('cpu_model', '?')} · no GPU"
+        return f"{fingerprint.get('cpu_model') or ctx.get('host', {}).get('cpu_model', '?')} on {host} · no GPU"
     models = fingerprint.get("gpu_models") or [g.get("name", "?") for g in gpus]
-    return f"{host} · {', '.join(models)} · driver {fingerprint.get('driver', '?')} · {_link(gpus[0])}"
+    return f"{', '.join(models)} on {host} · driver {fingerprint.get('driver', '?')} · {_link(gpus[0])}"
 
 
 def _size(row):
@@ -82,11 +83,35 @@ def _is_gpu_row(row):
     return isinstance(row.get("device"), int) or str(row.get("view", "")).startswith("gpu")
 
 
-def headline_cells(doc):
-    """{headline label: (cell text, is a GPU row)}: per label the largest size measured, as `summary`
-    reads it: the median rate of its valid repetitions (FLOP/s, else bytes/s), and the time per step
-    for an MLP step. A label whose rows were all skipped says so."""
-    largest, skipped = {}, {}
+def headline_sizes(doc):
+    """{headline label: {size}}: the sizes of each headline label's usable rows."""
+    sizes = {}
+    broken = results.broken_rows(doc)
+    for row in doc["benchmarks"]:
+        label = row.get("headline")
+        if (row.get("run_type") == "iteration" and isinstance(label, str) and not results.left_out(row, broken)
+                and results.usable(row)):
+            sizes.setdefault(label, set()).add(_size(row))
+    return sizes
+
+
+def common_sizes(docs):
+    """{headline label: {size}}: the sizes every machine with that label measured, so that one row of
+    the table compares like with like."""
+    per_doc = [headline_sizes(d) for d in docs]
+    common = {}
+    for sizes in per_doc:
+        for label, found in sizes.items():
+            common[label] = common[label] & found if label in common else set(found)
+    return common
+
+
+def headline_cells(doc, allowed=None):
+    """{headline label: (cell text, is a GPU row)}: per label the largest size measured (of `allowed`
+    {label: {size}} when given: the sizes every machine has), as `summary` reads it: the median rate
+    of its valid repetitions (FLOP/s, else bytes/s), and the time per step for an MLP step. A label
+    whose rows were all skipped says so; one with no size in common with the other machines too."""
+    largest, skipped, unshared = {}, {}, set()
     broken = results.broken_rows(doc)
     for row in doc["benchmarks"]:
         label = row.get("headline")
@@ -94,6 +119,9 @@ def headline_cells(doc):
             continue
         if not results.usable(row):
             skipped.setdefault(label, row)
+            continue
+        if allowed is not None and _size(row) not in allowed.get(label, set()):
+            unshared.add(label)
             continue
         if label not in largest or _size(row)[1] > _size(largest[label])[1]:
             largest[label] = row
@@ -116,6 +144,8 @@ def headline_cells(doc):
         else:
             text = f"{_time_text(case['seconds'])} at {at}"
         cells[label] = (text, _is_gpu_row(row))
+    for label in unshared - set(cells):
+        cells[label] = ("measured, but at no size the other machines measured", False)
     for label, row in skipped.items():
         if label not in cells:
             cells[label] = ("no GPU" if _is_gpu_row(row) and not has_gpu(doc)
@@ -139,14 +169,14 @@ def crossover_cells(doc):
         key = (c.get("compare_group", ""), c.get("series", ""))
         if key not in best or GPU_VIEW_ORDER.index(c["view"]) < GPU_VIEW_ORDER.index(best[key]["view"]):
             best[key] = c
-    from .common import sweep_size
+    from .common import crossover_where, sweep_size
     cells = {}
     for key, c in best.items():
         sweep = c.get("sweep", "")
         size = lambda k: sweep_size(sweep, c[k]) if isinstance(c.get(k), (int, float)) else "?"  # noqa: E731
         view = VIEW_PHRASE[c["view"]]
         if c.get("kind") == "crossover":
-            text = f"wins from {sweep} ≈ {size('size')} ({view})"
+            text = f"wins from {sweep} {crossover_where(c, lambda v: sweep_size(sweep, v))} ({view})"
         elif c.get("kind") == "gpu_wins_all":
             text = f"wins at every size, {size('smallest_size')}–{size('largest_size')} ({view})"
         else:
@@ -186,7 +216,8 @@ def headline_table(docs, labels):
     gpu0 = [d["context"]["cuda"]["gpus"][0] if has_gpu(d) else None for d in docs]
     rows = [("PCIe link (theoretical, per direction)",
              [f"{_link(g)}: {_link_rate(g) / 1e9:.1f} GB/s" if g else "no GPU" for g in gpu0])]
-    cells = [headline_cells(d) for d in docs]
+    common = common_sizes(docs)
+    cells = [headline_cells(d, common) for d in docs]
     all_rows = [r for d in docs for r in d["benchmarks"]]
     labels_in_order = sorted({label for c in cells for label in c}, key=lambda l: (_family_rank(all_rows, l), l))
     for label in labels_in_order:
@@ -243,8 +274,9 @@ def write_report(docs, sources, labels, outdir, charts, missing):
                      f"git {e(str(ob.get('git_sha', '?')))} · {e(str(ob.get('start_time_utc', '?')))}"
                      + (f" · no GPU: {e(why)}" if why and not has_gpu(doc) else "") + "</li>")
     parts += ["</ul>", "<h2>Headlines</h2>",
-              "<p class='caption'>Per machine, the rows each run marks as a headline, at the largest size it measured "
-              "(median of the valid repetitions); \"not in this file\": that run has no such headline row.</p>",
+              "<p class='caption'>Per machine, the rows each run marks as a headline, at the largest size every machine "
+              "measured (median of the valid repetitions); \"not in this file\": that run has no such headline "
+              "row.</p>",
               headline_table(docs, labels),
               "<h2>Where the GPU starts to win</h2>",
               "<p class='caption'>Per compare group, against all CPU threads, the crossover the analysis found "

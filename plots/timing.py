@@ -33,6 +33,48 @@ def view_label(view, series):
     return f"{label} [{series}]" if series else label
 
 
+# One view per line in the main charts: a dash and a marker of its own as well as a colour.
+VIEW_LINE = {"gpu_kernel": ("-", "o"), "gpu_pinned": ("--", "s"), "gpu_pageable": ("-.", "^"),
+             "gpu_pinned_overlap": ((0, (5, 1, 1, 1)), "D"), "cpu_1t": (":", "v"), "cpu_all": ((0, (3, 1)), "P")}
+SERIES_COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+
+
+def view_style(view, series=""):
+    """The main charts' style: one line per view, told apart by colour, dash and marker."""
+    if series in ANCHOR_STYLE:
+        return style(view, 0, series)
+    dash, marker = VIEW_LINE.get(view, ("-", "o"))
+    return {"color": VIEW_STYLE.get(view, ("tab:cyan", view))[0], "linestyle": dash, "marker": marker}
+
+
+def series_style(index):
+    """The detail charts' style: one view, one line per series, each its own colour, dash and marker."""
+    return {"color": SERIES_COLORS[index % len(SERIES_COLORS)], "linestyle": SERIES_STYLE[index % len(SERIES_STYLE)],
+            "marker": SERIES_MARKERS[index % len(SERIES_MARKERS)]}
+
+
+def best_per_view(curves, size_of, score):
+    """{(view, series): points} keeping each view's best series: the lowest score(point) at the largest
+    size all of that view's series measured (the series with most points where they share none)."""
+    by_view = {}
+    for (view, series), points in curves.items():
+        by_view.setdefault(view, []).append((series, points))
+    chosen = {}
+    for view, entries in by_view.items():
+        shared = set.intersection(*({size_of(p) for p in points} for _, points in entries))
+        at = max(shared) if shared else None
+
+        def rank(entry):
+            points = entry[1]
+            if at is None:
+                return (-len(points), 0)
+            return (0, score(next(p for p in points if size_of(p) == at)))
+
+        series, points = min(entries, key=rank)
+        chosen[(view, series)] = points
+    return chosen
+
+
 def style(view, series_index, series=""):
     """Colour by view, dashes and then markers by series: no two series of one view look alike."""
     if series in ANCHOR_STYLE:
@@ -74,13 +116,26 @@ def crossovers_for(doc, group):
     return [c for c in found if c.get("cpu_view") == cpu]
 
 
-def draw_time_lines(ax, curves, value=lambda case: case["seconds"]):
+def draw_time_lines(ax, curves, value=lambda case: case["seconds"], styler=None):
+    """One line per (view, series); `styler(index, view, series)` gives its style (default: style())."""
     series_index = {}
-    for (view, series), case_list in sorted(curves.items()):
-        index = series_index.setdefault(series, len(series_index))
+    for index, ((view, series), case_list) in enumerate(sorted(curves.items())):
+        st = styler(index, view, series) if styler else style(view, series_index.setdefault(series, len(series_index)),
+                                                              series)
         xs = [c["size"] for c in case_list]
-        ax.plot(xs, [value(c) for c in case_list], markersize=4, label=view_label(view, series),
-                **style(view, index, series))
+        ax.plot(xs, [value(c) for c in case_list], markersize=4, label=view_label(view, series), **st)
+
+
+def _view_styler(index, view, series):
+    return view_style(view, series)
+
+
+def _series_styler(index, view, series):
+    return series_style(index)
+
+
+def _drawn(crossovers, curves):
+    return [c for c in crossovers if (c.get("view"), c.get("series", "")) in curves]
 
 
 def mark_crossovers(ax, crossovers, sweep):
@@ -88,11 +143,14 @@ def mark_crossovers(ax, crossovers, sweep):
         if c.get("kind") != "crossover" or not c.get("size"):
             continue
         color = VIEW_STYLE.get(c["view"], ("tab:red", ""))[0]
-        ax.axvline(c["size"], color=color, linestyle=":", linewidth=1.2,
-                   label=f"crossover {view_label(c['view'], c.get('series', ''))}: "
-                         f"{common.sweep_size(sweep, c['size'])}")
+        label = (f"crossover {view_label(c['view'], c.get('series', ''))}: "
+                 f"{common.crossover_where(c, lambda v: common.sweep_size(sweep, v))}")
+        # A line only where the crossover is located; elsewhere the span it may lie in, unlabelled by a point.
+        if c.get("located"):
+            ax.axvline(c["size"], color=color, linestyle=":", linewidth=1.2, label=label)
+            label = None
         if c.get("low") and c.get("high"):
-            ax.axvspan(c["low"], c["high"], color=color, alpha=0.08)
+            ax.axvspan(c["low"], c["high"], color=color, alpha=0.08, label=label)
 
 
 def _no_crossover_note(ax, crossovers, sweep):
@@ -109,24 +167,72 @@ def _no_crossover_note(ax, crossovers, sweep):
 
 
 def time_chart(doc, outdir, group, curves):
+    """Each view's fastest series (at most one line per view); the file's other series in detail_charts."""
     sweep = next(iter(curves.values()))[0]["row"]["sweep"]
-    title = f"{group}: time vs {sweep}"
-    fig, ax = common.new_figure(title, 9, 5.5)
-    draw_time_lines(ax, curves)
+    shown = best_per_view(curves, lambda c: c["size"], lambda c: c["seconds"])
     crossovers = crossovers_for(doc, group)
-    mark_crossovers(ax, crossovers, sweep)
-    _no_crossover_note(ax, crossovers, sweep)
+    title = _time_title(group, sweep, _drawn(crossovers, shown))
+    fig, ax = common.new_figure(title, 9, 5.5)
+    draw_time_lines(ax, shown, styler=_view_styler)
+    mark_crossovers(ax, _drawn(crossovers, shown), sweep)
+    _no_crossover_note(ax, _drawn(crossovers, shown), sweep)
     if not any(view.startswith("gpu") for view, _ in curves):
         ax.text(0.01, 0.99, "no GPU rows" + _gpu_reason(doc, group).replace(" (GPU rows skipped:", ":").rstrip(")"),
                 transform=ax.transAxes, va="top", fontsize="x-small", wrap=True,
                 bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
     common.size_axis(ax, sweep, [c["size"] for cl in curves.values() for c in cl])
     common.seconds_axis(ax)
-    ax.legend(fontsize="x-small", loc="lower right")
+    ax.legend(fontsize="x-small")
     cpu = crossovers[0]["cpu_view"] if crossovers else "the CPU"
+    others = len(curves) - len(shown)
     return common.save(fig, outdir, f"time_{common.slug(group)}", title,
-                       f"Median time per iteration; dotted lines: where each GPU view starts to beat {cpu} "
-                       "(shaded: the range the repetitions allow).")
+                       f"Median time per iteration, the fastest series of each view"
+                       + (f" ({others} other series in the detail chart below)" if others else "")
+                       + (f"; dotted lines: where each GPU view starts to beat {cpu}, where measured to ±10% "
+                          "(shaded: the range it may lie in, between measured sizes)." if crossovers else "."))
+
+
+def _time_title(group, sweep, crossovers):
+    """The chart's answer in its title: where the first GPU view (pinned transfers first) wins."""
+    order = ["gpu_pinned", "gpu_pageable", "gpu_pinned_overlap", "gpu_kernel"]
+    found = sorted((c for c in crossovers if c.get("view") in order and c.get("kind") in ("crossover", "gpu_wins_all")),
+                   key=lambda c: order.index(c["view"]))
+    if not found:
+        return f"{group}: time vs {sweep}"
+    c = found[0]
+    phrase = VIEW_STYLE[c["view"]][1].replace("GPU ", "")
+    if c["kind"] == "gpu_wins_all":
+        return f"{group}: GPU wins at every {sweep} ({phrase})"
+    where = common.crossover_where(c, lambda v: common.sweep_size(sweep, v))
+    return f"{group}: GPU wins from {sweep} {where} ({phrase})"
+
+
+def detail_time_chart(doc, outdir, group, curves):
+    """Every series of the view with most of them, beside the fastest CPU line: what the main chart
+    leaves out. None when the main chart already shows every series."""
+    views = {}
+    for view, series in curves:
+        views.setdefault(view, []).append(series)
+    view = max(views, key=lambda v: (len(views[v]), v.startswith("gpu")))
+    if len(views[view]) < 2:
+        return None
+    sweep = next(iter(curves.values()))[0]["row"]["sweep"]
+    cpu = preferred_cpu_view({v for v in views if v.startswith("cpu")})
+    shown = {k: v for k, v in curves.items() if k[0] == view}
+    if cpu and cpu != view:
+        shown.update(best_per_view({k: v for k, v in curves.items() if k[0] == cpu}, lambda c: c["size"],
+                                   lambda c: c["seconds"]))
+    label = VIEW_STYLE.get(view, (None, view))[1]
+    title = f"{group}: every series, {label}"
+    fig, ax = common.new_figure(title, 9, 5.5)
+    draw_time_lines(ax, shown, styler=_series_styler)
+    common.size_axis(ax, sweep, [c["size"] for cl in shown.values() for c in cl])
+    common.seconds_axis(ax)
+    ax.legend(fontsize="x-small")
+    return common.save(fig, outdir, f"time_{common.slug(group)}_series", title,
+                       f"Median time per iteration of every series measured as {label}"
+                       + (f", beside the fastest {VIEW_STYLE.get(cpu, (None, cpu))[1]} series." if cpu and cpu != view
+                          else "."))
 
 
 def speedup_chart(doc, outdir, group, sweep):
@@ -138,26 +244,30 @@ def speedup_chart(doc, outdir, group, sweep):
             curves.setdefault((s["view"], s.get("series", "")), []).append(s)
     if not curves:
         return None
+    for pts in curves.values():
+        pts.sort(key=lambda s: s["size"])
+    shown = best_per_view(curves, lambda s: s["size"], lambda s: -s["speedup"])
     title = f"{group}: GPU speedup over {VIEW_STYLE.get(cpu, (None, cpu))[1]}"
     fig, ax = common.new_figure(title, 9, 5.5)
-    series_index = {}
-    for (view, series), pts in sorted(curves.items()):
-        pts.sort(key=lambda s: s["size"])
+    for (view, series), pts in sorted(shown.items()):
         xs = [s["size"] for s in pts]
-        st = style(view, series_index.setdefault(series, len(series_index)), series)
+        st = view_style(view, series)
         ax.plot(xs, [s["speedup"] for s in pts], markersize=4, label=view_label(view, series), **st)
         ax.fill_between(xs, [s["speedup_low"] for s in pts], [s["speedup_high"] for s in pts], color=st["color"],
                         alpha=0.12, linewidth=0)
     ax.axhline(1.0, color="red", linewidth=1, label="1× (break-even)")
-    mark_crossovers(ax, [c for c in crossovers_for(doc, group) if c.get("cpu_view") == cpu], sweep)
+    mark_crossovers(ax, _drawn([c for c in crossovers_for(doc, group) if c.get("cpu_view") == cpu], shown), sweep)
     common.size_axis(ax, sweep, [s["size"] for s in points])
     ax.set_yscale("log")
     common.plain_log_formatter(ax.yaxis)
     ax.set_ylabel("speedup = CPU time / GPU time (log scale)")
     ax.legend(fontsize="x-small")
+    others = len(curves) - len(shown)
     return common.save(fig, outdir, f"speedup_{common.slug(group)}", title,
-                       "Above 1×: the GPU is faster. Shaded: from the slowest GPU vs fastest CPU repetition to the "
-                       "reverse.")
+                       "Above 1×: the GPU is faster; each GPU view's best series"
+                       + (f" ({others} other series: the time detail chart, and `offloadbench summary`)" if others
+                          else "")
+                       + ". Shaded: from the slowest GPU vs fastest CPU repetition to the reverse.")
 
 
 def charts(doc, outdir):
@@ -166,6 +276,9 @@ def charts(doc, outdir):
     groups = paired_cases(doc, lambda family: family not in own)
     for group, curves in sorted(groups.items()):
         out.append(time_chart(doc, outdir, group, curves))
+        detail = detail_time_chart(doc, outdir, group, curves)
+        if detail:
+            out.append(detail)
         chart = speedup_chart(doc, outdir, group, next(iter(curves.values()))[0]["row"]["sweep"])
         if chart:
             out.append(chart)

@@ -28,14 +28,62 @@ TEST(Crossover, InterpolatesOnLogSize) {
   EXPECT_FALSE(c.gpu_wins_somewhere_below);
 }
 
-TEST(Crossover, RangeComesFromTheSpread) {
-  // With a ×2 spread the optimistic curve (2·s) crosses at 500 and the pessimistic (s/2) at 2000.
-  const auto c = find_crossover(curve({10, 100, 10000, 100000}, {0.01, 0.1, 10, 100}, 2.0));
+TEST(Crossover, RangeCoversTheWholeBracketEvenWithoutSpread) {
+  // Measured at 10, 100, 10000, 100000 with no spread at all: the interpolated 1000 is a guess, the
+  // crossover lies somewhere between 100 and 10000, and the range must say so.
+  const auto c = find_crossover(curve({10, 100, 10000, 100000}, {0.01, 0.1, 10, 100}));
+  ASSERT_TRUE(c.low && c.high);
+  EXPECT_EQ(*c.low, 100);
+  EXPECT_EQ(*c.high, 10000);
+  EXPECT_EQ(c.bracket_low, 100);
+  EXPECT_EQ(c.bracket_high, 10000);
+  EXPECT_FALSE(c.located);
+}
+
+TEST(Crossover, RangeWidensToTheSpreadsBrackets) {
+  // With a ×20 spread the optimistic curve already wins at 100 (last loss at 10) and the pessimistic
+  // one loses at 10000 (first lasting win at 100000): the range is 10–100000, wider than the bracket.
+  const auto c = find_crossover(curve({10, 100, 10000, 100000}, {0.01, 0.1, 10, 100}, 20.0));
   ASSERT_EQ(c.kind, CrossoverKind::crossover);
   ASSERT_TRUE(c.low && c.high);
-  EXPECT_NEAR(*c.low, 500, 1e-6);
-  EXPECT_NEAR(*c.high, 2000, 1e-6);
+  EXPECT_EQ(*c.low, 10);
+  EXPECT_EQ(*c.high, 100000);
   EXPECT_NEAR(c.size, 1000, 1e-6);
+}
+
+TEST(Crossover, LocatedOnlyWhenTheRangeIsWithinTenPercent) {
+  // Sizes 1000 and 1100 either side (ratio 1.1): located; 1000 and 1300: not.
+  EXPECT_TRUE(find_crossover(curve({100, 1000, 1100, 10000}, {0.5, 0.9, 1.1, 5})).located);
+  EXPECT_FALSE(find_crossover(curve({100, 1000, 1300, 10000}, {0.5, 0.9, 1.1, 5})).located);
+  // Adjacent integers (batch 1 and 2): nothing to measure in between.
+  EXPECT_TRUE(crossover_located(1, 2));
+  EXPECT_FALSE(crossover_located(1, 3));
+  EXPECT_TRUE(crossover_located(1000, 1210));
+}
+
+TEST(Crossover, RangeNeverUnderstatesTheBracket) {
+  // Random curves: whatever the spread, low <= bracket_low < size < bracket_high <= high.
+  unsigned seed = 12345;
+  auto next = [&] { seed = seed * 1103515245u + 12345u; return (seed >> 8) % 1000 / 1000.0; };
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<SpeedupPoint> points;
+    double size = 1;
+    for (int i = 0; i < 6; ++i) {
+      size *= 1.5 + 10 * next();
+      const double s = 0.1 + 3 * next(), lo = s * (0.5 + 0.5 * next()), hi = s * (1 + next());
+      points.push_back({size, s, lo, hi});
+    }
+    const auto c = find_crossover(points);
+    if (c.kind != CrossoverKind::crossover) continue;
+    EXPECT_LE(c.bracket_low, c.size);
+    EXPECT_GE(c.bracket_high, c.size);
+    if (c.low) {
+      EXPECT_LE(*c.low, c.bracket_low);
+    }
+    if (c.high) {
+      EXPECT_GE(*c.high, c.bracket_high);
+    }
+  }
 }
 
 TEST(Crossover, NoCrossoverCpuSide) {

@@ -130,6 +130,18 @@ TEST(GpuContext, OnlyAnErrorThatStaysAfterClearingIsABrokenContext) {
   }
 }
 
+TEST(GpuInventory, NoDriverIsSaidAsSuch) {
+  // cudaDriverGetVersion gives 0 when no driver library is installed; the runtime then reports
+  // cudaErrorInsufficientDriver (35), which would wrongly read as "your driver is too old".
+  const auto none = device_count_failure_reason(35, 0, "cudaErrorInsufficientDriver (35): CUDA driver version is insufficient");
+  EXPECT_EQ(none, "no usable GPU: no NVIDIA driver installed");
+  const auto old = device_count_failure_reason(35, 12020, "cudaErrorInsufficientDriver (35)");
+  EXPECT_NE(old.find("(CUDA 12.2) is older"), std::string::npos) << old;
+  EXPECT_EQ(device_count_failure_reason(100, 13000, "cudaErrorNoDevice (100)"),
+            "no usable GPU: the NVIDIA driver sees no device");
+  EXPECT_NE(device_count_failure_reason(999, 13000, "cudaErrorUnknown (999)").find("cudaErrorUnknown"), std::string::npos);
+}
+
 TEST(GpuInventory, AnswersWithOrWithoutAGpu) {
   const auto& inv = gpu_inventory();
   if (inv.gpus.empty()) {

@@ -74,6 +74,7 @@ nlohmann::json batches_crossovers(const std::vector<Measured>& cases) {
                                      ? nlohmann::json(first_winning_batch(points)) : nlohmann::json(nullptr);
       j["low"] = crossing.low ? nlohmann::json(*crossing.low) : nlohmann::json(nullptr);
       j["high"] = crossing.high ? nlohmann::json(*crossing.high) : nlohmann::json(nullptr);
+      j["located"] = crossing.located;
       out.push_back(j);
     }
   }

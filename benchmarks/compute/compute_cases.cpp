@@ -277,7 +277,8 @@ void register_compute_suite(const RunConfig& config) {
 Suite compute_suite() {
   return {"compute",
           "elementwise ops and matmul: GPU kernel only, GPU with transfers (pinned, pageable), CPU 1 and all threads",
-          register_compute_suite};
+          register_compute_suite,
+          "elements per array of the elementwise ops (matmul orders are fixed)"};
 }
 
 }  // namespace offloadbench

@@ -90,7 +90,8 @@ void register_memset_suite(const RunConfig& config) {
 Suite memset_suite() {
   return {"memset",
           "filling a buffer with a byte value: host std::memset (1 and all threads) vs device cudaMemsetAsync, by size",
-          register_memset_suite};
+          register_memset_suite,
+          "bytes per fill"};
 }
 
 }  // namespace offloadbench

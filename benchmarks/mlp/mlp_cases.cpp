@@ -306,7 +306,8 @@ void LossCheck::report(benchmark::State& state) const {
 Suite mlp_suite() {
   return {"mlp",
           "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch modes, data paths",
-          register_mlp_suite};
+          register_mlp_suite,
+          ""};  // batches and layer sizes are fixed: --sizes is refused
 }
 
 }  // namespace offloadbench

@@ -307,7 +307,8 @@ Suite peer_suite() {
   return {"peer",
           "GPU<->GPU copies (CE and SM, read and write, one-way, bidirectional, all-to-one, one-to-all), "
           "host-link contention and peer latency, under nvbandwidth's testcase names",
-          register_peer_suite};
+          register_peer_suite,
+          "bytes per GPU<->GPU copy"};
 }
 
 }  // namespace offloadbench

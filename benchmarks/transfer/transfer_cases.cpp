@@ -135,7 +135,8 @@ void register_transfer_suite(const RunConfig& config) {
 Suite transfer_suite() {
   return {"transfer",
           "host<->device copies by direction and host memory kind, pinning costs, host memcpy baseline",
-          register_transfer_suite};
+          register_transfer_suite,
+          "bytes per host<->device copy"};
 }
 
 LaneRates bidirectional_lane_rates(std::uint64_t bytes_per_direction, const Totals& totals) {

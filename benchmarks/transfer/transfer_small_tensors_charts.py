@@ -28,7 +28,9 @@ def packing_crossovers(doc):
     if block and isinstance(block.get("small_tensors_packing"), list):
         return [{"device": e.get("device"), "versus": e.get("versus"),
                  "tensors": e.get("size") if e.get("kind") == "crossover" else
-                 (e.get("smallest_tensors") if e.get("kind") == "gpu_wins_all" else None)}
+                 (e.get("smallest_tensors") if e.get("kind") == "gpu_wins_all" else None),
+                 "located": e.get("kind") != "crossover" or bool(e.get("located")),
+                 "where": common.crossover_where(e, lambda v: f"{v:.3g}") if e.get("kind") == "crossover" else None}
                 for e in block["small_tensors_packing"]]
     series = _series(doc)
     out = []
@@ -71,7 +73,10 @@ def charts(doc, outdir):
             if c["tensors"] is None:
                 notes.append(f"vs {name}: packing does not win in the measured range")
                 continue
-            notes.append(f"vs {name}: packing wins from N ≈ {c['tensors']:.3g}")
+            where = c.get("where") or f"≈ {c['tensors']:.3g}"
+            notes.append(f"vs {name}: packing wins from N {where}")
+            if not c.get("located", True):
+                continue  # between measured counts far apart: no line at a guessed N
             ax.axvline(c["tensors"], linestyle=":", color="gray")
             ax.annotate(f"N≈{c['tensors']:.3g}", (c["tensors"], 0.02), xycoords=("data", "axes fraction"),
                         rotation=90, fontsize="x-small", va="bottom")

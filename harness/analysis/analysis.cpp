@@ -51,7 +51,11 @@ std::string text(const nlohmann::json& row, const std::string& key) {
 
 nlohmann::json crossover_json(const Crossover& c) {
   nlohmann::json j = {{"kind", to_string(c.kind)}, {"gpu_wins_somewhere_below", c.gpu_wins_somewhere_below}};
-  j["size"] = c.kind == CrossoverKind::crossover ? nlohmann::json(c.size) : nlohmann::json(nullptr);
+  const bool crossing = c.kind == CrossoverKind::crossover;
+  j["size"] = crossing ? nlohmann::json(c.size) : nlohmann::json(nullptr);
+  j["bracket_low"] = crossing ? nlohmann::json(c.bracket_low) : nlohmann::json(nullptr);
+  j["bracket_high"] = crossing ? nlohmann::json(c.bracket_high) : nlohmann::json(nullptr);
+  j["located"] = c.located;
   j["low"] = c.low ? nlohmann::json(*c.low) : nlohmann::json(nullptr);
   j["high"] = c.high ? nlohmann::json(*c.high) : nlohmann::json(nullptr);
   return j;

@@ -32,11 +32,22 @@ enum class CrossoverKind {
 };
 const char* to_string(CrossoverKind kind);
 
+// A crossover is located when its range is within ±10% of its size on a log scale (high/low ≤ 1.1²),
+// or when no size lies between low and high (adjacent batches or matrix orders).
+constexpr double kLocatedCrossoverRatio = 1.21;
+
 struct Crossover {
   CrossoverKind kind = CrossoverKind::no_data;
   double size = 0;                // interpolated on log size; only for `crossover`
-  std::optional<double> low;      // earliest size the spread allows (none: GPU may win everywhere)
-  std::optional<double> high;     // latest size the spread allows (none: may not win in range)
+  // The measured sizes either side of it: the last size where the median GPU loses and the next one.
+  double bracket_low = 0, bracket_high = 0;
+  // The range where it may lie: from the last measured size where even the fastest GPU repetition
+  // loses (none: the GPU may win everywhere) to the first from which even the slowest wins for good
+  // (none: it may not win in range). Never narrower than the bracket: between two measured sizes
+  // nothing is known.
+  std::optional<double> low;
+  std::optional<double> high;
+  bool located = false;           // low–high within kLocatedCrossoverRatio (or adjacent integers)
   bool gpu_wins_somewhere_below = false;  // a win below the crossover that did not last
 };
 
@@ -45,8 +56,11 @@ struct Crossover {
 // Points must be sorted by size. `low`/`high` come from the same search over speedup_high/low.
 Crossover find_crossover(const std::vector<SpeedupPoint>& points);
 
-// A crossover as the analysis block writes it: kind, gpu_wins_somewhere_below, and size, low and
-// high (null where they do not apply).
+// Whether a crossover's range [low, high] pins it down (kLocatedCrossoverRatio, or no integer between).
+bool crossover_located(double low, double high);
+
+// A crossover as the analysis block writes it: kind, gpu_wins_somewhere_below, located, and size,
+// low, high, bracket_low and bracket_high (null where they do not apply).
 nlohmann::json crossover_json(const Crossover& c);
 
 // time = alpha + bytes / beta, fitted by least squares on relative error (weights 1/time²) so that

@@ -68,9 +68,12 @@ std::string crossover_line(const nlohmann::json& c) {
   const auto kind = c.value("kind", std::string());
   auto size = [&](const char* key) { return format_sweep_size(sweep, c[key].is_number() ? c[key].get<double>() : NAN); };
   if (kind == "crossover") {
-    std::string range = fmt::format(" (range {}–{})", c["low"].is_number() ? size("low") : "below " + size("smallest_size"),
-                                    c["high"].is_number() ? size("high") : "beyond " + size("largest_size"));
-    return fmt::format("{} wins from {} ≈ {}{} vs {}", who, sweep, size("size"), range, vs);
+    const auto low = c["low"].is_number() ? size("low") : "below " + size("smallest_size");
+    const auto high = c["high"].is_number() ? size("high") : "beyond " + size("largest_size");
+    // Only a located crossover gets a point: between two measured sizes far apart nothing is known.
+    if (c.value("located", false))
+      return fmt::format("{} wins from {} ≈ {} (range {}–{}) vs {}", who, sweep, size("size"), low, high, vs);
+    return fmt::format("{} wins from {} somewhere in {}–{} (not measured in between) vs {}", who, sweep, low, high, vs);
   }
   if (kind == "gpu_wins_all")
     return fmt::format("{} wins at every measured size ({} {}–{}) vs {}", who, sweep, size("smallest_size"),

@@ -31,6 +31,7 @@ namespace {
 struct Crossing {
   CrossoverKind kind = CrossoverKind::no_data;
   double size = 0;
+  double bracket_low = 0, bracket_high = 0;  // the measured sizes either side
   bool win_below = false;
 };
 
@@ -60,6 +61,8 @@ Crossing crossing_of(const std::vector<SpeedupPoint>& points, SpeedupAt at) {
   const double t = yb > ya ? -ya / (yb - ya) : 1.0;
   c.kind = CrossoverKind::crossover;
   c.size = std::exp(xa + t * (xb - xa));
+  c.bracket_low = a.size;
+  c.bracket_high = b.size;
   return c;
 }
 
@@ -71,12 +74,24 @@ Crossover find_crossover(const std::vector<SpeedupPoint>& points) {
   result.kind = mid.kind;
   result.size = mid.size;
   result.gpu_wins_somewhere_below = mid.win_below;
-  // The optimistic curve crosses earliest, the pessimistic one latest.
+  result.bracket_low = mid.bracket_low;
+  result.bracket_high = mid.bracket_high;
+  // The optimistic curve crosses earliest, the pessimistic one latest, each somewhere in its own
+  // bracket: the range runs from the one's lower end to the other's upper end, so it always covers
+  // the median curve's bracket.
   const auto early = crossing_of(points, [](const SpeedupPoint& p) { return p.speedup_high; });
   const auto late = crossing_of(points, [](const SpeedupPoint& p) { return p.speedup_low; });
-  if (early.kind == CrossoverKind::crossover) result.low = early.size;
-  if (late.kind == CrossoverKind::crossover) result.high = late.size;
+  const bool crossed = mid.kind == CrossoverKind::crossover;
+  if (early.kind == CrossoverKind::crossover)
+    result.low = crossed ? std::min(early.bracket_low, mid.bracket_low) : early.bracket_low;
+  if (late.kind == CrossoverKind::crossover)
+    result.high = crossed ? std::max(late.bracket_high, mid.bracket_high) : late.bracket_high;
+  result.located = crossed && result.low && result.high && crossover_located(*result.low, *result.high);
   return result;
+}
+
+bool crossover_located(double low, double high) {
+  return low > 0 && (high / low <= kLocatedCrossoverRatio || std::floor(high) - std::ceil(low) <= 1);
 }
 
 TransferFit fit_transfer_model(const std::vector<double>& bytes, const std::vector<double>& seconds) {

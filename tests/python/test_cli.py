@@ -4,6 +4,7 @@ finished."""
 import json
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -227,3 +228,46 @@ def test_history_of_an_unreadable_folder_says_so(unprivileged, offloadbench_bin)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2, result.stderr
     assert lines == [f"offloadbench: {nightly}: cannot list this directory: Permission denied"], result.stderr
+
+
+def test_version_prints_the_version(run_offloadbench):
+    result = run_offloadbench("--version")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"offloadbench \S+ \(\S+, \S+\)\n", result.stdout), result.stdout
+
+
+def test_list_prints_one_line_per_group_sizes_ascending_with_skips_marked(run_offloadbench):
+    result = run_offloadbench("list", "--suite", "compute")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    every_case = json.loads(run_offloadbench("list", "--suite", "compute", "--json").stdout)
+    assert len(lines) < len(every_case) / 5  # groups, not cases
+    assert max(len(line) for line in lines) < 400
+    triad = next(line for line in lines if line.startswith("  compute/triad/fp32 "))
+    assert "gpu_kernel, gpu_pinned, gpu_pageable, cpu_1t" in triad
+    assert "elements 1Ki, 64Ki, 1Mi, 16Mi, 64Mi" in triad  # ascending, though registered largest first
+    info = json.loads(run_offloadbench("info", "--json").stdout)
+    reason = info["cuda"].get("unavailable_reason")
+    if not info["cuda"]["gpus"] and reason:
+        assert f"[skipped here: 15 of them, {reason}]" in triad
+    else:
+        assert "skipped here" not in triad
+
+
+def test_sizes_are_refused_where_a_sweep_ignores_them(run_offloadbench, tmp_path):
+    for suites in ("mlp", "compute,batches", "all"):
+        result = run_offloadbench("run", "--suite", suites, "--device", "cpu", "--sizes", "1Mi",
+                                  "--out", tmp_path / "r.json")
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "--sizes does not apply to" in result.stderr and "compute: elements per array" in result.stderr
+    assert not (tmp_path / "r.json").exists()
+    assert "compute: elements per array" in run_offloadbench("run", "--help").stdout
+
+
+def test_a_machine_without_a_driver_is_told_so(run_offloadbench):
+    facts = json.loads(run_offloadbench("info", "--json").stdout)
+    if facts["cuda"]["gpus"] or pathlib.Path("/proc/driver/nvidia").exists():
+        pytest.skip("an NVIDIA driver is installed here")
+    if "built without CUDA" in facts["cuda"]["unavailable_reason"]:
+        pytest.skip("this build has no CUDA runtime to ask")
+    assert facts["cuda"]["unavailable_reason"] == "no usable GPU: no NVIDIA driver installed"
