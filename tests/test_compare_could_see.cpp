@@ -82,7 +82,8 @@ TEST(Detectable, TheLargerOfTheTestsNeedAndTheGatesWidth) {
   EXPECT_GT(detectable_log_slowdown(margin, 0.02, 5, 1, 0.05, 0), one);      // more noise
   EXPECT_GT(detectable_log_slowdown(margin, 0.01, 5, 100, 0.05, 0), one);    // Holm over more benchmarks
   EXPECT_GT(detectable_log_slowdown(margin, 0.01, 2, 1, 0.05, 0), one);      // heavier tails
-  EXPECT_DOUBLE_EQ(detectable_log_slowdown(margin, 0.01, 5, 1, 0.05, 0.5), 0.5);  // the gate is wider
+  EXPECT_DOUBLE_EQ(detectable_log_slowdown(margin, 0, 5, 1, 0.05, 0.5), 0.5);  // the gate is wider
+  EXPECT_GT(detectable_log_slowdown(margin, 0.01, 5, 1, 0.05, 0.5), 0.5);     // and needs power too
   EXPECT_DOUBLE_EQ(detectable_log_slowdown(margin, 0, 5, 1, 0.05, 0), margin);    // never below δ
 }
 

@@ -5,7 +5,8 @@
 //   step is alpha / tests), with power kDetectablePower — a slowdown of exactly the test's threshold
 //   is flagged about half the time, one of this size in about 80% of pairs;
 // - the gate: the plainer sign the verdict also needs (the floor past the other file's slowest
-//   processes, or the interquartile ranges apart), whose width in this pair is `gate_width`.
+//   processes, or the interquartile ranges apart), whose width in this pair is `gate_width`, plus the
+//   same power term: NEW's side of the gate moves by about a standard error between runs too.
 #pragma once
 #include <cstddef>
 #include <string>
