@@ -350,10 +350,15 @@ int more_runs_needed(const std::vector<double>& series, const ChangePointOptions
   std::vector<double> noise;
   const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
   for (std::size_t n = std::max(series.size(), 2 * m); n <= series.size() + kMaxRunsAhead; ++n) {
-    while (noise.size() < n) noise.push_back(normal(rng));
+    // The level after the step repeats the noise before it (and, for an odd count, adds its median), so
+    // that the two medians differ by the step itself: a step of exactly the minimum, not a coin flip around it.
+    const std::size_t before = n / 2;
+    while (noise.size() < before) noise.push_back(normal(rng));
+    std::vector<double> first(noise.begin(), noise.begin() + static_cast<std::ptrdiff_t>(before));
     std::vector<double> trial;
-    for (std::size_t i = 0; i < n; ++i)
-      trial.push_back(level * (i < n / 2 ? 1.0 : 1.0 + options.min_magnitude) * std::exp(sigma * noise[i]));
+    for (double z : first) trial.push_back(level * std::exp(sigma * z));
+    for (double z : first) trial.push_back(level * (1.0 + options.min_magnitude) * (1 + 1e-9) * std::exp(sigma * z));
+    if (n - before > before) trial.push_back(level * (1.0 + options.min_magnitude) * (1 + 1e-9) * std::exp(sigma * median(first)));
     if (!detect_change_points(trial, options).empty()) return static_cast<int>(n - series.size());
   }
   return -1;
