@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -416,6 +418,54 @@ TEST(History, UnreadableFileOrDirectoryIsNamedWithItsPermissionError) {
   const auto error = history_error(nightly_dir.string());
   chmod(nightly_dir.c_str(), 0755);  // so that TempDir can remove it
   EXPECT_EQ(error, nightly_dir.string() + ": cannot list this directory: Permission denied");
+}
+
+}  // namespace offloadbench
+
+namespace offloadbench {
+
+// The user's case of issue: six nightly runs with a clear step after the third gave no change point,
+// and a seventh found it. history must say the six could not have shown it, not a bare 0.
+TEST(MoreRunsNeeded, SixRunsWithAStepAfterTheThirdNeedOneMoreAndASeventhFindsIt) {
+  const std::vector<double> six = {231, 229, 232, 75, 76, 74};
+  EXPECT_TRUE(detect_change_points(six, kDefaults).empty());
+  const int more = more_runs_needed(six, kDefaults);
+  EXPECT_GE(more, 1);
+  auto longer = six;
+  while (static_cast<int>(longer.size()) < 6 + more) longer.push_back(75);
+  EXPECT_FALSE(detect_change_points(longer, kDefaults).empty());  // the figure does not overstate the need
+}
+
+TEST(MoreRunsNeeded, NoneForALongSteadySeriesMoreForAShortOrNoisyOne) {
+  EXPECT_EQ(more_runs_needed(series(30, 0.005, 1), kDefaults), 0);
+  EXPECT_GT(more_runs_needed(series(4, 0.005, 1), kDefaults), 0);
+  // At 20% run-to-run noise a 5% step needs more runs than at 0.5%, if it can be seen at all.
+  const int noisy = more_runs_needed(series(10, 0.20, 2), kDefaults);
+  EXPECT_TRUE(noisy < 0 || noisy > more_runs_needed(series(10, 0.005, 2), kDefaults)) << noisy;
+  // A smaller minimum magnitude needs more runs at the same noise.
+  ChangePointOptions fine = kDefaults;
+  fine.min_magnitude = 0.01;
+  const auto x = series(8, 0.01, 3);
+  const int at_one = more_runs_needed(x, fine);
+  EXPECT_TRUE(at_one < 0 || at_one > more_runs_needed(x, kDefaults)) << at_one;
+}
+
+TEST(MoreRunsNeeded, HistorySaysItPerBenchmarkAndInTheHeadlineNeverABareZero) {
+  TempDir dir;
+  for (int run = 0; run < 6; ++run) write_json_atomically(dir.file(fmt::format("{}.json", run)), nightly(run, run < 3 ? 231.0 : 75.0));
+  const auto h = load_history(dir.path.string(), "real_time", false, kDefaults);
+  for (const auto& b : h.benchmarks) EXPECT_GT(b.more_runs_needed, 0) << b.name;
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  print_history(out, h, false);
+  std::fclose(out);
+  const std::string printed(text, size);
+  std::free(text);
+  EXPECT_EQ(printed.find("history: 0 change point"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("no change point could be found yet"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("step needs"), std::string::npos) << printed;
+  EXPECT_TRUE(to_json(h)["benchmarks"][0]["more_runs_needed"].is_number());
 }
 
 }  // namespace offloadbench

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/analysis/stats.h"
+#include "harness/regression/detectable.h"
 #include "harness/regression/signed_rank.h"
 #include "harness/regression/welch.h"
 #include "harness/results/results.h"
@@ -217,6 +218,17 @@ void decide(BenchmarkComparison& r, double p_adjusted, double alpha, const std::
   }
 }
 
+// Welch's counterpart of the floors' figure (detectable.h): its gate is the interquartile ranges
+// apart, about one range's width; past kMaxBetween, or with more far-out benchmarks the other way
+// than the model allows, the pair supports no SLOWER at all.
+double welch_detectable(const BenchmarkComparison& r, const RunPairNoise& noise, const TailWitness& tails,
+                        std::size_t tests, double alpha) {
+  if (tails.between > kMaxBetween || tails.faster > tails.allowance) return std::numeric_limits<double>::infinity();
+  const auto [se, df] = total_error(r, noise);
+  const double gate = ((r.base_q3 - r.base_q1) + (r.new_q3 - r.new_q1)) / 2;
+  return std::expm1(detectable_log_slowdown(std::log1p(r.delta), se, df, tests, alpha, gate));
+}
+
 // The noise between the two runs, learned from every tested benchmark (see RunPairNoise).
 RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows) {
   RunPairNoise noise;
@@ -303,6 +315,11 @@ bool floor_verdicts(Comparison& c) {
     const bool slower = row.p_slower < row.p_faster;
     decide(row, adjusted[i], c.options.alpha, adjusted[i] < c.options.alpha ? floor_gate(row, slower, noise.common_shift) : "",
            rate);
+    // The gate a slowdown must pass: NEW's fastest process beyond BASE's k-th slowest.
+    const auto& b = row.base_floor;
+    const double gate = b.slowest(floor_gate_rank(b.sorted.size(), row.new_floor.sorted.size())) - b.fastest();
+    row.detectable = std::expm1(detectable_log_slowdown(std::log1p(row.delta), row.standard_error, row.df, tested.size(),
+                                                        c.options.alpha, gate));
   }
   return true;
 }
@@ -340,6 +357,7 @@ void holm_verdicts(Comparison& c) {
     const bool slower = row.p_slower < row.p_faster;
     decide(row, adjusted[i], c.options.alpha,
            adjusted[i] < c.options.alpha ? welch_gate(row, slower, c.noise.common_shift, tails) : "", rate);
+    row.detectable = welch_detectable(row, c.noise, tails, tested.size(), c.options.alpha);
   }
 }
 
@@ -462,6 +480,7 @@ BenchmarkComparison compare_samples(const std::string& name, const std::vector<d
   const double p = std::min(1.0, 2 * std::min(r.p_slower, r.p_faster));
   decide(r, p, options.alpha, p < options.alpha ? welch_gate(r, r.p_slower < r.p_faster, 0, TailWitness{0, 0, 1, 0}) : "",
          rate);
+  r.detectable = welch_detectable(r, RunPairNoise{}, TailWitness{0, 0, 1, 0}, 1, options.alpha);
   return r;
 }
 
@@ -523,15 +542,19 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
     const bool gpu_row = b.parameters.contains("device") && b.parameters["device"].is_number_integer();
     auto row = compare_samples(b.name, b.values, n.values, options, gpu_row);
     row.single_thread = !gpu_row && b.parameters.value("cpu_threads", nlohmann::json()) == 1;
+    if (const auto family = b.parameters.find("family"); family != b.parameters.end() && family->is_string())
+      row.family = family->get<std::string>();
     if (b.values.empty() || n.values.empty()) {
       row.verdict = Verdict::inconclusive;
       row.test.clear();
+      row.detectable = kNaN;
       const auto& missing = b.values.empty() ? b : n;
       row.reason = fmt::format("not measured in {}{}", b.values.empty() ? "BASE" : "NEW",
                                missing.skip_reason.empty() ? "" : ": " + missing.skip_reason);
     } else if (const auto diff = parameter_differences(b.parameters, n.parameters); !diff.empty()) {
       row.verdict = Verdict::inconclusive;
       row.test.clear();
+      row.detectable = kNaN;
       row.reason = "same name but parameters differ: " + diff;
     }
     c.rows.push_back(row);
@@ -554,6 +577,7 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
   }
   c.geomean_slowdown = logs ? std::exp(log_sum / logs) : kNaN;
   c.machine_note = machine_state_note(c, base["context"], candidate["context"]);
+  c.shared = shared_shifts(c.rows, c.noise.common_shift);
   std::stable_sort(c.rows.begin(), c.rows.end(), [](const auto& a, const auto& b) {
     const double x = std::isfinite(a.slowdown) ? a.slowdown : -1, y = std::isfinite(b.slowdown) ? b.slowdown : -1;
     return x > y;

@@ -13,6 +13,7 @@
 // `ab` measures side by side and controls drift itself.
 #pragma once
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -88,6 +89,11 @@ struct BenchmarkComparison {
   double p_value = 1;                 // 2·min(p_slower, p_faster), Holm-adjusted over the comparison
   bool inside = false;                // both one-sided tests say |change| < δ (at alpha): SAME allowed
   std::string test;  // "welch", "floor", or "" when none was run
+  // The smallest slowdown (a fraction: 0.07 is 7%) this rule would have flagged at this row's noise with
+  // these files' repetitions and processes (detectable.h); +infinity when the pair can support no
+  // verdict at all, NaN when no test was run.
+  double detectable = std::numeric_limits<double>::quiet_NaN();
+  std::string family;  // the row's `family` field ("" when absent): shared shifts are named per family
 };
 
 // What the file pair as a whole says about the noise between its two runs (compare_results; a lone
@@ -127,6 +133,19 @@ BenchmarkComparison compare_samples(const std::string& name, const std::vector<d
                                     const std::vector<double>& candidate, const CompareOptions& options,
                                     bool gpu_row = false);
 
+// Several benchmarks of one family that moved the same way past δ (relative to the pair's common
+// shift) in one file pair: one finding, since a cause they share moved them — code they share, or the
+// machine (a file whose processes all sat high for one family) — and only `ab` can tell which.
+struct SharedShift {
+  std::string family;
+  bool slower = false;
+  std::vector<std::string> names;  // the rows, slowest first
+  double low = 0, high = 0;        // their range of change, as fractions (+0.20 is 20% slower)
+};
+constexpr std::size_t kMinSharedShiftRows = 3;
+// Families with kMinSharedShiftRows or more rows that moved one way past δ, largest group first.
+std::vector<SharedShift> shared_shifts(const std::vector<BenchmarkComparison>& rows, double common_shift);
+
 struct Comparison {
   CompareOptions options;
   std::vector<BenchmarkComparison> rows;  // slowest first
@@ -143,6 +162,7 @@ struct Comparison {
   // Set when nearly everything moved one way by a lot: more likely the machine's state (load, clocks,
   // other tenants) than the code. The verdicts stand; the note says what to suspect.
   std::string machine_note;
+  std::vector<SharedShift> shared;  // families that moved together (shared_shifts)
 };
 
 // Fields of context.machine_fingerprint that differ, each as "field ('base' vs 'new')".

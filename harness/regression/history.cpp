@@ -227,7 +227,7 @@ struct LoadedRun {
 // The benchmarks' searches spread over the cores: they are independent (each seeds its
 // own generator), so the answers are the same for any number of threads, and a whole suite's
 // history (hundreds of benchmarks) uses every core of the machine.
-std::vector<std::vector<Step>> search_every_benchmark(const std::vector<BenchmarkHistory>& benchmarks,
+std::vector<std::vector<Step>> search_every_benchmark(std::vector<BenchmarkHistory>& benchmarks,
                                                       const ChangePointOptions& options) {
   std::vector<std::vector<Step>> steps(benchmarks.size());
   std::atomic<std::size_t> next{0};
@@ -239,6 +239,7 @@ std::vector<std::vector<Step>> search_every_benchmark(const std::vector<Benchmar
         std::vector<double> medians;
         for (const auto& p : benchmarks[i].points) medians.push_back(p.median);
         steps[i] = detect_change_points(medians, options);
+        benchmarks[i].more_runs_needed = steps[i].empty() ? more_runs_needed(medians, options) : 0;
       }
     } catch (...) {  // bad_alloc: rethrown on the calling thread, not std::terminate
       const std::lock_guard<std::mutex> lock(failure_mutex);
@@ -335,6 +336,32 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
     splits.insert(splits.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, search(cut, segment_end));
   }
   return steps_at_cuts(series, std::move(cuts), options);
+}
+
+int more_runs_needed(const std::vector<double>& series, const ChangePointOptions& options) {
+  std::vector<double> positive;
+  for (double v : series)
+    if (v > 0 && std::isfinite(v)) positive.push_back(v);
+  const double level = positive.empty() ? 1.0 : median(positive);
+  // The noise as the search itself reads it (successive differences, relative to the level).
+  const double sigma = positive.size() < 2 ? 0.0 : successive_difference_sigma(positive) / level;
+  std::mt19937_64 rng(0x5eedULL);  // fixed: the same history gives the same answer
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> noise;
+  const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
+  for (std::size_t n = std::max(series.size(), 2 * m); n <= series.size() + kMaxRunsAhead; ++n) {
+    // The level after the step repeats the noise before it (and, for an odd count, adds its median), so
+    // that the two medians differ by the step itself: a step of exactly the minimum, not a coin flip around it.
+    const std::size_t before = n / 2;
+    while (noise.size() < before) noise.push_back(normal(rng));
+    std::vector<double> first(noise.begin(), noise.begin() + static_cast<std::ptrdiff_t>(before));
+    std::vector<double> trial;
+    for (double z : first) trial.push_back(level * std::exp(sigma * z));
+    for (double z : first) trial.push_back(level * (1.0 + options.min_magnitude) * (1 + 1e-9) * std::exp(sigma * z));
+    if (n - before > before) trial.push_back(level * (1.0 + options.min_magnitude) * (1 + 1e-9) * std::exp(sigma * median(first)));
+    if (!detect_change_points(trial, options).empty()) return static_cast<int>(n - series.size());
+  }
+  return -1;
 }
 
 std::vector<std::string> history_files(const std::string& directory, std::vector<std::string>* problems) {
@@ -446,23 +473,64 @@ History load_history(const std::string& directory, const std::string& metric, bo
   return h;
 }
 
+namespace {
+
+// "a 5% step needs 1 more run before it can be found", or that its noise hides one.
+std::string blind_text(int more_runs, double min_magnitude) {
+  if (more_runs < 0)
+    return fmt::format("its run-to-run noise hides a {:.0f}% step even {} runs from now", 100 * min_magnitude,
+                       kMaxRunsAhead);
+  return fmt::format("a {:.0f}% step needs {} more run{} before it can be found", 100 * min_magnitude, more_runs,
+                     more_runs == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string unseen_steps_note(const History& h) {
+  int blind = 0, hidden = 0, most = 0;
+  for (const auto& b : h.benchmarks) {
+    blind += b.more_runs_needed != 0;
+    hidden += b.more_runs_needed < 0;
+    most = std::max(most, b.more_runs_needed);
+  }
+  if (blind == 0) return "";
+  return fmt::format("{} of {} benchmarks could not have shown a {:.0f}% step yet{}{}", blind, h.benchmarks.size(),
+                     100 * h.options.min_magnitude,
+                     blind > hidden ? fmt::format(" ({} need up to {} more run{})", blind - hidden, most, most == 1 ? "" : "s") : "",
+                     hidden > 0 ? fmt::format(" ({} hide it in their noise)", hidden) : "");
+}
+
 void print_history(std::FILE* out, const History& h, bool every_benchmark) {
   fmt::print(out, "history of {}: {} runs from {} to {}, {} benchmarks, metric {}\n", h.directory, h.runs.size(),
              h.runs.front().start_time, h.runs.back().start_time, h.benchmarks.size(), h.metric);
   for (const auto& why : h.ignored) fmt::print(out, "  ignored {}\n", why);
-  int steps = 0;
+  int steps = 0, blind = 0;
+  std::vector<const BenchmarkHistory*> unlisted_blind;
   for (const auto& b : h.benchmarks) {
     steps += static_cast<int>(b.change_points.size());
-    if (b.change_points.empty() && !every_benchmark) continue;
+    blind += b.more_runs_needed != 0;
+    if (b.change_points.empty() && !every_benchmark) {
+      if (b.more_runs_needed != 0) unlisted_blind.push_back(&b);
+      continue;
+    }
     fmt::print(out, "{} ({} runs)\n", b.name, b.points.size());
-    if (b.change_points.empty()) fmt::print(out, "  no change point\n");
+    if (b.change_points.empty())
+      fmt::print(out, "  no change point{}\n",
+                 b.more_runs_needed == 0 ? "" : "; " + blind_text(b.more_runs_needed, h.options.min_magnitude));
     for (const auto& cp : b.change_points)
       fmt::print(out, "  {:<6} {:+.1f}% at {} (git {}, after {}): median {} -> {}\n",
                  cp.slower ? "SLOWER" : "FASTER", 100 * cp.change, cp.start_time, cp.git_sha,
                  cp.previous_git_sha, format_metric(cp.before, h.metric), format_metric(cp.after, h.metric));
   }
-  fmt::print(out, "history: {} change point(s) (min magnitude {:.0f}%, persisting {} runs)\n", steps,
-             100 * h.options.min_magnitude, h.options.min_segment);
+  // Benchmarks that cannot show a step yet are named even without --all: their "no change point" is no news.
+  for (const auto* b : unlisted_blind)
+    fmt::print(out, "{} ({} runs): {}\n", b->name, b->points.size(), blind_text(b->more_runs_needed, h.options.min_magnitude));
+  const std::string blind_note = blind > 0 ? "; " + unseen_steps_note(h) : "";
+  const std::string found = steps == 0 && blind == static_cast<int>(h.benchmarks.size())
+                                ? "no change point could be found yet"
+                                : fmt::format("{} change point(s)", steps);
+  fmt::print(out, "history: {} (min magnitude {:.0f}%, persisting {} runs){}\n", found, 100 * h.options.min_magnitude,
+             h.options.min_segment, blind_note);
 }
 
 nlohmann::json to_json(const History& h) {
@@ -477,7 +545,11 @@ nlohmann::json to_json(const History& h) {
       steps.push_back({{"point", cp.point}, {"git_sha", cp.git_sha}, {"previous_git_sha", cp.previous_git_sha},
                        {"start_time_utc", cp.start_time}, {"before", cp.before}, {"after", cp.after},
                        {"change", cp.change}, {"verdict", cp.slower ? "SLOWER" : "FASTER"}});
-    benchmarks.push_back({{"name", b.name}, {"points", points}, {"change_points", steps}});
+    benchmarks.push_back({{"name", b.name},
+                          {"points", points},
+                          {"change_points", steps},
+                          // before a step of min_magnitude could be found; null: its noise hides one
+                          {"more_runs_needed", b.more_runs_needed < 0 ? nlohmann::json() : nlohmann::json(b.more_runs_needed)}});
   }
   return without_non_finite({{"directory", h.directory},
                              {"metric", h.metric},

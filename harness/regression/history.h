@@ -48,6 +48,15 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
 std::vector<Step> steps_at_cuts(const std::vector<double>& series, std::vector<std::size_t> cuts,
                                 const ChangePointOptions& options);
 
+// How many more runs this series needs before a step of options.min_magnitude, at its own run-to-run
+// noise, could be found: the smallest N ≥ the series' length for which detect_change_points finds such
+// a step in a series of N runs at this series' median (half at the old level, the rest at the new, with
+// seeded noise of this series' σ), less the length. 0 when it could be found now; -1 when not even
+// kMaxRunsAhead more runs would do (the noise hides such a step). With three runs on each side the
+// permutation test cannot reach its threshold: six runs cannot show a step that seven can.
+constexpr int kMaxRunsAhead = 50;
+int more_runs_needed(const std::vector<double>& series, const ChangePointOptions& options);
+
 struct HistoryRun {
   std::string path, start_time, git_sha;
 };
@@ -71,6 +80,7 @@ struct BenchmarkHistory {
   std::string name;
   std::vector<HistoryPoint> points;  // runs where it was measured, in time order
   std::vector<ChangePoint> change_points;
+  int more_runs_needed = 0;  // before a step of the minimum magnitude could be found (-1: its noise hides one)
 };
 
 struct History {
@@ -96,6 +106,10 @@ std::vector<std::string> history_files(const std::string& directory, std::vector
 // History::ignored with the reason, and the rest are read.
 History load_history(const std::string& directory, const std::string& metric, bool allow_different_machines,
                      const ChangePointOptions& options);
+
+// "12 of 184 benchmarks could not have shown a 5% step yet (12 need up to 1 more run)", or "" when
+// every benchmark could have (BenchmarkHistory::more_runs_needed).
+std::string unseen_steps_note(const History& history);
 
 void print_history(std::FILE* out, const History& history, bool every_benchmark);
 nlohmann::json to_json(const History& history);

@@ -132,7 +132,7 @@ void print_history_tree(std::FILE* out, const HistoryTree& tree, bool every_benc
                s.slower ? "SLOWER" : "FASTER", printable(s.benchmark), printable(s.git_sha),
                printable(s.previous_git_sha), s.machines.size(), s.machines_measured, machines, change);
   }
-  std::size_t total = 0;
+  std::size_t total = 0, blind = 0;  // blind: machines with benchmarks that could not show a step yet
   for (const auto& m : tree.machines) {
     const auto& h = m.history;
     fmt::print(out, "machine {} ({}): {} runs from {} to {}, {} benchmarks\n", printable(m.machine), printable(m.label),
@@ -156,13 +156,18 @@ void print_history_tree(std::FILE* out, const HistoryTree& tree, bool every_benc
                    printable(b.name), where);
       }
     }
-    if (steps == 0) fmt::print(out, "  no change point\n");
+    const auto unseen = unseen_steps_note(h);
+    if (steps == 0) fmt::print(out, "  no change point{}\n", unseen.empty() ? "" : "; " + unseen);
+    else if (!unseen.empty()) fmt::print(out, "  {}\n", unseen);
     total += steps;
+    blind += !unseen.empty();
   }
   const auto& o = tree.machines.front().history.options;
   fmt::print(out, "history: {} change point(s) on {} machines, {} of them at one commit on several (min magnitude "
-             "{:.0f}%, persisting {} runs)\n", total, tree.machines.size(), tree.shared_steps.size(),
-             100 * o.min_magnitude, o.min_segment);
+             "{:.0f}%, persisting {} runs){}\n", total, tree.machines.size(), tree.shared_steps.size(),
+             100 * o.min_magnitude, o.min_segment,
+             blind > 0 ? fmt::format("; on {} machine(s) some benchmarks could not have shown such a step yet (above)", blind)
+                       : "");
 }
 
 nlohmann::json to_json(const HistoryTree& tree) {

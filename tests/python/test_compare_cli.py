@@ -65,6 +65,24 @@ def test_compare_of_two_cpu_runs_gives_a_verdict_per_benchmark(two_runs, run_off
     assert len(advice) == (1 if result["counts"]["INCONCLUSIVE"] else 0), done.stdout
 
 
+def test_every_same_or_inconclusive_row_says_what_it_could_have_seen(two_runs, run_offloadbench, tmp_path):
+    base, new = two_runs
+    md, js = tmp_path / "compare.md", tmp_path / "compare.json"
+    done = run_offloadbench("compare", base, new, "--markdown", md, "--json", js)
+    assert done.returncode in (0, 1), done.stderr
+    result = load_json(js)
+    undecided = [r for r in result["rows"] if r["verdict"] in ("SAME", "INCONCLUSIVE")]
+    for row in undecided:
+        # these files are of one process each: the figure says what would help
+        assert row["could_see_text"].startswith("could see "), row
+        assert "one process a side, run with --processes 10" in row["could_see_text"], row
+        assert row["could_see"] is None or row["could_see"] >= row["delta"], row
+        assert row["could_see_text"] in done.stdout
+    if undecided:
+        assert "of the SAME/INCONCLUSIVE rows" in done.stdout
+        assert "| could see |" in md.read_text()
+
+
 def test_a_file_compared_with_itself_is_never_slower_or_faster(two_runs, run_offloadbench, tmp_path):
     # SAME where the repetitions' spread is inside ±δ, INCONCLUSIVE where it is not: never a verdict.
     js = tmp_path / "self.json"

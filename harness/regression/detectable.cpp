@@ -1,0 +1,28 @@
+#include "harness/regression/detectable.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/regression/welch.h"
+
+namespace offloadbench {
+
+double detectable_log_slowdown(double margin, double se, double df, std::size_t tests, double alpha,
+                               double gate_width) {
+  const double level = alpha / 2 / static_cast<double>(std::max<std::size_t>(tests, 1));  // two-sided p, Holm's first step
+  const double power = se * student_t_upper_quantile(1 - kDetectablePower, df);
+  const double test = margin + se * student_t_upper_quantile(level, df) + power;
+  // NEW's own fastest (or quartile) lands about ±se from BASE's: the gate needs the same power term.
+  return std::max({test, gate_width + power, margin});
+}
+
+std::string detectable_text(double fraction, bool one_process) {
+  if (std::isnan(fraction)) return "";
+  std::string text = std::isinf(fraction) ? "could see no change" : fmt::format("could see ≥ {:.0f}%", std::ceil(100 * fraction));
+  if (one_process) text += ": one process a side, run with --processes 10";
+  return text;
+}
+
+}  // namespace offloadbench
