@@ -98,45 +98,50 @@ def pinning_scale_charts(doc, outdir):
         reasons = results.skipped_reasons(doc, lambda r: r.get("op") in ("pin_at_scale", "first_touch_at_scale"))
         return [], ["pinning at scale: no pin_at_scale or first_touch_at_scale rows ran"
                     + (f" (skipped: {'; '.join(reasons)})" if reasons else "")]
-    title = "Pinning at scale: cost vs size, with and without transparent huge pages"
-    fig, ax = common.new_figure(title, width=9, height=5.5)
-    curves = {}
-    for e in pins:
-        if isinstance(e.get("pin_seconds"), (int, float)):
-            curves.setdefault((f"GPU {e['device']} {PIN_LABEL.get(e['method'], e['method'])}", e["huge_pages"]), []).append(e)
-    colours = {}  # one colour per method: with huge pages solid, without dashed
-    for (label, huge), pts in sorted(curves.items()):
-        pts.sort(key=lambda e: e["bytes"])
-        colour = colours.setdefault(label, f"C{len(colours)}")
-        ax.plot([e["bytes"] for e in pts], [e["pin_seconds"] for e in pts], marker="o", color=colour,
-                linestyle="-" if huge == "madvise" else "--",
-                label=f"{label}{' + THP (madvise)' if huge == 'madvise' else ''}")
-        for e in pts:  # the copies after which pinning pays, beside each point
-            n = e.get("break_even_copies")
-            ax.annotate(f"pays after {n}" if n is not None else "never pays", (e["bytes"], e["pin_seconds"]),
-                        fontsize="x-small", textcoords="offset points", xytext=(4, 2), color=colour)
-    by_kind = {}
-    for e in touches:
-        by_kind.setdefault(e["huge_pages"], []).append(e)
-    for huge, pts in sorted(by_kind.items()):
-        pts.sort(key=lambda e: e["bytes"])
-        fraction = [e.get("huge_page_fraction") for e in pts if isinstance(e.get("huge_page_fraction"), (int, float))]
-        spread = sorted({f"{100 * f:.0f}" for f in fraction}, key=float)
-        took = f", {'–'.join([spread[0], spread[-1]] if len(spread) > 1 else spread)}% in huge pages" if spread else ""
-        ax.plot([e["bytes"] for e in pts], [e["seconds"] for e in pts], marker="s", color="grey",
-                linestyle="-" if huge == "madvise" else "--",
-                label=f"host first touch, {'THP (madvise)' if huge == 'madvise' else '4 KiB pages'}{took}")
-    common.size_axis(ax, "bytes", [e["bytes"] for e in pins + touches])
-    ax.set_yscale("log")
-    common.plain_log_formatter(ax.yaxis)
-    ax.set_ylabel("seconds (log scale)")
-    ax.legend(fontsize="x-small")
     thp = sorted({e.get("thp_enabled", "") for e in pins + touches} - {""})
-    caption = ("Pin cost is the pinning call alone (cudaHostAlloc, or cudaHostRegister of the buffer); beside each "
-               "point, the H2D copies of the whole buffer after which pinning it once beats copying it from pageable "
-               "memory each time. Grey: the host half, mapping and first touching fresh pages, one write per 4 KiB "
-               f"page. System THP mode: {', '.join(thp) or 'unknown'}.")
-    return [common.save(fig, outdir, "pinning_at_scale", title, caption)], []
+    charts = []
+    # One chart per page size (cudaHostAlloc's pages are the driver's: with the 4 KiB ones), so each method
+    # keeps one colour and the two page sizes are never drawn alike.
+    for huge, stem, pages in (("none", "pinning_at_scale", "4 KiB pages"),
+                              ("madvise", "pinning_at_scale_thp", "transparent huge pages (madvise)")):
+        chosen = [e for e in pins if e.get("huge_pages") == huge and isinstance(e.get("pin_seconds"), (int, float))]
+        touched = [e for e in touches if e.get("huge_pages") == huge]
+        if not chosen and not touched:
+            continue
+        title = f"Pinning at scale, {pages}: cost vs size"
+        fig, ax = common.new_figure(title, width=9, height=5.5)
+        curves = {}
+        for e in chosen:
+            curves.setdefault(f"GPU {e['device']} {PIN_LABEL.get(e['method'], e['method'])}", []).append(e)
+        for index, (label, pts) in enumerate(sorted(curves.items())):
+            pts.sort(key=lambda e: e["bytes"])
+            colour = f"C{index}"
+            ax.plot([e["bytes"] for e in pts], [e["pin_seconds"] for e in pts], marker="osD^v<>"[index % 7],
+                    color=colour, linestyle=["-", "--", "-.", ":"][index % 4], label=label)
+            for e in pts:  # the copies after which pinning pays, beside each point
+                n = e.get("break_even_copies")
+                ax.annotate(f"pays after {n}" if n is not None else "never pays", (e["bytes"], e["pin_seconds"]),
+                            fontsize="x-small", textcoords="offset points", xytext=(4, 2), color=colour)
+        if touched:
+            touched.sort(key=lambda e: e["bytes"])
+            fraction = [e.get("huge_page_fraction") for e in touched
+                        if isinstance(e.get("huge_page_fraction"), (int, float))]
+            spread = sorted({f"{100 * f:.0f}" for f in fraction}, key=float)
+            took = (f", {'–'.join([spread[0], spread[-1]] if len(spread) > 1 else spread)}% in huge pages"
+                    if spread else "")
+            ax.plot([e["bytes"] for e in touched], [e["seconds"] for e in touched], marker="s", color="grey",
+                    linestyle="-", label=f"host first touch{took}")
+        common.size_axis(ax, "bytes", [e["bytes"] for e in chosen + touched])
+        ax.set_yscale("log")
+        common.plain_log_formatter(ax.yaxis)
+        ax.set_ylabel("seconds (log scale)")
+        ax.legend(fontsize="x-small")
+        caption = ("Pin cost is the pinning call alone (cudaHostAlloc, or cudaHostRegister of the buffer); beside "
+                   "each point, the H2D copies of the whole buffer after which pinning it once beats copying it from "
+                   f"pageable memory each time. Grey: the host half, mapping and first touching fresh pages ({pages}). "
+                   f"System THP mode: {', '.join(thp) or 'unknown'}.")
+        charts.append(common.save(fig, outdir, stem, title, caption))
+    return charts, []
 
 
 def charts(doc, outdir):

@@ -81,7 +81,9 @@ def test_summary_has_one_line_per_finding(analysed, run_offloadbench):
 def test_both_charts_from_the_gpu_file(analysed, tmp_path):
     drawn, missing = transfer_idioms.charts(load_json(analysed), tmp_path)
     assert missing == []
-    assert sorted(c["png"] for c in drawn) == ["pinning_at_scale.png", "torch_idioms_gpu0.png"]
+    # Pinning at scale: one chart per page size, so the two are never drawn alike.
+    assert sorted(c["png"] for c in drawn) == ["pinning_at_scale.png", "pinning_at_scale_thp.png",
+                                               "torch_idioms_gpu0.png"]
     for chart in drawn:
         assert (tmp_path / chart["png"]).stat().st_size > 1000
         assert (tmp_path / chart["svg"]).stat().st_size > 1000
@@ -98,7 +100,7 @@ def test_without_gpu_rows_the_host_half_is_still_drawn(analysed, tmp_path):
         if row.get("op") in ("torch_idiom", "pin_at_scale"):
             row.update(skipped=True, skip_reason="no usable GPU: test", iterations=0, validated=None)
     drawn, missing = transfer_idioms.charts(doc, tmp_path)
-    assert [c["png"] for c in drawn] == ["pinning_at_scale.png"]
+    assert [c["png"] for c in drawn] == ["pinning_at_scale.png", "pinning_at_scale_thp.png"]
     assert missing == ["PyTorch copy idioms: no torch_idiom rows ran (skipped: no usable GPU: test)"]
     doc["analysis"]["first_touch_at_scale"] = []
     drawn, missing = transfer_idioms.charts(doc, tmp_path)
