@@ -194,7 +194,8 @@ TEST(SharedShift, AFamilysRowsThatMovedTogetherAreNamedOnceWithTheirRange) {
   EXPECT_LT(c.shared[0].high, 0.45);
   EXPECT_LE(c.shared[0].low, c.shared[0].high);
   const auto md = comparison_markdown(c, "b", "n");
-  EXPECT_NE(md.find("5 rows of family cpu_normalize moved slower together"), std::string::npos) << md;
+  // Data in Markdown is escaped (cpu\_normalize).
+  EXPECT_NE(md.find("5 rows of family cpu\\_normalize moved slower together"), std::string::npos) << md;
   EXPECT_EQ(to_json(c)["shared_shifts"][0]["rows"].size(), 5u);
   // Two rows of a family are not yet a shared shift; nor is an A/A pair.
   const auto two = simulated(11, 40, 10, {"bench0", "bench1"}, 1.25, "cpu_normalize");

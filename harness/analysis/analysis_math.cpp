@@ -60,7 +60,8 @@ Crossing crossing_of(const std::vector<SpeedupPoint>& points, SpeedupAt at) {
   const double xa = std::log(a.size), xb = std::log(b.size);
   const double t = yb > ya ? -ya / (yb - ya) : 1.0;
   c.kind = CrossoverKind::crossover;
-  c.size = std::exp(xa + t * (xb - xa));
+  // exp(log(x)) may land an ulp outside [a, b]: the point stays inside the bracket it was found in.
+  c.size = std::clamp(std::exp(xa + t * (xb - xa)), a.size, b.size);
   c.bracket_low = a.size;
   c.bracket_high = b.size;
   return c;

@@ -181,7 +181,13 @@ std::string crossover_outcome(const nlohmann::json& c) {
     return format_sweep_size(sweep, c.contains(key) && c[key].is_number() ? c[key].get<double>() : NAN);
   };
   const auto kind = text_of(c, "kind");
-  if (kind == "crossover") return fmt::format("wins from {} ≈ {}", sweep, size("size"));
+  if (kind == "crossover") {
+    // A point only once located (analysis.h): between two measured sizes far apart nothing is known.
+    if (c.value("located", false)) return fmt::format("wins from {} ≈ {}", sweep, size("size"));
+    const auto low = c.contains("low") && c["low"].is_number() ? size("low") : "below " + size("smallest_size");
+    const auto high = c.contains("high") && c["high"].is_number() ? size("high") : "beyond " + size("largest_size");
+    return fmt::format("wins from {} in {}–{}", sweep, low, high);
+  }
   if (kind == "gpu_wins_all") return fmt::format("wins at every {} ({}–{})", sweep, size("smallest_size"), size("largest_size"));
   return fmt::format("never wins up to {} {} ({:.2f}×)", sweep, size("largest_size"), c.value("speedup_at_largest", 0.0));
 }
