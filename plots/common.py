@@ -221,9 +221,10 @@ def save(fig, outdir, stem, title, caption=""):
     stem = files.file_stem(outdir, stem, title)
     png, svg = outdir / f"{stem}.png", outdir / f"{stem}.svg"
     try:
-        literal_texts(fig)
         _single_points_as_markers(fig)
-        if _legend_outside(fig):
+        moved = _legend_outside(fig)  # a moved legend is a new one: its texts are made literal below
+        literal_texts(fig)
+        if moved:
             _widen_for_legends(fig)
         fig.canvas.draw()
         _readable_ticks(fig)

@@ -114,7 +114,8 @@ def test_charts_have_one_series_per_machine_and_name_those_without(fleet_report)
     for host in ("NVIDIA H100 80GB HBM3 on vm", "synthetic-h100", "cpu-box"):  # legends: every machine with CPU SGEMM rows
         assert host in svg
     caption = re.search(r"fleet_h2d_pinned\.svg'>SVG</a>", page)
-    assert caption and "Not drawn (no GPU, or not run): cpu-box" in page
+    # The machine without a GPU is named by its CPU and host ("… on cpu-box · no GPU").
+    assert caption and re.search(r"Not drawn \(no GPU, or not run\): [^<]* on cpu-box · no GPU", page)
 
 
 def test_a_bad_file_among_several_is_one_line_and_exit_2(run_offloadbench, tmp_path):

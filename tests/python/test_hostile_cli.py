@@ -361,7 +361,7 @@ def test_compare_prints_names_and_reasons_from_files_escaped(offloadbench_bin, t
     table = md.read_bytes()
     assert_no_raw_controls(table)
     rows = [line for line in table.decode().splitlines() if line.startswith("| ")]
-    assert rows and all(line.replace("\\|", "").count("|") == 9 for line in rows), "a '|' in a name adds no column"
+    assert rows and all(line.replace("\\|", "").count("|") == 10 for line in rows), "a '|' in a name adds no column"
 
 
 def test_summary_and_analyze_print_labels_reasons_and_findings_escaped(offloadbench_bin, tmp_path):
