@@ -25,12 +25,7 @@ def load(path):
     text = _read_regular_file(path)
     if not text.strip():
         raise ResultsError(f"{path}: empty file")
-    if _nesting_depth(text) > MAX_NESTING_DEPTH:
-        raise ResultsError(f"{path}: JSON nested deeper than {MAX_NESTING_DEPTH} levels")
-    try:
-        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except (ValueError, RecursionError) as e:
-        raise ResultsError(f"{path}: not valid JSON ({e})") from None
+    doc = _parse_strict(path, text)
     if not isinstance(doc, dict):
         raise ResultsError(f"{path}: not a results file (top level is not a JSON object)")
     if not isinstance(doc.get("context"), dict) or not isinstance(doc.get("benchmarks"), list):
@@ -101,17 +96,22 @@ def read_tree_text(path, limit=4096):
     return _read_regular_file(path, follow_links=False, limit=limit, kind="text")
 
 
+def _parse_strict(path, text):
+    """JSON within the loaders' depth limit, with strict numbers (no NaN or infinities), or a one-line error."""
+    if _nesting_depth(text) > MAX_NESTING_DEPTH:
+        raise ResultsError(f"{path}: JSON nested deeper than {MAX_NESTING_DEPTH} levels")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError) as e:
+        raise ResultsError(f"{path}: not valid JSON ({e})") from None
+
+
 def load_json(path, schema, follow_links=False):
     """Any JSON file of an untrusted tree (an A/B verdict): the results loader's limits (regular file,
     size, depth, UTF-8, strict numbers), then the types `schema` gives (the results schema's subset of
     JSON Schema), before any field is used."""
     text = _read_regular_file(path, follow_links=follow_links)
-    if _nesting_depth(text) > MAX_NESTING_DEPTH:
-        raise ResultsError(f"{path}: JSON nested deeper than {MAX_NESTING_DEPTH} levels")
-    try:
-        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except (ValueError, RecursionError) as e:
-        raise ResultsError(f"{path}: not valid JSON ({e})") from None
+    doc = _parse_strict(path, text)
     problem = _schema_problem(doc, schema)
     if problem:
         raise ResultsError(f"{path}: {problem[1:] if problem.startswith('.') else 'the document' + problem}")
