@@ -174,7 +174,8 @@ TEST(Detectable, APairThatSupportsNoVerdictCouldSeeNoChange) {
   const auto c = compare_results(file_of(base, 1), file_of(candidate, 1), CompareOptions{}, "b", "n");
   ASSERT_GT(c.noise.between, 0.10);
   for (const auto& row : c.rows) EXPECT_TRUE(std::isinf(row.detectable)) << row.name;
-  for (const auto& row : to_json(c)["rows"]) {
+  const auto json = to_json(c);  // a range-for over to_json(c)["rows"] would outlive the temporary
+  for (const auto& row : json["rows"]) {
     EXPECT_TRUE(row["could_see"].is_null());
     if (row["verdict"] != "SLOWER") {
       EXPECT_EQ(row["could_see_text"], "could see no change: one process a side, run with --processes 10");
