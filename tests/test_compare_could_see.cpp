@@ -96,13 +96,12 @@ TEST(Detectable, TextRoundsUpAndSaysWhatWouldHelpFilesOfOneProcess) {
 
 // The promise of the figure, on simulated pairs of ten processes a side: a row slowed by the figure
 // its A/A pair gave it is SLOWER in about 80% of pairs (the power it is computed for), and a row
-// slowed by a third of it almost never.
-// DISABLED: it fails today, and says by how much — 17 of 40 rows slowed by their figure were SLOWER,
-// with or without the gate's power term: the figure is about half as large as the slowdown the rule
-// finds in 80% of pairs. Enable it with the calibration that makes it pass.
-TEST(Detectable, DISABLED_ARowSlowedByItsOwnFigureIsFlaggedAsOftenAsPromised) {
+// slowed by a third of it almost never. 200 pairs, so that 80% is not within sampling noise of the
+// 75% asked (sd 2.8 points); measured: 166 of 200, and none at a third. Before the figure took the
+// scale a slowed row itself moves, 17 of 40.
+TEST(Detectable, ARowSlowedByItsOwnFigureIsFlaggedAsOftenAsPromised) {
   int at_figure = 0, at_third = 0, tried = 0;
-  for (unsigned seed = 1; seed <= 40; ++seed) {
+  for (unsigned seed = 1; seed <= 200; ++seed) {
     const auto aa = simulated(seed, 40, 10);
     const auto c = compare_results(aa.base, aa.candidate, CompareOptions{}, "b", "n");
     ASSERT_TRUE(c.noise.floors);

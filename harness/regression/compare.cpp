@@ -286,18 +286,21 @@ bool floor_verdicts(Comparison& c) {
     row.history_spread = it == c.options.floor_history.end() ? -1 : it->second;
     return floor_uncertainty(row.base_floor, row.new_floor, std::max(0.0, row.history_spread));
   };
-  std::vector<FloorRow> single, other;
+  std::vector<FloorRow> single, other, all;
+  std::vector<std::size_t> in_group;  // each tested row's place in its group's rows
   for (auto* row : tested) {
     const double u = uncertainty(*row);  // sets history_spread
     row->df = floor_df(row->single_thread, row->history_spread >= 0);
-    (row->single_thread ? single : other).push_back({row->log_shift, u, row->df});
+    auto& group = row->single_thread ? single : other;
+    in_group.push_back(group.size());
+    group.push_back({row->log_shift, u, row->df});
+    all.push_back(group.back());
   }
-  if (single.size() >= kMinFloorRows && other.size() >= kMinFloorRows) {
+  const bool split = single.size() >= kMinFloorRows && other.size() >= kMinFloorRows;
+  if (split) {
     noise.floor_scale_single_thread = floor_scale(single, noise.common_shift);
     noise.floor_scale_other = floor_scale(other, noise.common_shift);
   } else {
-    std::vector<FloorRow> all = single;
-    all.insert(all.end(), other.begin(), other.end());
     noise.floor_scale_single_thread = noise.floor_scale_other = floor_scale(all, noise.common_shift);
   }
   c.noise = noise;
@@ -310,6 +313,14 @@ bool floor_verdicts(Comparison& c) {
   }
   const auto adjusted = holm_adjust(p);
   const bool rate = higher_is_better(c.options.metric);
+  // How far this pair's rows of each kind moved, in their standard errors (the figure's power term).
+  std::vector<double> moves_single, moves_other;
+  for (const auto* row : tested)
+    if (row->standard_error > 0)
+      (row->single_thread || !split ? moves_single : moves_other)
+          .push_back((row->log_shift - noise.common_shift) / row->standard_error);
+  const double power_z_single = power_quantile_of_moves(moves_single);
+  const double power_z_other = split ? power_quantile_of_moves(moves_other) : power_z_single;
   for (std::size_t i = 0; i < tested.size(); ++i) {
     auto& row = *tested[i];
     const bool slower = row.p_slower < row.p_faster;
@@ -318,8 +329,18 @@ bool floor_verdicts(Comparison& c) {
     // The gate a slowdown must pass: NEW's fastest process beyond BASE's k-th slowest.
     const auto& b = row.base_floor;
     const double gate = b.slowest(floor_gate_rank(b.sorted.size(), row.new_floor.sorted.size())) - b.fastest();
-    row.detectable = std::expm1(detectable_log_slowdown(std::log1p(row.delta), row.standard_error, row.df, tested.size(),
-                                                        c.options.alpha, gate));
+    // Had this row alone slowed, the common shift and its scale would have moved with it (one order
+    // statistic each), and its verdict would have been judged by those: so is its figure.
+    auto moved_shifts = shifts;
+    moved_shifts[i] = std::numeric_limits<double>::infinity();
+    const double moved_common = median(moved_shifts);
+    const double moved_scale = split ? floor_scale_if_moved(row.single_thread ? single : other, moved_common, in_group[i])
+                                     : floor_scale_if_moved(all, moved_common, i);
+    const double moved_se = std::max(row.standard_error, moved_scale * uncertainty(row));
+    row.detectable = std::expm1(moved_common - noise.common_shift +
+                                detectable_log_slowdown(std::log1p(row.delta), moved_se, row.df, tested.size(),
+                                                        c.options.alpha, gate,
+                                                        row.single_thread ? power_z_single : power_z_other));
   }
   return true;
 }

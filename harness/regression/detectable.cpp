@@ -5,17 +5,25 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/stats.h"
 #include "harness/regression/welch.h"
 
 namespace offloadbench {
 
 double detectable_log_slowdown(double margin, double se, double df, std::size_t tests, double alpha,
-                               double gate_width) {
+                               double gate_width, double pair_power_z) {
   const double level = alpha / 2 / static_cast<double>(std::max<std::size_t>(tests, 1));  // two-sided p, Holm's first step
-  const double power = se * student_t_upper_quantile(1 - kDetectablePower, df);
+  const double power = se * std::max(student_t_upper_quantile(1 - kDetectablePower, df), pair_power_z);
   const double test = margin + se * student_t_upper_quantile(level, df) + power;
   // NEW's own fastest (or quartile) lands about ±se from BASE's: the gate needs the same power term.
   return std::max({test, gate_width + power, margin});
+}
+
+double power_quantile_of_moves(const std::vector<double>& standardised_moves) {
+  if (standardised_moves.empty()) return 0;
+  std::vector<double> size;
+  for (double z : standardised_moves) size.push_back(std::fabs(z));
+  return quantile(size, 1 - 2 * (1 - kDetectablePower));  // P(|z| > q) = 2 (1 − power)
 }
 
 std::string detectable_text(double fraction, bool one_process) {

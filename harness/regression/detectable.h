@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace offloadbench {
 
@@ -17,8 +18,15 @@ constexpr double kDetectablePower = 0.80;
 
 // In log slowness (log time): the size of the smallest change the rule flags with kDetectablePower.
 // margin = log(1 + δ); se and df: the row's test's standard error and degrees of freedom (se > 0).
+// pair_power_z: how far, in standard errors, this pair's own rows moved at the power's quantile
+// (power_quantile_of_moves); the power term takes the larger of it and Student's t, so a pair whose
+// shifts have heavier shoulders than t promises no more than it keeps (0: t alone).
 double detectable_log_slowdown(double margin, double se, double df, std::size_t tests, double alpha,
-                               double gate_width);
+                               double gate_width, double pair_power_z = 0);
+
+// The power's quantile of |shift − common| / se over a pair's rows (a shift below −z happens with
+// probability 1 − kDetectablePower when shifts are symmetric): what the figure's power term needs.
+double power_quantile_of_moves(const std::vector<double>& standardised_moves);
 
 // "could see ≥ 7%", or "could see no change" for +infinity, with what would help when a file
 // pair came from one process a side.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "harness/analysis/stats.h"
@@ -40,6 +41,11 @@ double floor_scale(const std::vector<FloorRow>& rows, double common_shift) {
   for (const auto& row : rows)
     z.push_back(std::fabs(row.shift - common_shift) / row.uncertainty / student_t_upper_quantile(0.25, row.df));
   return z.empty() ? 0.0 : median(z);
+}
+
+double floor_scale_if_moved(std::vector<FloorRow> rows, double common_shift, std::size_t moved) {
+  rows.at(moved).shift = std::numeric_limits<double>::infinity();
+  return floor_scale(rows, common_shift);
 }
 
 }  // namespace offloadbench

@@ -59,5 +59,10 @@ struct FloorRow {
   double shift = 0, uncertainty = 0, df = kFloorDfOther;
 };
 double floor_scale(const std::vector<FloorRow>& rows, double common_shift);
+// The scale the same rows would give had row `moved` alone moved far (a real slowdown): that row
+// leaves the median, which moves up by an order statistic. A slowed row's verdict is judged by this
+// scale, and at heavy tails (t at Holm's level ≈ 28 at 2 degrees of freedom) a few percent more
+// scale costs more than the figure's whole power term; so compare's could-see figure uses it.
+double floor_scale_if_moved(std::vector<FloorRow> rows, double common_shift, std::size_t moved);
 
 }  // namespace offloadbench
