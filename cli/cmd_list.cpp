@@ -34,10 +34,16 @@ struct CaseGroup {
   std::map<std::string, int> skipped;  // reason -> cases
 };
 
-// "compute/triad/fp32/gpu_pinned/64Mi/gpu:1" -> ("compute/triad/fp32/gpu_pinned", "64Mi").
+// "compute/triad/fp32/gpu_pinned/64Mi/gpu:1" -> ("compute/triad/fp32/gpu_pinned", "64Mi"); a kernel
+// variant's suffix ("/kernel:four_per_thread") goes too: its series names it.
 std::pair<std::string, std::string> split_last(std::string name) {
-  const auto gpu = name.rfind("/gpu:");
-  if (gpu != std::string::npos) name.erase(gpu);
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (const char* suffix : {"/gpu:", "/kernel:"}) {
+      const auto at = name.rfind(suffix);
+      if (at != std::string::npos && name.find('/', at + 1) == std::string::npos) name.erase(at), erased = true;
+    }
+  }
   const auto slash = name.rfind('/');
   if (slash == std::string::npos) return {name, ""};
   return {name.substr(0, slash), name.substr(slash + 1)};
