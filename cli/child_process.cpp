@@ -210,8 +210,10 @@ std::vector<std::string> child_run_arguments(const ChildRun& run) {
   std::vector<std::string> args = {"run", "--suite", run.suites, run.full ? "--full" : "--quick", "--device", run.device};
   if (!run.host_numa.empty()) args.insert(args.end(), {"--host-numa", run.host_numa});
   if (!run.sizes.empty()) args.insert(args.end(), {"--sizes", run.sizes});
+  if (!run.refine.empty()) args.insert(args.end(), {"--refine-at", run.refine});
   // A child measures what it is asked, no more: whoever started it decides what to measure again.
-  args.insert(args.end(), {"--repetitions", std::to_string(run.repetitions), "--remeasure-unsteady", "0", "--out", run.out});
+  args.insert(args.end(), {"--repetitions", std::to_string(run.repetitions), "--remeasure-unsteady", "0",
+                           "--refine-crossovers", "0", "--out", run.out});
   if (!run.benchmark_flags.empty()) {
     args.push_back("--");
     args.insert(args.end(), run.benchmark_flags.begin(), run.benchmark_flags.end());

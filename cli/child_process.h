@@ -32,6 +32,7 @@ ChildEnd run_child(const std::string& executable, const std::vector<std::string>
 // What a child `offloadbench run` is asked to measure and where it writes; "" leaves the child's default.
 struct ChildRun {
   std::string suites = "all", device = "0", sizes, host_numa;
+  std::string refine;  // run --refine-at: a crossover refinement's cases only (format_refinement)
   bool full = false;
   int repetitions = 1;
   std::string out;
@@ -39,7 +40,7 @@ struct ChildRun {
 };
 
 // The child's arguments: `run --suite … --quick|--full --device … [--host-numa …] [--sizes …]
-// --repetitions N --remeasure-unsteady 0 --out FILE [-- FLAGS…]`.
+// [--refine-at …] --repetitions N --remeasure-unsteady 0 --refine-crossovers 0 --out FILE [-- FLAGS…]`.
 std::vector<std::string> child_run_arguments(const ChildRun& run);
 
 // Runs `program` as a child `run` (run_child, same log, limit and stop). Each child first gets a random

@@ -18,9 +18,11 @@
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/options.h"
+#include "cli/refine.h"
 #include "cli/remeasure.h"
 #include "cli/run_processes.h"
 #include "harness/analysis/analysis.h"
+#include "harness/analysis/refinement.h"
 #include "harness/analysis/summary.h"
 #include "harness/analysis/verdicts.h"
 #include "harness/benchmark_case.h"
@@ -49,6 +51,8 @@ struct RunOptions {
   int processes = 1;
   int remeasure = 10;
   bool remeasure_given = false;
+  int refine_rounds = kDefaultRefinementRounds;
+  std::string refine_at;  // a refinement round's child: only these cases (harness/analysis/refinement.h)
   std::string sizes;
   std::string host_numa = "local";
   bool sizes_given = false;  // `--sizes ''` is a mistake, not "the default sizes"
@@ -81,6 +85,14 @@ int count_selected(const std::vector<std::string>& flags) {
     if (filter.empty() || (std::regex_search(c.name, re) || std::regex_search(decorated, re)) != negate) ++n;
   }
   return n;
+}
+
+// family -> the sweep it refines, for the chosen suites that have one.
+std::map<std::string, std::string> refinable_sweeps(const std::vector<const Suite*>& suites) {
+  std::map<std::string, std::string> sweeps;
+  for (const auto* s : suites)
+    if (!s->refinable_sweep.empty()) sweeps[s->name] = s->refinable_sweep;
+  return sweeps;
 }
 
 // A child `run` measuring what this one measures (its repetitions and output are the caller's).
@@ -133,8 +145,19 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  if (o.refine_rounds < 0 || o.refine_rounds > 20)
+    throw UsageError(fmt::format("--refine-crossovers {} is out of range (0..20)", o.refine_rounds));
   const auto suites = select_suites(o.suites);
   if (o.sizes_given) check_sizes_apply(suites);
+  if (!o.refine_at.empty()) {
+    try {
+      config.refine = parse_refinement(o.refine_at);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("--refine-at: {}", e.what()));
+    }
+    for (const auto* s : suites)
+      if (s->refinable_sweep.empty()) throw UsageError(fmt::format("--refine-at: suite {} has no sweep to refine", s->name));
+  }
   if (o.device_given && o.device.empty()) throw UsageError("--device '' is empty (give a GPU index, all or cpu)");
   const std::string device = o.device.empty() ? "0" : o.device;
   config.gpu_devices = select_devices(device);
@@ -183,6 +206,8 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     plan.repetitions = o.repetitions;
     plan.processes = o.processes;
     plan.remeasure_repetitions = remeasure;
+    plan.refine_rounds = o.refine_rounds;
+    plan.refinable = refinable_sweeps(suites);
     plan.out = out;
     plan.command_line = command_line;
     return run_in_processes(plan);
@@ -240,6 +265,12 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     again.repetitions = remeasure;
     again.out = out;
     document = remeasure_unsteady(document, again);
+    RefinePlan refine;
+    refine.child = child_like_this(o, device);
+    refine.repetitions = o.repetitions;
+    refine.out = out;
+    const int rounds = config.refine ? 0 : o.refine_rounds;  // a refinement's child refines nothing itself
+    document = refine_crossovers(document, rounds, refinable_sweeps(suites), child_round(refine));
   }
   try {
     document["analysis"] = analyze(document, family_analyses());
@@ -281,6 +312,11 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
   run->add_option("--host-numa", o->host_numa,
                   "Host buffers of transfer cases on: local (the GPU's NUMA node), remote, a node number, or all")
       ->default_str("local");
+  run->add_option("--refine-crossovers", o->refine_rounds,
+                  "Rounds of locating each GPU crossover (compute, mlp) by measuring inside its bracket until it is "
+                  "known to ±10% (0: interpolate between the sweep's sizes)")
+      ->default_str(std::to_string(kDefaultRefinementRounds));
+  run->add_option("--refine-at", o->refine_at, "")->group("");  // a refinement round's child (cli/refine.h)
   run->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
   return {run, [o, command_line, device, out, sizes, remeasure] {
             o->device_given = device->count() > 0;

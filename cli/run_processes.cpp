@@ -1,4 +1,5 @@
 #include "cli/run_processes.h"
+#include "cli/refine.h"
 #include "cli/remeasure.h"
 
 #include <signal.h>
@@ -162,6 +163,11 @@ int run_in_processes(const ProcessRunPlan& plan) {
     again.repetitions = plan.remeasure_repetitions;
     again.out = plan.out;
     merged = remeasure_unsteady(merged, again);
+    RefinePlan refine;
+    refine.child = plan.child;
+    refine.repetitions = plan.repetitions;
+    refine.out = plan.out;
+    merged = refine_crossovers(merged, plan.refine_rounds, plan.refinable, child_round(refine));
   }
   try {
     merged["analysis"] = analyze(merged, family_analyses());

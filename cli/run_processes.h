@@ -8,6 +8,7 @@
 // reason.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ struct ProcessRunPlan {
   ChildRun child;  // what each process measures; its repetitions and out are set per process
   int repetitions = 5, processes = 1;
   int remeasure_repetitions = 0;  // unsteady cases measured again with this many (cli/remeasure.h); 0: never
+  int refine_rounds = 0;          // rounds of locating crossovers (cli/refine.h); 0: never
+  std::map<std::string, std::string> refinable;  // family -> the sweep it refines
   std::string out;
   std::vector<std::string> command_line;  // ours, recorded in the file
 };

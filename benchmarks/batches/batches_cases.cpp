@@ -114,7 +114,8 @@ Suite batches_suite() {
   return {"batches",
           "what to send over the bus: CPU normalize + fp32 copy vs uint8 copy + GPU normalize, by image size and batch",
           register_batches_suite,
-          ""};  // image sizes and batches are fixed: --sizes is refused
+          "",  // image sizes and batches are fixed: --sizes is refused
+          ""};
 }
 
 }  // namespace offloadbench

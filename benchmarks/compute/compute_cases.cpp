@@ -160,7 +160,22 @@ void register_elementwise_case(const RunConfig& config, const ViewSlot& slot, co
   register_case(std::move(spec));
 }
 
+// A crossover refinement's cases (RunConfig::refine): each listed group's views at its sizes, the
+// kernel of one element a thread only (the one its crossovers are found with).
+void register_elementwise_refinement(const RunConfig& config) {
+  const auto host_reuse = std::make_shared<ReusedArrays<ElementwiseHostArrays>>();
+  const auto gpu_reuse = std::make_shared<ReusedArrays<ElementwiseGpuArrays>>();
+  for (const auto& slot : view_slots(config))
+    for (const auto& [op, type] : kMeasuredElementwiseOps) {
+      const auto it = config.refine->find(fmt::format("compute/{}/{}", op_info(op).name, to_string(type)));
+      if (it == config.refine->end()) continue;
+      for (auto n : it->second)
+        register_elementwise_case(config, slot, {op, type, n, slot.view, slot.device, slot.threads}, host_reuse, gpu_reuse);
+    }
+}
+
 void register_elementwise(const RunConfig& config) {
+  if (config.refine) return register_elementwise_refinement(config);
   const auto sizes = elementwise_sizes(config);
   const auto host_reuse = std::make_shared<ReusedArrays<ElementwiseHostArrays>>();
   const auto gpu_reuse = std::make_shared<ReusedArrays<ElementwiseGpuArrays>>();
@@ -271,14 +286,14 @@ void register_matmul(const RunConfig& config) {
 
 void register_compute_suite(const RunConfig& config) {
   register_elementwise(config);
-  register_matmul(config);
+  if (!config.refine) register_matmul(config);  // matmul sweeps are not refined
 }
 
 Suite compute_suite() {
   return {"compute",
           "elementwise ops and matmul: GPU kernel only, GPU with transfers (pinned, pageable), CPU 1 and all threads",
           register_compute_suite,
-          "elements per array of the elementwise ops (matmul orders are fixed)"};
+          "elements per array of the elementwise ops (matmul orders are fixed)", "elements"};
 }
 
 }  // namespace offloadbench

@@ -91,7 +91,7 @@ Suite memset_suite() {
   return {"memset",
           "filling a buffer with a byte value: host std::memset (1 and all threads) vs device cudaMemsetAsync, by size",
           register_memset_suite,
-          "bytes per fill"};
+          "bytes per fill", ""};
 }
 
 }  // namespace offloadbench

@@ -283,7 +283,17 @@ void register_mlp_suite(const RunConfig& config) {
   // Quick mode times clipping and accumulation as one resident fp32 graph: they change the step, not the
   // data path or the precision.
   const std::vector<GpuVariant> step_only = {{Precision::fp32, LaunchMode::graph, DataPath::resident}};
-  for (const auto& q : mlp_questions(config.quick)) {
+  for (auto q : mlp_questions(config.quick)) {
+    if (config.refine) {  // a crossover refinement: listed batch sweeps (each once, at its first batch, 1) at their batches
+      const auto it = config.refine->find(compare_group(q));
+      if (q.sweep != MlpSweep::batch || q.batch != 1 || it == config.refine->end()) continue;
+      for (auto batch : it->second) {
+        q.batch = static_cast<int>(batch);
+        register_gpu_views(config, q, variants);
+        register_cpu_views(q);
+      }
+      continue;
+    }
     const bool step_only_here = config.quick && mlp_step_info(q.step).quick_step_only;
     register_gpu_views(config, q, step_only_here ? step_only : variants);
     register_cpu_views(q);
@@ -307,7 +317,8 @@ Suite mlp_suite() {
   return {"mlp",
           "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch modes, data paths",
           register_mlp_suite,
-          ""};  // batches and layer sizes are fixed: --sizes is refused
+          "",  // batches and layer sizes are fixed: --sizes is refused
+          "batch"};
 }
 
 }  // namespace offloadbench

@@ -308,7 +308,7 @@ Suite peer_suite() {
           "GPU<->GPU copies (CE and SM, read and write, one-way, bidirectional, all-to-one, one-to-all), "
           "host-link contention and peer latency, under nvbandwidth's testcase names",
           register_peer_suite,
-          "bytes per GPU<->GPU copy"};
+          "bytes per GPU<->GPU copy", ""};
 }
 
 }  // namespace offloadbench

@@ -259,7 +259,7 @@ Suite streams_suite() {
   return {"streams",
           "sync vs async copies, copy/compute overlap over K streams x C chunks vs the copy-engine bound",
           register_streams_suite,
-          "bytes moved each way per stream workload"};
+          "bytes moved each way per stream workload", ""};
 }
 
 }  // namespace offloadbench

@@ -136,7 +136,7 @@ Suite transfer_suite() {
   return {"transfer",
           "host<->device copies by direction and host memory kind, pinning costs, host memcpy baseline",
           register_transfer_suite,
-          "bytes per host<->device copy"};
+          "bytes per host<->device copy", ""};
 }
 
 LaneRates bidirectional_lane_rates(std::uint64_t bytes_per_direction, const Totals& totals) {
