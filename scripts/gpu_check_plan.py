@@ -261,6 +261,28 @@ def run_seconds(cases):
     return by_family, PROCESS_START_S + sum(sum(v) for v in by_family.values())
 
 
+# First light's run locates its crossovers (run --refine-crossovers): a few rounds, each a fresh process
+# measuring, for every question of a refinable sweep, one size in each of its views.
+FIRST_LIGHT_REFINE_ROUNDS = 2
+REFINABLE_SWEEPS = {"compute": "elements", "mlp": "batch"}  # Suite::refinable_sweep of each family
+
+
+def refine_seconds(cases, rounds=FIRST_LIGHT_REFINE_ROUNDS):
+    """Seconds of `rounds` refinement rounds after a `run --full` of `cases`: per round a process start
+    and, per refinable question, each view once at its median case's cost."""
+    views = {}
+    for case in cases:
+        fields = dict(case["fields"], **({"min_time_s": case["min_time_s"]} if case.get("min_time_s") else {}))
+        if REFINABLE_SWEEPS.get(fields.get("family")) != fields.get("sweep") or fields.get("kernel") == "four_per_thread":
+            continue
+        key = (fields.get("compare_group"), fields.get("view"), fields.get("series"), fields.get("cpu_threads"))
+        views.setdefault(key, []).append(case_seconds(fields, SUITE_REPETITIONS, FULL_MIN_TIME_S))
+    if not views:
+        return 0.0
+    per_round = PROCESS_START_S + sum(sorted(v)[len(v) // 2] for v in views.values())
+    return rounds * per_round
+
+
 def first_light_plan(build_dir, offloadbench, ctest="ctest"):
     all_tests = gpu_tests(build_dir, ctest)
     tests = [t for t in all_tests if t["kind"] == "correctness"]
@@ -273,6 +295,7 @@ def first_light_plan(build_dir, offloadbench, ctest="ctest"):
     cases, new_cases = first_light_cases(offloadbench), first_light_new_cases(offloadbench)
     by_family, run_s = run_seconds(cases)
     new_by_family, new_run_s = run_seconds(new_cases)
+    run_s += refine_seconds(cases)  # the run's own rounds of locating crossovers
     seconds = 2 * PROCESS_START_S + tests_s + run_s + PYTORCH_FIRST_LIGHT_S + 10 + new_tests_s + new_run_s
 
     def parts(families):
@@ -281,7 +304,8 @@ def first_light_plan(build_dir, offloadbench, ctest="ctest"):
             "tests_s": tests_s, "run_s": run_s, "new_tests_s": new_tests_s, "new_run_s": new_run_s,
             "families": sorted(set(by_family) | set(new_by_family)),
             "what": f"info; {len(tests)} correctness tests, {FIRST_LIGHT_TEST_JOBS} at a time ({tests_s:.0f} s); "
-                    f"one run of {len(cases)} cases: {parts(by_family)} ({run_s:.0f} s); PyTorch "
+                    f"one run of {len(cases)} cases: {parts(by_family)}, {FIRST_LIGHT_REFINE_ROUNDS} rounds locating "
+                    f"crossovers ({refine_seconds(cases):.0f} s) ({run_s:.0f} s); PyTorch "
                     f"({PYTORCH_FIRST_LIGHT_S} s); summary, charts; then the never-run paths: "
                     f"{len(FIRST_LIGHT_NEW_TESTS)} tests one at a time ({new_tests_s:.0f} s) and a run of their own "
                     f"of {len(new_cases)} cases: {parts(new_by_family)} ({new_run_s:.0f} s)"}
