@@ -9,14 +9,20 @@ MEMORY_COLOR = {"pinned": "tab:blue", "pageable": "tab:orange"}
 CASE_ORDER = {"serial": 0, "async": 1, "async_one_stream": 1, "pipelined": 2}
 
 
+def _count(value):
+    """4, not 4.0: stream and chunk counts are whole (a JSON reader may hand them over as floats)."""
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
 def label(entry):
     parts = [str(entry.get(k)) for k in ("case", "case_kind", "kind", "op") if entry.get(k)][:1]
     if entry.get("streams") is not None:
-        parts.append(f"K={entry['streams']}")
+        parts.append(f"K={_count(entry['streams'])}")
     if entry.get("chunks") is not None:
-        parts.append(f"C={entry['chunks']}")
-    if entry.get("order"):
-        parts.append(str(entry["order"]))
+        parts.append(f"C={_count(entry['chunks'])}")
+    order = entry.get("issue_order", entry.get("order"))  # depth- or breadth-first issue: two bars otherwise alike
+    if order:
+        parts.append(str(order).replace("_", "-"))
     if entry.get("workload_ratio") is not None:
         parts.append(f"ratio {entry['workload_ratio']:g}" if isinstance(entry["workload_ratio"], (int, float))
                      else f"ratio {entry['workload_ratio']}")

@@ -389,3 +389,19 @@ def test_charts_leave_out_the_rows_the_self_checks_broke():
     assert "transfer/h2d/pinned/256MiB/manual_time" in drawn
     del doc["analysis"]["invariants"]
     assert "transfer/h2d/registered/256MiB/manual_time" in plot_results.cases(doc)
+
+
+def test_every_overlap_bar_has_its_own_label_with_whole_counts():
+    # The H100 file had two bars labelled "pipelined K=4 C=16 …" (76% and 60%: depth- and breadth-first issue).
+    sys.path.insert(0, str(ROOT / "benchmarks" / "streams"))
+    try:
+        import streams_overlap_charts
+    finally:
+        sys.path.pop(0)
+    reference = ROOT / "results" / "reference" / "nvidia-h100-80gb-hbm3-2026-11-26-quick.json"
+    entries = load_json(reference)["analysis"]["overlap"]
+    labels = [streams_overlap_charts.label(e) for e in entries]
+    assert len(set(labels)) == len(labels), sorted(labels)
+    assert any("depth-first" in text for text in labels) and any("breadth-first" in text for text in labels)
+    assert streams_overlap_charts.label({"op": "pipelined", "streams": 4.0, "chunks": 16.0, "bytes": 1 << 26}) \
+        == "pipelined K=4 C=16 64 MiB"
