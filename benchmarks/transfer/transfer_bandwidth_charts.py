@@ -18,6 +18,14 @@ FLEET_SWEEPS = [
 ]
 
 MEMORY_ORDER = ["pinned", "pageable", "registered", "write_combined"]
+# Pinned, registered and write-combined copies run at the same rate over a link: each its own colour,
+# dash and marker, and pinned drawn on top with the largest marker, so that none hides another.
+MEMORY_STYLE = {
+    "pinned": dict(color="tab:blue", linestyle="-", marker="o", markersize=7, zorder=5),
+    "pageable": dict(color="tab:orange", linestyle="--", marker="s", markersize=5, zorder=4),
+    "registered": dict(color="tab:green", linestyle=":", marker="^", markersize=6, zorder=3),
+    "write_combined": dict(color="tab:purple", linestyle="-.", marker="x", markersize=8, zorder=2),
+}
 
 
 def _rate_points(case_list, x_key="bytes"):
@@ -32,7 +40,7 @@ def _rate_points(case_list, x_key="bytes"):
 
 def _plot_rates(ax, points, label, **style):
     xs = [p[0] for p in points]
-    line, = ax.plot(xs, [p[1] / 1e9 for p in points], marker="o", label=label, **style)
+    line, = ax.plot(xs, [p[1] / 1e9 for p in points], label=label, **{"marker": "o", **style})
     ax.fill_between(xs, [p[2] / 1e9 for p in points], [p[3] / 1e9 for p in points], color=line.get_color(),
                     alpha=0.15, linewidth=0)
     return line
@@ -67,7 +75,7 @@ def device_copy_charts(doc, outdir):
         for memory in sorted(by_memory, key=lambda m: MEMORY_ORDER.index(m) if m in MEMORY_ORDER else 9):
             points = _rate_points(by_memory[memory])
             sizes += [p[0] for p in points]
-            line = _plot_rates(ax, points, f"{memory} (measured)")
+            line = _plot_rates(ax, points, f"{memory} (measured)", **MEMORY_STYLE.get(memory, {}))
             fit = fits.get((device, direction, memory))
             if fit and points:
                 a, b = fit["alpha_seconds"], fit["beta_bytes_per_second"]

@@ -405,3 +405,28 @@ def test_every_overlap_bar_has_its_own_label_with_whole_counts():
     assert any("depth-first" in text for text in labels) and any("breadth-first" in text for text in labels)
     assert streams_overlap_charts.label({"op": "pipelined", "streams": 4.0, "chunks": 16.0, "bytes": 1 << 26}) \
         == "pipelined K=4 C=16 64 MiB"
+
+
+def test_no_host_memory_kind_hides_another_on_the_bandwidth_charts(monkeypatch, tmp_path):
+    # The H100's h2d chart drew write-combined over pinned in one style: the pinned line could not be seen.
+    sys.path.insert(0, str(ROOT / "benchmarks" / "transfer"))
+    try:
+        import transfer_bandwidth_charts
+    finally:
+        sys.path.pop(0)
+    from plots import common
+    drawn = {}
+
+    def keep(fig, outdir, name, *args, **kwargs):
+        drawn[name] = [(line.get_label(), line.get_color(), line.get_linestyle(), line.get_marker(), line.get_zorder())
+                       for line in fig.axes[0].get_lines() if line.get_label().endswith("(measured)")]
+        return name
+    monkeypatch.setattr(common, "save", keep)
+    doc = load_json(ROOT / "results" / "reference" / "nvidia-h100-80gb-hbm3-2026-11-26-quick.json")
+    transfer_bandwidth_charts.device_copy_charts(doc, tmp_path)
+    h2d = next(lines for name, lines in drawn.items() if "h2d" in name)
+    assert len(h2d) >= 3, h2d
+    for i, a in enumerate(h2d):
+        for b in h2d[i + 1:]:
+            assert a[1] != b[1] and a[2] != b[2] and a[3] != b[3], (a, b)  # colour, dash and marker all differ
+    assert max(h2d, key=lambda line: line[4])[0].startswith("pinned")  # pinned on top
