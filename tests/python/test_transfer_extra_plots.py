@@ -79,3 +79,22 @@ def test_files_without_the_rows_say_why(tmp_path):
         assert what in missing
     drawn, missing = _draw(load_json(CPU_FIXTURE), tmp_path)
     assert drawn == [] and len(missing) == 5
+
+
+def test_the_small_tensors_chart_answers_when_packing_wins(tmp_path, monkeypatch):
+    # It drew four time lines over four decades; now each other way's time over packing's, with 1× marked.
+    from plots import common
+    kept = {}
+
+    def keep(fig, outdir, stem, title, caption=""):
+        ax = fig.axes[0]
+        kept[stem] = (title, ax.get_yscale(), [(line.get_label(), list(line.get_ydata())) for line in ax.get_lines()])
+        return {"png": f"{stem}.png", "caption": caption}
+    monkeypatch.setattr(common, "save", keep)
+    small_tensors.charts(load_json(GPU_FIXTURE), tmp_path)
+    title, scale, lines = kept["small_tensors_gpu0"]
+    assert "packing" in title and "when does" not in title, title  # the answer, not the question
+    ratios = [label for label, _ in lines if label.startswith("vs ")]
+    assert len(ratios) == 3 and not any("pack into pinned" in label for label in ratios), ratios
+    assert any(label.startswith("1×") and set(y) == {1.0} for label, y in lines)
+    assert scale == "log"
