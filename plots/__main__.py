@@ -114,7 +114,9 @@ def draw(argv):
         files.remove_written()
         remove_if_empty(outdir, made_outdir)
         raise
-    print(f"plots: {len(charts)} chart(s), {len(missing)} missing; report: {path}")
+    absent = report.no_gpu_measured(doc)
+    print(f"plots: {len(charts)} chart(s), " + (f"{len(missing)} not applicable on this machine ({absent})" if absent
+                                                 else f"{len(missing)} missing") + f"; report: {path}")
     return 0
 
 

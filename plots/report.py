@@ -39,7 +39,21 @@ def _counts(doc):
     return f"{len(rows)} measurements, {skipped} skipped, {invalid} invalid"
 
 
-def chart_sections(charts, missing, source, nothing_missing):
+def no_gpu_measured(doc):
+    """Why this file holds no measured GPU row ("no GPU measured: <skip reason>"), or "" when it holds one:
+    on such a machine the charts of GPU rows are not applicable, not missing."""
+    reasons = set()
+    for row in doc.get("benchmarks", []):
+        device = row.get("device")
+        if isinstance(device, int) and not isinstance(device, bool):
+            if not row.get("skipped"):
+                return ""
+            if isinstance(row.get("skip_reason"), str):
+                reasons.add(row["skip_reason"])
+    return "no GPU measured" + (f": {sorted(reasons)[0]}" if reasons else "")
+
+
+def chart_sections(charts, missing, source, nothing_missing, not_applicable=""):
     """The report's charts, each linked to its SVG with its caption, then what could not be drawn."""
     e = html.escape
     parts = [] if charts else [f"<p>No chart could be drawn from {source} (see below).</p>"]
@@ -47,7 +61,11 @@ def chart_sections(charts, missing, source, nothing_missing):
         parts += [f"<h3>{e(chart['title'])}</h3>",
                   f"<a href='{e(chart['svg'])}'><img src='{e(chart['png'])}' alt='{e(chart['title'])}'></a>",
                   f"<p class='caption'>{e(chart['caption'])} (<a href='{e(chart['svg'])}'>SVG</a>)</p>"]
-    parts.append("<h2>Missing</h2>")
+    if not_applicable and missing:  # a machine without a GPU: nothing is wrong with these
+        parts.append("<h2>Not applicable on this machine</h2>")
+        parts.append(f"<p>{e(not_applicable[0].upper() + not_applicable[1:])}: charts of GPU rows do not apply.</p>")
+    else:
+        parts.append("<h2>Missing</h2>")
     parts.append("<ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>" if missing
                  else f"<p>Nothing: {nothing_missing}.</p>")
     return parts
@@ -70,6 +88,6 @@ def write(doc, source, outdir, charts, missing):
     parts.append("</table><h2>Machine</h2><table>")
     parts += [f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in _machine_rows(doc)]
     parts.append("</table><h2>Charts</h2>")
-    parts += chart_sections(charts, missing, "this file", "every chart family could be drawn")
+    parts += chart_sections(charts, missing, "this file", "every chart family could be drawn", no_gpu_measured(doc))
     parts.append("</body></html>")
     return files.write_text_atomically(outdir / "report.html", "\n".join(parts) + "\n")

@@ -291,6 +291,8 @@ def charts(doc, outdir):
 
 
 def _gpu_reason(doc, group):
-    reasons = results.skipped_reasons(doc, lambda r: r.get("compare_group") == group)
+    # GPU rows only (an integer device): a CPU row quick mode skipped is not why no GPU row paired.
+    reasons = results.skipped_reasons(doc, lambda r: r.get("compare_group") == group and isinstance(r.get("device"), int)
+                                      and not isinstance(r.get("device"), bool))
     return f" (GPU rows skipped: {'; '.join(reasons)})" if reasons else ""
 

@@ -41,7 +41,8 @@ def mlp_chart(doc, outdir, group, curves):
     ax_rate.set_title("throughput")
     ax_rate.grid(True, alpha=0.3)
     return common.save(fig, outdir, f"mlp_{common.slug(group)}", title,
-                       "Median of the repetitions; dotted: the batch from which each GPU data path beats the CPU.")
+                       "Median of the repetitions" + ("; dotted: the batch from which each GPU data path beats the CPU."
+                                                       if any(c.get("kind") == "crossover" for c in crossovers) else "."))
 
 
 def charts(doc, outdir):

@@ -430,3 +430,29 @@ def test_no_host_memory_kind_hides_another_on_the_bandwidth_charts(monkeypatch, 
         for b in h2d[i + 1:]:
             assert a[1] != b[1] and a[2] != b[2] and a[3] != b[3], (a, b)  # colour, dash and marker all differ
     assert max(h2d, key=lambda line: line[4])[0].startswith("pinned")  # pinned on top
+
+
+def test_a_file_without_gpu_rows_calls_the_gpu_charts_not_applicable(tmp_path):
+    # `plot` on a CPU-only file said "N missing"; nothing is missing on a machine without a GPU.
+    done = subprocess.run([sys.executable, "-m", "plots", str(CPU_FIXTURE), "--out", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "not applicable on this machine (no GPU measured" in done.stdout and " missing" not in done.stdout, done.stdout
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "<h2>Not applicable on this machine</h2>" in page and "<h2>Missing</h2>" not in page
+    done = subprocess.run([sys.executable, "-m", "plots", str(GPU_FIXTURE), "--out", str(tmp_path / "gpu")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert "not applicable" not in done.stdout, done.stdout
+
+
+def test_no_gpu_row_to_pair_names_gpu_skips_only():
+    # A CPU matmul quick mode skipped was reported as the reason GPU rows were missing.
+    from plots import timing
+    doc = {"benchmarks": [
+        {"name": "a", "run_type": "iteration", "compare_group": "g", "device": "cpu", "skipped": True,
+         "skip_reason": "quick mode skips it"},
+        {"name": "b", "run_type": "iteration", "compare_group": "g", "device": 0, "skipped": True,
+         "skip_reason": "no usable GPU: x"}]}
+    assert timing._gpu_reason(doc, "g") == " (GPU rows skipped: no usable GPU: x)"
+    doc["benchmarks"].pop()
+    assert timing._gpu_reason(doc, "g") == ""
