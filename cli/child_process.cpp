@@ -211,9 +211,12 @@ std::vector<std::string> child_run_arguments(const ChildRun& run) {
   if (!run.host_numa.empty()) args.insert(args.end(), {"--host-numa", run.host_numa});
   if (!run.sizes.empty()) args.insert(args.end(), {"--sizes", run.sizes});
   if (!run.refine.empty()) args.insert(args.end(), {"--refine-at", run.refine});
-  // A child measures what it is asked, no more: whoever started it decides what to measure again.
+  if (!run.calibrated_by.empty()) args.insert(args.end(), {"--calibrated-by", run.calibrated_by});
+  // A child measures what it is asked, no more: whoever started it decides what to measure again,
+  // and analyses and summarises what all of them measured.
   args.insert(args.end(), {"--repetitions", std::to_string(run.repetitions), "--remeasure-unsteady", "0",
                            "--refine-crossovers", "0", "--out", run.out});
+  if (run.measure_only) args.push_back("--measure-only");
   if (!run.benchmark_flags.empty()) {
     args.push_back("--");
     args.insert(args.end(), run.benchmark_flags.begin(), run.benchmark_flags.end());

@@ -33,6 +33,8 @@ ChildEnd run_child(const std::string& executable, const std::vector<std::string>
 struct ChildRun {
   std::string suites = "all", device = "0", sizes, host_numa;
   std::string refine;  // run --refine-at: a crossover refinement's cases only (format_refinement)
+  std::string calibrated_by;  // run --calibrated-by: the first process's results file (run --processes)
+  bool measure_only = false;  // run --measure-only: rows only (a child of this build; ab's builds may be older)
   bool full = false;
   int repetitions = 1;
   std::string out;
@@ -40,7 +42,8 @@ struct ChildRun {
 };
 
 // The child's arguments: `run --suite … --quick|--full --device … [--host-numa …] [--sizes …]
-// [--refine-at …] --repetitions N --remeasure-unsteady 0 --refine-crossovers 0 --out FILE [-- FLAGS…]`.
+// [--refine-at …] [--calibrated-by FILE] --repetitions N --remeasure-unsteady 0 --refine-crossovers 0
+// [--measure-only] --out FILE [-- FLAGS…]`.
 std::vector<std::string> child_run_arguments(const ChildRun& run);
 
 // Runs `program` as a child `run` (run_child, same log, limit and stop). Each child first gets a random

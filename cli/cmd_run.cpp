@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -53,6 +54,8 @@ struct RunOptions {
   bool remeasure_given = false;
   int refine_rounds = kDefaultRefinementRounds;
   std::string refine_at;  // a refinement round's child: only these cases (harness/analysis/refinement.h)
+  std::string calibrated_by;  // a later process of run --processes: the first one's results file
+  bool measure_only = false;  // a child: rows only; whoever started it analyses and summarises
   std::string sizes;
   std::string host_numa = "local";
   bool sizes_given = false;  // `--sizes ''` is a mistake, not "the default sizes"
@@ -87,6 +90,22 @@ int count_selected(const std::vector<std::string>& flags) {
   return n;
 }
 
+// The iteration rows of an earlier process's results file, by case name (set_calibration_rows).
+std::map<std::string, nlohmann::json> calibration_rows(const std::string& path) {
+  std::map<std::string, nlohmann::json> rows;
+  nlohmann::json document;
+  try {
+    document = load_results(path);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--calibrated-by: {}", e.what()));
+  }
+  for (const auto& row : document.value("benchmarks", nlohmann::json::array())) {
+    if (row.value("run_type", "") != "iteration" || row.value("error_occurred", false)) continue;
+    rows.emplace(row.value("name", ""), row);
+  }
+  return rows;
+}
+
 // family -> the sweep it refines, for the chosen suites that have one.
 std::map<std::string, std::string> refinable_sweeps(const std::vector<const Suite*>& suites) {
   std::map<std::string, std::string> sweeps;
@@ -111,7 +130,9 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   if (o.quick && o.full) throw UsageError("--quick and --full cannot be used together");
   if (o.repetitions < 1 || o.repetitions > 1000)
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
-  int remeasure = o.remeasure;
+  // A file of several processes keeps the spread between them: it is what compare judges such files
+  // by (its error rates were measured on them), and one more process would replace it.
+  int remeasure = o.remeasure_given || o.processes == 1 ? o.remeasure : 0;
   if (const char* env = std::getenv("OFFLOADBENCH_REMEASURE_UNSTEADY"); env && !o.remeasure_given) {
     try {
       std::size_t used = 0;
@@ -175,6 +196,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
 
   const std::string out = o.out_given ? o.out : default_out_path();
 
+  if (!o.calibrated_by.empty()) set_calibration_rows(calibration_rows(o.calibrated_by));
   RunDescription description;
   for (auto* s : suites) {
     s->register_cases(config);
@@ -259,6 +281,10 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   // The analysis goes into the same file (rewritten atomically), then the summary shows it. The
   // measurements are already safe on disk: an analysis failure is reported, never fatal.
   auto document = reporter.document();
+  if (o.measure_only) {
+    fmt::print("results: {}\n", out);
+    return reporter.invalid_rows() > 0 ? 1 : 0;
+  }
   if (!document["context"]["offloadbench"].value("incomplete", false)) {
     RemeasurePlan again;
     again.child = child_like_this(o, device);
@@ -305,7 +331,8 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
       ->default_str("1");
   auto* remeasure = run->add_option("--remeasure-unsteady", o->remeasure,
                   "Measure a case again, in a fresh process with this many repetitions, when its repetitions "
-                  "spread by more than 20% (0: never; default from OFFLOADBENCH_REMEASURE_UNSTEADY, else 10)");
+                  "spread by more than 20% (0: never; default from OFFLOADBENCH_REMEASURE_UNSTEADY, else 10 with "
+                  "one process and 0 with --processes)");
   auto* sizes = run->add_option("--sizes", o->sizes,
                                 fmt::format("Replace the size sweep, e.g. 4KiB,1Mi,64M (K, M, G with or without i/iB are "
                                             "binary multiples) — {}; other suites refuse it", sizes_meanings()));
@@ -317,6 +344,8 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
                   "known to ±10% (0: interpolate between the sweep's sizes)")
       ->default_str(std::to_string(kDefaultRefinementRounds));
   run->add_option("--refine-at", o->refine_at, "")->group("");  // a refinement round's child (cli/refine.h)
+  run->add_option("--calibrated-by", o->calibrated_by, "")->group("");  // later processes (cli/run_processes.h)
+  run->add_flag("--measure-only", o->measure_only, "")->group("");      // every child
   run->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
   return {run, [o, command_line, device, out, sizes, remeasure] {
             o->device_given = device->count() > 0;

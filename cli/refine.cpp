@@ -46,6 +46,7 @@ MeasureRound child_round(const RefinePlan& plan) {
       child.sizes.clear();
       child.refine = format_refinement(sizes);
       child.repetitions = plan.repetitions;
+      child.measure_only = true;
       child.out = (folder.path() / fmt::format("refine-{}.json", round)).string();
       const auto log = (folder.path() / fmt::format("refine-{}.log", round)).string();
       std::mt19937_64 rng(std::random_device{}());

@@ -74,6 +74,7 @@ nlohmann::json remeasure_unsteady(const nlohmann::json& doc, const RemeasurePlan
     const ProcessFolder folder(plan.out);
     auto child = plan.child;
     child.repetitions = plan.repetitions;
+    child.measure_only = true;
     child.out = (folder.path() / "remeasure.json").string();
     child.benchmark_flags.push_back("--benchmark_filter=" + exact_name_filter(names));
     const auto log = (folder.path() / "remeasure.log").string();

@@ -3,6 +3,7 @@
 // results file carries as row fields so nothing downstream ever parses a benchmark name.
 #pragma once
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,17 @@ const std::vector<CaseSpec>& registered_cases();
 
 // Forget every registered case (tests register several suites in one process).
 void clear_registered_cases();
+
+// ---- what the first process of a run learned (run --processes) ----
+// Its iteration rows by case name. Cases registered afterwards run that row's iteration count (Google
+// Benchmark's search for one is skipped: in a one-process run every repetition after the first reuses
+// the count the first found, and this does the same across processes), and the measurement layer
+// reuses the row's calls per batch. Families may read a row for what a case chose by timing at set-up.
+void set_calibration_rows(std::map<std::string, nlohmann::json> rows);
+const nlohmann::json* calibration_row(const std::string& case_name);  // null: none
+// Whether a case checks every output element: true unless this is such a later process, which runs the
+// code the first one checked, on the same inputs, and may check a sample spread over the output.
+bool check_outputs_in_full();
 
 // ---- inside a case ----
 // Skip (cannot run here: no GPU, does not fit). The row keeps the reason, the run goes on.

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "harness/benchmark_case.h"
+#include "harness/host_blocks.h"
 #include "harness/injected_slowdown.h"
 
 namespace offloadbench {
@@ -84,6 +85,11 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
   auto& current = set_up_case();
   if (current && current->name == name) return *current;
   current.reset();  // the previous case's buffers go before this case's are made
+  static std::string family;  // host blocks are kept between one family's cases only
+  const auto fields = case_fields(name);
+  const std::string now = fields.is_object() ? fields.value("family", "") : "";
+  if (now != family) release_kept_host_blocks();
+  family = now;
   auto made = std::make_unique<SetUpCase>();
   made->name = name;
   try {
@@ -93,7 +99,9 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
       if (m.verify) made->invalid_reason = m.verify();
       if (made->invalid_reason.empty()) {
         const auto chosen = chosen_batches().find(name);
+        const auto* earlier = calibration_row(name);  // the first process's choice, in a later process
         if (m.calls_per_batch <= 0 && chosen != chosen_batches().end()) m.calls_per_batch = chosen->second;
+        else if (m.calls_per_batch <= 0 && earlier) m.calls_per_batch = earlier->value("calls_per_batch", 0);
         warm_up(m);
         chosen_batches()[name] = m.calls_per_batch;
         for (auto& side : m.side_rates) side.seconds = side.time();

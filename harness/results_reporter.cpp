@@ -68,10 +68,14 @@ void mark_link_under_load(nlohmann::json& row) {
 nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
   using Run = benchmark::BenchmarkReporter::Run;
   nlohmann::json row;
-  row["name"] = run.benchmark_name();
+  // Names as registered: an iteration count fixed by calibration (run --processes) is not part of a
+  // case's name ("…/iterations:N" in Google Benchmark's), so every process's rows match.
+  auto run_name = run.run_name;
+  run_name.iterations.clear();
+  row["name"] = run.run_type == Run::RT_Aggregate ? run_name.str() + "_" + run.aggregate_name : run_name.str();
   row["family_index"] = run.family_index;
   row["per_family_instance_index"] = run.per_family_instance_index;
-  row["run_name"] = run.run_name.str();
+  row["run_name"] = run_name.str();
   row["run_type"] = run.run_type == Run::RT_Aggregate ? "aggregate" : "iteration";
   row["repetitions"] = run.repetitions;
   if (run.run_type != Run::RT_Aggregate) row["repetition_index"] = run.repetition_index;
@@ -168,7 +172,7 @@ void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
   std::map<int, std::vector<SmClockReading>> sampled;  // per device: what the sampler saw while this case ran
   for (const auto& run : runs) {
     auto row = run_to_row(run);
-    if (row["skipped"] == true && !skipped_cases_.insert(run.run_name.str()).second) continue;
+    if (row["skipped"] == true && !skipped_cases_.insert(row["run_name"].get<std::string>()).second) continue;
     if ((clock_reader_ || clock_sampler_) && run.run_type == Run::RT_Iteration && !run.error_occurred &&
         row.contains("device") && row["device"].is_number_integer()) {
       const int device = row["device"].get<int>();

@@ -164,6 +164,41 @@ TEST(ElementwiseCheck, TheBenchmarksCheckAcceptsCorrectOutputAndNamesAWrongEleme
   }
 }
 
+TEST(ElementwiseCheck, InputsAreFilledAsDefinedOnAnyThreadsAndANaNIsCaught) {
+  const std::size_t n = 3 * 8633 + 101;  // a few periods of (x, y) and part of one
+  for (int threads : {1, 2, 3}) {
+    std::vector<double> x(n), y(n);
+    fill_elementwise_inputs(x.data(), y.data(), n, threads);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(x[i], elementwise_input_x(i)) << i << " on " << threads << " threads";
+      ASSERT_EQ(y[i], elementwise_input_y(i)) << i << " on " << threads << " threads";
+    }
+  }
+  std::vector<float> x(n), z(n);
+  fill_elementwise_inputs(x.data(), static_cast<float*>(nullptr), n, 2);
+  double sum = 0;
+  cpu::elementwise<float>(ElementwiseOp::copy)(elementwise_args(ElementwiseOp::copy, z.data(), &sum, x.data(), x.data(), n), 1);
+  EXPECT_EQ(check_elementwise_output(ElementwiseOp::copy, z.data(), sum, n), "");
+  z[8633 + 5] = std::nanf("");
+  EXPECT_NE(check_elementwise_output(ElementwiseOp::copy, z.data(), sum, n).find("1 of"), std::string::npos);
+}
+
+TEST(ElementwiseCheck, ASampledCheckLooksAtEveryKthPeriodAndTheLast) {
+  constexpr std::size_t period = 8633, n = 10 * period + 7;
+  std::vector<float> x(n), z(n);
+  fill_elementwise_inputs(x.data(), static_cast<float*>(nullptr), n, 1);
+  double sum = 0;
+  const auto copy = cpu::elementwise<float>(ElementwiseOp::copy);
+  const auto wrong_at = [&](std::size_t i, std::size_t stride) {
+    copy(elementwise_args(ElementwiseOp::copy, z.data(), &sum, x.data(), x.data(), n), 1);
+    z[i] += 1.0f;
+    return check_elementwise_output(ElementwiseOp::copy, z.data(), sum, n, stride) != "";
+  };
+  for (std::size_t i : {std::size_t{0}, 4 * period + 3, n - 1}) EXPECT_TRUE(wrong_at(i, 4)) << i;  // periods 0, 4, last
+  EXPECT_FALSE(wrong_at(2 * period, 4)) << "period 2 is not in a sample of every 4th";
+  EXPECT_TRUE(wrong_at(2 * period, 1));
+}
+
 TEST(Tolerance, AbsoluteAndRelativePartsAndNaN) {
   EXPECT_TRUE(within_tolerance(1.0 + 1e-7, 1.0, {0, 1e-6}));
   EXPECT_FALSE(within_tolerance(1.0 + 1e-5, 1.0, {0, 1e-6}));

@@ -2,6 +2,7 @@
 // that report known times, through Google Benchmark and the results reporter as a run does: the
 // arithmetic the GPU runners rely on, proven on a machine without a GPU.
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <memory>
 #include <set>
@@ -14,6 +15,7 @@
 
 #include "harness/benchmark_case.h"
 #include "harness/gpu_info.h"
+#include "harness/host_blocks.h"
 #include "harness/injected_slowdown.h"
 #include "harness/pcie.h"
 #include "harness/measure.h"
@@ -568,4 +570,61 @@ TEST_F(MeasureTest, LaneTimesOfSideStreamsAreSummedOverTheBatches) {
   EXPECT_NEAR(seen->lane_seconds[1], 3e-3 * seen->batches, 1e-12);
   EXPECT_NEAR(seen->device_seconds, 3e-3 * seen->batches, 1e-12);
 }
+}  // namespace offloadbench
+
+namespace offloadbench {
+
+TEST_F(MeasureTest, ALaterProcessRunsTheFirstOnesIterationsAndBatchUnderTheSameName) {
+  FakeCase f = batch_of(0);  // the layer chooses the batch, from the warm-up
+  f.device = false;
+  nlohmann::json earlier = {{"name", "fake/calibrated/real_time"}, {"iterations", 96}, {"calls_per_batch", 3}};
+  set_calibration_rows({{"fake/calibrated/real_time", earlier}});
+  auto ledger = register_fake("fake/calibrated", f);
+  register_fake("fake/not_calibrated", f);
+  const auto doc = testing::run_registered("fake/", 2, 0.001);
+  set_calibration_rows({});
+  int seen = 0;
+  for (const auto& row : testing::rows_where(doc, "op", "fake")) {
+    if (row.value("run_type", "") != "iteration") continue;
+    const auto name = row["name"].get<std::string>();
+    EXPECT_EQ(name.find("iterations:"), std::string::npos) << name;
+    EXPECT_EQ(row["run_name"].get<std::string>().find("iterations:"), std::string::npos);
+    if (name == "fake/calibrated/real_time") {
+      ++seen;
+      EXPECT_EQ(row["iterations"], 96);
+      EXPECT_EQ(row["calls_per_batch"], 3);
+    } else {
+      EXPECT_EQ(name, "fake/not_calibrated/real_time");
+    }
+  }
+  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(ledger->calls, 1 + 2 * 96) << "the warm-up's call, then 96 a repetition";
+}
+
+TEST(HostBlocks, AGivenBackBlockServesTheNextFitAndALargerRequestFreesThemFirst) {
+  release_kept_host_blocks();
+  void* first = nullptr;
+  {
+    HostBlock a(3 * kHostBlockAlignment);
+    first = a.data();
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first) % kHostBlockAlignment, 0u);
+    EXPECT_EQ(a.bytes(), 3 * kHostBlockAlignment);
+  }
+  if (!host_blocks_are_kept()) GTEST_SKIP() << "several NUMA nodes here: blocks are not kept";
+  EXPECT_EQ(kept_host_block_bytes(), 3 * kHostBlockAlignment);
+  {
+    HostBlock smaller(kHostBlockAlignment + 1);
+    EXPECT_EQ(smaller.data(), first);  // its pages are the ones touched before
+    EXPECT_EQ(smaller.bytes(), 3 * kHostBlockAlignment);
+    EXPECT_EQ(kept_host_block_bytes(), 0u);
+  }
+  {
+    HostBlock larger(5 * kHostBlockAlignment);  // nothing kept fits: what was kept is freed first
+    EXPECT_EQ(kept_host_block_bytes(), 0u);
+  }
+  EXPECT_EQ(kept_host_block_bytes(), 5 * kHostBlockAlignment);
+  release_kept_host_blocks();
+  EXPECT_EQ(kept_host_block_bytes(), 0u);
+}
+
 }  // namespace offloadbench

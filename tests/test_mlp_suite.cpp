@@ -4,12 +4,14 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "benchmarks/mlp/mlp_cases.h"
 #include "harness/gpu_info.h"
 #include "kernels/cpu_gemm.h"
+#include "kernels/mlp.h"
 #include "tests/test_support.h"
 
 namespace offloadbench {
@@ -39,6 +41,22 @@ TEST(MlpSuite, QuickTableCoversEveryVariantAndViewOnce) {
 }
 
 // Every step's row fields come from its one row of the step table, and every step has a row.
+TEST(MlpSuite, ADatasetIsTheSameRowsWhateverWasDrawnBefore) {
+  const MlpShape shape{784, 128, 10};
+  const auto expect_drawn_afresh = [&](std::int64_t rows_per_batch) {
+    const MlpDataset d = make_mlp_dataset(shape, rows_per_batch);
+    const std::int64_t rows = d.batches * rows_per_batch;
+    std::vector<float> x(static_cast<std::size_t>(rows * shape.inputs));
+    std::vector<int> labels(static_cast<std::size_t>(rows));
+    make_synthetic_dataset(x.data(), labels.data(), rows, shape, 42);
+    EXPECT_EQ(d.x, x) << rows_per_batch;
+    EXPECT_EQ(d.labels, labels) << rows_per_batch;
+  };
+  expect_drawn_afresh(64);    // drawn first
+  expect_drawn_afresh(1024);  // more rows than were drawn
+  expect_drawn_afresh(1);     // a prefix of what was drawn
+}
+
 TEST(MlpSuite, StepFieldsComeFromTheStepTable) {
   const MlpStep steps[] = {MlpStep::inference, MlpStep::train_sgd, MlpStep::train_adamw, MlpStep::train_adamw_clip,
                            MlpStep::train_sgd_accum4};

@@ -80,6 +80,9 @@ class ReusedArrays {
   std::set<std::string> checked_;
 };
 
+// A later process of a run checks every this-many-th period of an elementwise output (check_outputs_in_full).
+inline constexpr std::size_t kSampledCheckPeriodStride = 64;
+
 // What each runner family reuses (defined by the runner files; opaque here). The table makes one
 // ReusedArrays of each per registration of the suite.
 struct ElementwiseHostArrays;  // compute_run_cpu.cpp

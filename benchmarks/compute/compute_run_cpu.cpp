@@ -1,7 +1,5 @@
 // The compute family's CPU views: the CPU twins from kernels/ with one thread or all of them, timed
-// by the host wall clock. Arrays are first touched by the threads that later stream them.
-#include <sys/mman.h>
-
+// by the host wall clock. Arrays are written first by the threads that later stream them.
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -12,6 +10,7 @@
 
 #include "benchmarks/compute/compute_cases.h"
 #include "harness/benchmark_case.h"
+#include "harness/host_blocks.h"
 #include "harness/results/sizes.h"
 #include "harness/system_info.h"
 #include "kernels/elementwise.h"
@@ -21,27 +20,30 @@ namespace offloadbench {
 
 namespace {
 
-// Page-aligned storage that is not touched here: the first write (by the case's own threads) places
-// the pages. Large arrays ask for transparent huge pages, which makes that first touch much cheaper.
-class UntouchedArray {
+// Storage the case's own threads write first (fill_elementwise_inputs, then the calls): small arrays
+// fresh from the heap; large ones 2 MiB-aligned transparent huge pages, kept between the family's cases
+// (harness/host_blocks.h) so that each process pays their first touch once, not once per size.
+class HostArray {
  public:
-  explicit UntouchedArray(std::size_t bytes) {
-    const std::size_t alignment = bytes >= kHugePage ? kHugePage : 64;
-    bytes_ = round_up(std::max<std::size_t>(bytes, 1), alignment);
-    data_ = std::aligned_alloc(alignment, bytes_);
-    if (!data_) throw std::bad_alloc();
-    if (alignment == kHugePage) madvise(data_, bytes_, MADV_HUGEPAGE);  // advice only: failure is harmless
+  explicit HostArray(std::size_t bytes) {
+    if (bytes >= kHostBlockAlignment) {
+      block_ = std::make_unique<HostBlock>(bytes);
+      data_ = block_->data();
+      return;
+    }
+    heap_.reset(std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64));
+    if (!heap_) throw std::bad_alloc();
+    data_ = heap_.get();
   }
-  ~UntouchedArray() { std::free(data_); }
-  UntouchedArray(const UntouchedArray&) = delete;
-  UntouchedArray& operator=(const UntouchedArray&) = delete;
   template <typename T> T* as() const { return static_cast<T*>(data_); }
 
  private:
-  static constexpr std::size_t kHugePage = 2u << 20;
-  static std::size_t round_up(std::size_t bytes, std::size_t to) { return (bytes + to - 1) / to * to; }
-  void* data_;
-  std::size_t bytes_;
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<HostBlock> block_;
+  std::unique_ptr<void, Free> heap_;
+  void* data_ = nullptr;
 };
 
 }  // namespace
@@ -49,7 +51,7 @@ class UntouchedArray {
 // x and y hold the inputs (never written by any op), z the output of whichever op ran last.
 struct ElementwiseHostArrays {
   explicit ElementwiseHostArrays(std::size_t bytes) : x(bytes), y(bytes), z(bytes) {}
-  UntouchedArray x, y, z;
+  HostArray x, y, z;
 };
 
 namespace {
@@ -82,7 +84,7 @@ MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<
   };
   m.verify = [op = c.op, z, sum, n, call = m.call] {
     call();
-    return check_elementwise_output(op, z, *sum, n);
+    return check_elementwise_output(op, z, *sum, n, check_outputs_in_full() ? 1 : kSampledCheckPeriodStride);
   };
   m.work.bytes = static_cast<double>(info.arrays_moved) * n * sizeof(T);
   return made;

@@ -93,7 +93,7 @@ std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_bat
 
 // Setups for the measurement layer (harness/measure.h): mlp_run_cpu.cpp, and mlp_run_gpu.cpp
 // (built with CUDA only; the table calls it through OFFLOADBENCH_GPU_RUNNER, harness/gpu_runner.h).
-MeasuredCase setup_mlp_cpu(const MlpCase& c);
+MeasuredCase setup_mlp_cpu(const MlpCase& c, const std::string& case_name);
 MeasuredCase setup_mlp_gpu(const MlpCase& c);
 
 void register_mlp_suite(const RunConfig& config);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "benchmarks/mlp/mlp_cases.h"
 #include "harness/benchmark_case.h"
 #include "harness/system_info.h"
+#include "kernels/cpu_gemm.h"
 #include "kernels/mlp_packed.h"
 
 namespace offloadbench {
@@ -81,17 +83,32 @@ struct CpuPlan {
   }
 };
 
+// The plan whose label an earlier process of this run recorded for the case (run --processes), if any.
+std::optional<CpuPlan> plan_labelled(const std::string& label, bool can_pack) {
+  for (auto library : cpu_gemm_libraries())
+    for (bool packed : {false, true})
+      for (int threads : {0, 1}) {
+        const CpuPlan plan{library, packed && can_pack, threads};
+        if (plan.label() == label) return plan;
+      }
+  return std::nullopt;
+}
+
 // Chosen once per case and thread count in a process, so that repetitions set up again (random
-// interleaving) time the same code; OFFLOADBENCH_CPU_GEMM pins it (cpu_gemm_pin), else it is planned by
-// timing the step each way.
-CpuPlan plan_for(const MlpCase& c, MlpCpuModel& model, const std::function<void()>& step, bool& use_packed) {
+// interleaving) time the same code; OFFLOADBENCH_CPU_GEMM pins it (cpu_gemm_pin), else the first process
+// of the run planned it (its row's label), else it is planned by timing the step each way.
+CpuPlan plan_for(const MlpCase& c, const std::string& case_name, MlpCpuModel& model, const std::function<void()>& step,
+                 bool& use_packed) {
   static std::map<std::string, CpuPlan> chosen;  // set-ups run one at a time, on the benchmark thread
   const std::string key = fmt::format("{}/{}/b{}/{}t", to_string(c.shape), to_string(c.step), c.batch, c.cpu_threads);
   auto found = chosen.find(key);
+  const bool can_pack = !c.trains() && MlpPackedInference::available();
+  const auto* earlier = calibration_row(case_name);
+  const auto earlier_plan = earlier ? plan_labelled(earlier->value("label", ""), can_pack) : std::nullopt;
+  if (found == chosen.end() && earlier_plan) found = chosen.emplace(key, *earlier_plan).first;
   if (found == chosen.end()) {
     CpuPlan plan;
     const CpuGemmPin pin = cpu_gemm_pin();  // `run` checked it before measuring
-    const bool can_pack = !c.trains() && MlpPackedInference::available();
     if (pin.pinned) {
       plan.library = pin.library;
       plan.packed = can_pack && pin.packed_inference;
@@ -123,7 +140,7 @@ CpuPlan plan_for(const MlpCase& c, MlpCpuModel& model, const std::function<void(
 
 }  // namespace
 
-MeasuredCase setup_mlp_cpu(const MlpCase& c) {
+MeasuredCase setup_mlp_cpu(const MlpCase& c, const std::string& case_name) {
   try {
     validate_mlp_shape(c.shape, c.samples_per_step());
   } catch (const std::invalid_argument& e) {
@@ -186,7 +203,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c) {
     benchmark::ClobberMemory();
     s->next_batch = (i + 1) % s->data.batches;
   };
-  const CpuPlan plan = plan_for(c, s->model, m.call, s->use_packed);
+  const CpuPlan plan = plan_for(c, case_name, s->model, m.call, s->use_packed);
   m.verify = [s, c]() -> std::string {
     const float* x0 = s->data.x.data();
     if (!c.trains()) {

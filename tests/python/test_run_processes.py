@@ -50,8 +50,24 @@ def test_repetitions_from_several_processes_make_one_valid_file(run_offloadbench
         assert [r["process"] for r in mine] == [0, 0, 1, 2]  # 4 over 3: 2, 1, 1
         assert [r["repetition_index"] for r in mine] == [0, 1, 2, 3]
         assert all(r["run_type"] == "iteration" and r["real_time"] > 0 for r in mine)
+        # Later processes run the first one's iteration count and batch (no search of their own), under
+        # the case's own name (Google Benchmark would add "/iterations:N").
+        assert len({(r["iterations"], r["calls_per_batch"]) for r in mine}) == 1, mine
+        assert "iterations:" not in name
     assert "analysis" in doc
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"], "the processes' folder must go"
+
+
+def test_a_file_of_several_processes_keeps_the_spread_between_them(run_offloadbench, tmp_path):
+    # compare judges such files by that spread: by default none of their cases is measured again in one
+    # more process (at a --benchmark_min_time this small, a case often spreads by more than 20%).
+    out = tmp_path / "p.json"
+    env = {k: v for k, v in os.environ.items() if k != "OFFLOADBENCH_REMEASURE_UNSTEADY"}
+    result = run_offloadbench("run", "--suite", "compute", "--device", "cpu", "--repetitions", "3", "--processes",
+                              "3", "--out", out, "--", FILTER, "--benchmark_min_time=0.0001", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "measuring them again" not in result.stderr
+    assert {r["run_type"] for r in load_json(out)["benchmarks"]} == {"iteration"}
 
 
 def start_three_processes(offloadbench_bin, out, **popen):

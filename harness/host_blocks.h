@@ -1,0 +1,47 @@
+// Large host blocks kept, pages and all, from one case of a family to the next in a process. A case's
+// first touch of fresh memory (the kernel zeroing every page) is not what any case measures, yet it
+// cost more than the measuring in a process of one repetition: `run --processes 10` paid it ten times.
+// Blocks are 2 MiB-aligned and advised to use transparent huge pages, as a fresh one would be; the
+// pool keeps at most what the last cases gave back (a request no kept block fits frees them all first),
+// and is emptied when another family's case is set up (harness/measure.cpp). On a machine of several
+// NUMA nodes nothing is kept: a page stays on the node of the thread that first touched it, and a
+// one-thread case's pages would then serve an all-threads case.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace offloadbench {
+
+inline constexpr std::size_t kHostBlockAlignment = std::size_t{2} << 20;
+
+class HostBlock {
+ public:
+  // At least `bytes` (rounded up to 2 MiB): the smallest kept block that fits, else a fresh one
+  // (first touched by all threads where blocks are kept). Its contents are whatever was left in it.
+  // Throws std::bad_alloc.
+  explicit HostBlock(std::size_t bytes);
+  ~HostBlock();  // back to the pool
+  HostBlock(const HostBlock&) = delete;
+  HostBlock& operator=(const HostBlock&) = delete;
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_;
+  std::size_t bytes_;
+};
+
+// A family's own thing to keep between its cases (a source buffer several cases read), under a name:
+// kept until another is kept under that name or a case of another family is set up.
+void keep_for_family(const std::string& name, std::shared_ptr<void> held);
+std::shared_ptr<void> kept_for_family(const std::string& name);  // null: nothing kept
+
+// Whether given-back blocks are kept (one NUMA node with memory).
+bool host_blocks_are_kept();
+// Frees every kept block and everything kept for the family.
+void release_kept_host_blocks();
+// Bytes the pool keeps now (tests).
+std::size_t kept_host_block_bytes();
+
+}  // namespace offloadbench
