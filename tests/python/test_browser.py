@@ -1,6 +1,7 @@
 """report.html and every dashboard page as a user sees them, in headless Chromium driven by Selenium: every
 image loads, the console has no error, every link stays inside the folder and reaches a file (and the
-anchor it names), and the page has its sections. A full-page screenshot of each page is kept in
+anchor it names), and the page has its sections; in the report's screenshot every chart is drawn, readable
+and clear of the others, and the page fits the window. A full-page screenshot of each page is kept in
 build/test/browser-artifacts/ (or $OFFLOADBENCH_BROWSER_ARTIFACTS). Chromium, chromium-driver and selenium
 are test-only dependencies that scripts/setup installs; where they are missing these tests skip and say so."""
 import json
@@ -71,6 +72,35 @@ def visit(driver, page, screenshot):
     return state, problems
 
 
+# Where each image is drawn on the page, in CSS pixels from the page's top left.
+IMAGE_BOXES = """return Array.from(document.images).map(i => { const r = i.getBoundingClientRect();
+  return [i.getAttribute('src'), r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]; });"""
+
+
+def screenshot_problems(driver, screenshot):
+    """What the full-page screenshot shows wrong: a page wider than the window, a chart drawn too small to
+    read, blank where it is drawn, or over another chart."""
+    from PIL import Image
+
+    problems = []
+    shot = Image.open(ARTIFACTS / screenshot).convert("RGB")
+    scale = shot.width / driver.execute_script("return window.innerWidth")
+    if driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth"):
+        problems.append("the page is wider than the window (a horizontal scroll bar)")
+    boxes = driver.execute_script(IMAGE_BOXES)
+    for src, x, y, width, height in boxes:
+        if width < 320 or height < 200:
+            problems.append(f"chart {src} is drawn {width:.0f}x{height:.0f} px, too small to read")
+        box = tuple(round(v * scale) for v in (x, y, x + width, y + height))
+        if box[3] <= shot.height and all(low == high for low, high in shot.crop(box).getextrema()):
+            problems.append(f"chart {src} is one flat colour in the screenshot")
+    for i, (a, ax, ay, aw, ah) in enumerate(boxes):
+        for b, bx, by, bw, bh in boxes[i + 1:]:
+            if min(ax + aw, bx + bw) - max(ax, bx) > 1 and min(ay + ah, by + bh) - max(ay, by) > 1:
+                problems.append(f"charts {a} and {b} overlap")
+    return problems
+
+
 def link_problems(state, site, ids_of):
     """Links that leave `site`, reach no file, or name an anchor their page lacks."""
     problems = []
@@ -122,6 +152,7 @@ def test_report_in_the_browser(browser, reports, label):
     page = reports[label]
     state, problems = visit(browser, page, f"report-{label}.png")
     problems += link_problems(state, page.parent, lambda target: set(state["ids"]))
+    problems += screenshot_problems(browser, f"report-{label}.png")
     assert not problems, "\n".join(problems)
     assert state["headings"] == ["offloadbench report", "Summary", "Machine", "Charts",
                                  "Missing" if label == "gpu" else "Not applicable on this machine"]
