@@ -84,7 +84,7 @@ int count_selected(const std::vector<std::string>& flags) {
   }
   // Google Benchmark matches its decorated names ("…/real_time", "…/manual_time"); so do we.
   for (const auto& c : registered_cases()) {
-    const std::string decorated = c.name + (c.clock != Clock::host_wall ? "/manual_time" : "/real_time");
+    const std::string decorated = reported_name(c);
     if (filter.empty() || (std::regex_search(c.name, re) || std::regex_search(decorated, re)) != negate) ++n;
   }
   return n;

@@ -21,6 +21,11 @@ Registry& registry() {
   static Registry r;
   return r;
 }
+const nlohmann::json* calibration_row_of(const CaseSpec& spec) {
+  const auto& rows = calibration();
+  const auto it = rows.find(reported_name(spec));
+  return it == rows.end() ? nullptr : &it->second;
+}
 // The case whose function Google Benchmark is running (it runs one at a time, on this thread).
 thread_local const std::string* running_case = nullptr;
 
@@ -60,7 +65,7 @@ void register_case(CaseSpec spec) {
   bench->Unit(benchmark::kMicrosecond);
   if (spec.clock != Clock::host_wall) bench->UseManualTime();
   else bench->UseRealTime();
-  const auto* earlier = calibration_row(spec.name);
+  const auto* earlier = calibration_row_of(spec);
   const auto iterations = earlier ? earlier->value("iterations", std::int64_t{0}) : 0;
   if (iterations > 0) bench->Iterations(iterations);  // Google Benchmark allows one of the two
   else if (spec.min_time_s > 0) bench->MinTime(spec.min_time_s);
@@ -71,11 +76,13 @@ void register_case(CaseSpec spec) {
 void set_calibration_rows(std::map<std::string, nlohmann::json> rows) { calibration() = std::move(rows); }
 
 const nlohmann::json* calibration_row(const std::string& case_name) {
-  const auto& rows = calibration();
-  // Rows carry Google Benchmark's names, the case's with its clock's decoration (register_case).
-  for (const char* clock : {"/real_time", "/manual_time"})
-    if (const auto it = rows.find(case_name + clock); it != rows.end()) return &it->second;
-  return nullptr;
+  const auto& r = registry();
+  const auto it = r.by_name.find(case_name);
+  return it == r.by_name.end() ? nullptr : calibration_row_of(r.cases[it->second]);
+}
+
+std::string reported_name(const CaseSpec& spec) {
+  return spec.name + (spec.clock != Clock::host_wall ? "/manual_time" : "/real_time");
 }
 
 bool check_outputs_in_full() { return calibration().empty(); }

@@ -44,6 +44,9 @@ void register_case(CaseSpec spec);
 // The fields a case was registered with (family included); null when the name is unknown.
 nlohmann::json case_fields(const std::string& name);
 
+// The name Google Benchmark gives the case's rows: its own, decorated with its clock ("…/real_time").
+std::string reported_name(const CaseSpec& spec);
+
 // Every case registered so far, in registration order.
 const std::vector<CaseSpec>& registered_cases();
 
