@@ -44,6 +44,7 @@ def remove_if_empty(outdir, made_here):
 
 
 def main(argv=None):
+    files.honour_ctrl_c()
     try:
         return draw(argv)
     except KeyboardInterrupt:  # Ctrl-C: no traceback, and no partial set of charts left behind

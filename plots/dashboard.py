@@ -184,6 +184,7 @@ def build(tree, out, metric="real_time", offloadbench=None, jobs=None):
 
 
 def main(argv=None):
+    files.honour_ctrl_c()
     parser = argparse.ArgumentParser(prog="python -m plots.dashboard",
                                      description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("tree", help="the nightly results tree (with history/<machine>/*.json)")

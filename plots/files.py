@@ -6,12 +6,14 @@ or checked, never followed through a link; no output replaces one of the run's i
 import hashlib
 import os
 import pathlib
+import signal
 import tempfile
 
 MAX_STEM = 100  # characters of a file name made from data (file systems allow 255 bytes)
 _inputs = set()   # (st_dev, st_ino) of every file this run reads
 _written = []     # what this run wrote, removed again if it is interrupted
 _stems = {}       # folder -> file stems this run gave out there
+_interrupted = False  # Ctrl-C seen, even where Python swallowed its KeyboardInterrupt
 
 
 class OutputError(Exception):
@@ -81,6 +83,25 @@ def file_stem(folder, stem, key):
     return candidate
 
 
+def _on_ctrl_c(signum, frame):
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
+def honour_ctrl_c():
+    """Makes Ctrl-C stop the run even when it lands inside a callback Python runs for matplotlib (a
+    weakref's): Python prints "Exception ignored" there and drops the KeyboardInterrupt, and the run
+    would go on to exit 0. The flag set here is checked before every output is put in place."""
+    signal.signal(signal.SIGINT, _on_ctrl_c)
+
+
+def check_interrupted():
+    """Raises KeyboardInterrupt when Ctrl-C was pressed, even if its first KeyboardInterrupt was lost."""
+    if _interrupted:
+        raise KeyboardInterrupt
+
+
 def remove_written():
     """Removes what this run wrote (an interrupted run leaves no partial set of outputs)."""
     while _written:
@@ -129,6 +150,7 @@ def write_atomically(path, write):
         with os.fdopen(fd, "wb") as f:  # closing flushes: a write error shows here at the latest
             write(f)
         os.chmod(temporary, mode)
+        check_interrupted()  # an interrupted run puts nothing more in place
         os.replace(temporary, path)
         _written.append(path)
     except BaseException as e:

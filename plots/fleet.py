@@ -288,6 +288,7 @@ def write_report(docs, sources, labels, outdir, charts, missing):
 
 
 def main(argv=None):
+    files.honour_ctrl_c()
     parser = argparse.ArgumentParser(prog="python -m plots.fleet", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("files", nargs="+", help="offloadbench results files, one per machine")
     parser.add_argument("--out", default="fleet-plots", help="folder for report.html and the charts (default: "

@@ -290,6 +290,38 @@ def test_atomic_write_keeps_the_old_file_and_no_temporary_when_the_disk_fills(tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.html", "report.html"]
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_ctrl_c_lost_inside_a_weakref_callback_still_stops_the_next_write(tmp_path, monkeypatch):
+    # Python drops a KeyboardInterrupt raised inside a weakref callback ("Exception ignored in ..."):
+    # matplotlib runs such callbacks while it draws, and a Ctrl-C landing there let `plot` exit 0.
+    import weakref
+    from plots import files
+
+    class Node:
+        pass
+
+    def ctrl_c_inside_a_weakref_callback():
+        node = Node()
+        ref = weakref.ref(node, lambda _: signal.raise_signal(signal.SIGINT))
+        del node  # the callback runs here, and its KeyboardInterrupt is printed and dropped
+        return ref
+
+    monkeypatch.setattr(files, "_interrupted", False)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        ctrl_c_inside_a_weakref_callback()  # Python's own handler: the interrupt is lost (the premise)
+        files.write_text_atomically(tmp_path / "before.html", "written")
+        assert (tmp_path / "before.html").is_file()
+
+        files.honour_ctrl_c()
+        ctrl_c_inside_a_weakref_callback()
+        with pytest.raises(KeyboardInterrupt):
+            files.write_text_atomically(tmp_path / "after.html", "not put in place")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["before.html"]  # no temporary file either
+
+
 def plot_env(**extra):
     """The environment for `offloadbench plot`: this Python (it has matplotlib) unless one is chosen."""
     return {"OFFLOADBENCH_PYTHON": sys.executable, **os.environ, **extra}
