@@ -3,6 +3,7 @@ import math
 import re
 
 import matplotlib
+import matplotlib.image
 import matplotlib.text
 
 from . import files
@@ -13,6 +14,7 @@ from matplotlib.category import StrCategoryFormatter  # noqa: E402
 from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
 UNITS = ["", "Ki", "Mi", "Gi", "Ti"]
+PNG_DPI = 110
 
 
 def binary_size(value, suffix=""):
@@ -155,8 +157,8 @@ def _legend_outside(fig):
 
 
 def _widen_for_legends(fig):
-    """The figure made wider by its widest legend, so that the data area (and its title) keeps its width."""
-    fig.canvas.draw()
+    """The figure made wider by its widest legend, so that the data area (and its title) keeps its width.
+    A legend's width is its texts' and handles': no drawing of the figure is needed to measure it."""
     renderer = fig.canvas.get_renderer()
     widths = [ax.get_legend().get_window_extent(renderer).width for ax in fig.axes if ax.get_legend() is not None]
     if widths:
@@ -183,18 +185,24 @@ def _tick_labels(axis, renderer):
 
 
 def _readable_ticks(fig):
-    """Tick labels that run into each other ("3×10³4×10³") lose their minor labels."""
+    """Tick labels that run into each other ("3×10³4×10³") lose their minor labels; returns whether any did
+    (the figure must then be drawn again)."""
     renderer = fig.canvas.get_renderer()
+    changed = False
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if _overlapping(_tick_labels(axis, renderer)):
                 axis.set_minor_formatter(NullFormatter())
+                changed = True
+    return changed
 
 
-def chart_problems(fig):
+def chart_problems(fig, drawn=False):
     """What makes a chart hard to read, checked on matplotlib's own extents after drawing: more than
-    MAX_SERIES series on one axes, a legend over the axes' data area, tick labels that overlap."""
-    fig.canvas.draw()
+    MAX_SERIES series on one axes, a legend over the axes' data area, tick labels that overlap.
+    `drawn`: the figure was just drawn as it is (save() does), so its extents are current."""
+    if not drawn:
+        fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     problems = []
     for index, ax in enumerate(fig.axes):
@@ -226,10 +234,18 @@ def save(fig, outdir, stem, title, caption=""):
         literal_texts(fig)
         if moved:
             _widen_for_legends(fig)
+        fig.set_dpi(PNG_DPI)  # drawn once at the PNG's resolution: its pixels are the PNG (no savefig redraw)
         fig.canvas.draw()
-        _readable_ticks(fig)
-        problems = chart_problems(fig)
-        files.write_atomically(png, lambda f: fig.savefig(f, format="png", dpi=110))
+        if _readable_ticks(fig):
+            fig.canvas.draw()
+        problems = chart_problems(fig, drawn=True)
+        # What savefig(format="png") writes, less its own draw of the figure: the canvas holds this draw.
+        files.write_atomically(png, lambda f: matplotlib.image.imsave(
+            f, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi,
+            metadata={"Software": f"Matplotlib version{matplotlib.__version__}, https://matplotlib.org/"}))
+        # The layout is settled (in fractions of the figure, whatever the resolution): the SVG keeps it
+        # rather than solving it again.
+        fig.set_layout_engine("none")
         files.write_atomically(svg, lambda f: fig.savefig(f, format="svg"))
     finally:
         plt.close(fig)
