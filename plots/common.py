@@ -241,8 +241,7 @@ def save(fig, outdir, stem, title, caption=""):
         problems = chart_problems(fig, drawn=True)
         # What savefig(format="png") writes, less its own draw of the figure: the canvas holds this draw.
         files.write_atomically(png, lambda f: matplotlib.image.imsave(
-            f, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi,
-            metadata={"Software": f"Matplotlib version{matplotlib.__version__}, https://matplotlib.org/"}))
+            f, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi))
         # The layout is settled (in fractions of the figure, whatever the resolution): the SVG keeps it
         # rather than solving it again.
         fig.set_layout_engine("none")
