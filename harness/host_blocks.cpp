@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
+#include <iterator>
 #include <map>
 #include <new>
 #include <string>
@@ -25,6 +25,30 @@ std::map<std::string, std::shared_ptr<void>>& kept_things() {
 }
 }  // namespace
 
+namespace {
+
+// A 2 MiB-aligned private anonymous mapping of `bytes` (a multiple of the alignment), none of it touched.
+void* map_aligned(std::size_t bytes) {
+  const std::size_t span = bytes + kHostBlockAlignment;
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const auto start = reinterpret_cast<std::uintptr_t>(raw);
+  const auto aligned = (start + kHostBlockAlignment - 1) / kHostBlockAlignment * kHostBlockAlignment;
+  if (aligned > start) munmap(raw, aligned - start);
+  if (const auto tail = start + span - (aligned + bytes); tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+  return reinterpret_cast<void*>(aligned);
+}
+
+// Every thread shares the first touch of [from, to) (one NUMA node: where a page lands does not matter).
+void touch_pages(void* data, std::size_t from, std::size_t to) {
+  auto* first = static_cast<unsigned char*>(data);
+  const auto begin = static_cast<std::int64_t>(from / 4096), end = static_cast<std::int64_t>(to / 4096);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t page = begin; page < end; ++page) first[page * 4096] = 0;
+}
+
+}  // namespace
+
 HostBlock::HostBlock(std::size_t bytes) {
   bytes_ = (std::max<std::size_t>(bytes, 1) + kHostBlockAlignment - 1) / kHostBlockAlignment * kHostBlockAlignment;
   auto& blocks = kept();
@@ -34,21 +58,32 @@ HostBlock::HostBlock(std::size_t bytes) {
     blocks.erase(fit);
     return;
   }
-  release_kept_host_blocks();  // none fits: memory stays bounded by what the cases hold at once
-  data_ = std::aligned_alloc(kHostBlockAlignment, bytes_);
-  if (!data_) throw std::bad_alloc();
+  if (!blocks.empty()) {
+    // None fits: the largest grows. mremap moves its touched pages to an aligned range of the new size
+    // (page tables only, nothing copied or zeroed), so only the new part is touched for the first time:
+    // a sweep's fp64 arrays then cost what they add to the fp32 ones before them, not their whole size.
+    const auto largest = std::prev(blocks.end());
+    void* target = map_aligned(bytes_);
+    void* moved = mremap(largest->second, largest->first, bytes_, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+    if (moved != MAP_FAILED) {
+      const std::size_t touched = largest->first;
+      blocks.erase(largest);
+      data_ = moved;
+      madvise(data_, bytes_, MADV_HUGEPAGE);
+      touch_pages(data_, touched, bytes_);
+      return;
+    }
+    munmap(target, bytes_);
+    release_kept_host_blocks();  // memory stays bounded by what the cases hold at once
+  }
+  data_ = map_aligned(bytes_);
   madvise(data_, bytes_, MADV_HUGEPAGE);  // advice only: failure is harmless
-  if (!host_blocks_are_kept()) return;     // the case's own threads place its pages
-  // One NUMA node: where a page lands does not matter, so every thread shares its first touch.
-  auto* first = static_cast<unsigned char*>(data_);
-  const auto pages = static_cast<std::int64_t>(bytes_ / 4096);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t page = 0; page < pages; ++page) first[page * 4096] = 0;
+  if (host_blocks_are_kept()) touch_pages(data_, 0, bytes_);  // else the case's own threads place its pages
 }
 
 HostBlock::~HostBlock() {
   if (host_blocks_are_kept()) kept().emplace(bytes_, data_);
-  else std::free(data_);
+  else munmap(data_, bytes_);
 }
 
 bool host_blocks_are_kept() {
@@ -69,7 +104,7 @@ std::shared_ptr<void> kept_for_family(const std::string& name) {
 
 void release_kept_host_blocks() {
   kept_things().clear();
-  for (auto& [bytes, data] : kept()) std::free(data);
+  for (auto& [bytes, data] : kept()) munmap(data, bytes);
   kept().clear();
 }
 

@@ -2,8 +2,8 @@
 // first touch of fresh memory (the kernel zeroing every page) is not what any case measures, yet it
 // cost more than the measuring in a process of one repetition: `run --processes 10` paid it ten times.
 // Blocks are 2 MiB-aligned and advised to use transparent huge pages, as a fresh one would be; the
-// pool keeps at most what the last cases gave back (a request no kept block fits frees them all first),
-// and is emptied when another family's case is set up (harness/measure.cpp). On a machine of several
+// pool keeps at most what the last cases gave back (a request no kept block fits grows the largest,
+// keeping its touched pages), and is emptied when another family's case is set up (harness/measure.cpp). On a machine of several
 // NUMA nodes nothing is kept: a page stays on the node of the thread that first touched it, and a
 // one-thread case's pages would then serve an all-threads case.
 #pragma once
@@ -17,8 +17,9 @@ inline constexpr std::size_t kHostBlockAlignment = std::size_t{2} << 20;
 
 class HostBlock {
  public:
-  // At least `bytes` (rounded up to 2 MiB): the smallest kept block that fits, else a fresh one
-  // (first touched by all threads where blocks are kept). Its contents are whatever was left in it.
+  // At least `bytes` (rounded up to 2 MiB): the smallest kept block that fits, else the largest kept
+  // one grown, else a fresh one (pages first touched by all threads where blocks are kept). Its
+  // contents are whatever was left in it.
   // Throws std::bad_alloc.
   explicit HostBlock(std::size_t bytes);
   ~HostBlock();  // back to the pool

@@ -102,7 +102,10 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
         const auto* earlier = calibration_row(name);  // the first process's choice, in a later process
         if (m.calls_per_batch <= 0 && chosen != chosen_batches().end()) m.calls_per_batch = chosen->second;
         else if (m.calls_per_batch <= 0 && earlier) m.calls_per_batch = earlier->value("calls_per_batch", 0);
-        warm_up(m);
+        // The warm-up's one call only repeats verify's when the batch needs no timing to choose it
+        // (a later process's warm-ups cost as much as its measuring of the largest cases).
+        const bool warmed = !m.device && m.verify_warms_up && m.calls_per_batch > 0 && m.warmup_calls <= 1;
+        if (!warmed) warm_up(m);
         chosen_batches()[name] = m.calls_per_batch;
         for (auto& side : m.side_rates) side.seconds = side.time();
       }

@@ -95,6 +95,9 @@ struct Measurement {
   // for a batch of at least 50 µs, from the warm-up).
   int calls_per_batch = 0;
   int warmup_calls = 1;                     // once per case, after verify
+  // verify runs the case's work as a call does (same buffers, threads, pages): a host case whose batch
+  // size is already known takes that run as its warm-up instead of making one more call.
+  bool verify_warms_up = false;
   // Host work before every batch, the warm-up's included (rewriting a buffer the calls consume):
   // it ends before the batch's clock starts (a host-clocked case's timing is paused around it).
   std::function<void()> before_batch;

@@ -1,6 +1,7 @@
 // The measurement layer (harness/measure.h) driven by a fake device timer and a fake wall clock
 // that report known times, through Google Benchmark and the results reporter as a run does: the
 // arithmetic the GPU runners rely on, proven on a machine without a GPU.
+#include <map>
 #include <chrono>
 #include <cstdint>
 #include <cmath>
@@ -101,6 +102,7 @@ struct FakeCase {
   bool work_before_batches = false;  // each takes a second of wall time
   std::string verify_problem;
   bool verify_throws = false;
+  bool verify_calls = false;  // verify runs the work once, as a call (and says so: verify_warms_up)
 };
 
 FakeCase batch_of(int calls) {
@@ -131,8 +133,10 @@ CaseSetup fake_setup(std::shared_ptr<Ledger> ledger, FakeCase f) {
       ++ledger->verifies;
       if (ledger->in_window) ++ledger->verifies_in_window;
       if (f.verify_throws) throw std::runtime_error("CUDA error 700 (an illegal memory access) in verify");
+      if (f.verify_calls) ++ledger->calls;
       return f.verify_problem;
     };
+    m.verify_warms_up = f.verify_calls;
     m.calls_per_batch = f.batch;
     if (f.device) m.device = std::make_shared<FakeDeviceTimer>(ledger);
     m.bytes_ceiling = f.bytes_ceiling;
@@ -601,7 +605,39 @@ TEST_F(MeasureTest, ALaterProcessRunsTheFirstOnesIterationsAndBatchUnderTheSameN
   EXPECT_EQ(ledger->calls, 1 + 2 * 96) << "the warm-up's call, then 96 a repetition";
 }
 
-TEST(HostBlocks, AGivenBackBlockServesTheNextFitAndALargerRequestFreesThemFirst) {
+TEST_F(MeasureTest, AHostCaseWhoseVerifyRanTheWorkAndWhoseBatchIsKnownMakesNoWarmUpCall) {
+  nlohmann::json earlier = {{"iterations", 96}, {"calls_per_batch", 3}};
+  std::map<std::string, nlohmann::json> calibration;
+  for (const char* name : {"fake/warmed", "fake/unsaid", "fake/chosen"})
+    calibration[std::string(name) + "/real_time"] = earlier;
+  calibration.erase("fake/chosen/real_time");  // its batch is chosen from a timed warm-up
+  set_calibration_rows(calibration);
+  FakeCase host = batch_of(0);
+  host.device = false;
+  host.verify_calls = true;
+  auto warmed = register_fake("fake/warmed", host);
+  auto chosen = register_fake("fake/chosen", host);
+  FakeCase unsaid = host;
+  unsaid.verify_calls = false;
+  auto not_said = register_fake("fake/unsaid", unsaid);
+  FakeCase device = batch_of(3);
+  device.verify_calls = true;
+  auto on_device = register_fake("fake/device", device);
+  chosen->wall_per_call_s = 1e-5;  // a batch of 5 calls lasts the host's 50 µs
+  const auto doc = testing::run_registered("fake/", 2, 0.001);
+  set_calibration_rows({});
+  EXPECT_EQ(warmed->calls, 1 + 2 * 96) << "verify's call, then 96 a repetition";
+  EXPECT_EQ(not_said->calls, 1 + 2 * 96) << "the warm-up's call: verify did not say it runs the work";
+  EXPECT_EQ((on_device->calls - 2) % 3, 0) << "a device case keeps its warm-up (clocks ramping), then batches of 3";
+  for (const auto& row : testing::rows_where(doc, "op", "fake"))
+    if (row["name"] == "fake/chosen/real_time") {
+      EXPECT_EQ(row["calls_per_batch"], 5);
+    }
+  EXPECT_EQ((chosen->calls - 2) % 5, 0) << "verify's call and the warm-up's, which chose the batch, then batches";
+  EXPECT_EQ(chosen->verifies, 1);
+}
+
+TEST(HostBlocks, AGivenBackBlockServesTheNextFitAndALargerRequestGrowsTheLargestWithItsPages) {
   release_kept_host_blocks();
   void* first = nullptr;
   {
@@ -609,6 +645,7 @@ TEST(HostBlocks, AGivenBackBlockServesTheNextFitAndALargerRequestFreesThemFirst)
     first = a.data();
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first) % kHostBlockAlignment, 0u);
     EXPECT_EQ(a.bytes(), 3 * kHostBlockAlignment);
+    static_cast<unsigned char*>(a.data())[3 * kHostBlockAlignment - 1] = 0xAB;  // written by "a case"
   }
   if (!host_blocks_are_kept()) GTEST_SKIP() << "several NUMA nodes here: blocks are not kept";
   EXPECT_EQ(kept_host_block_bytes(), 3 * kHostBlockAlignment);
@@ -619,7 +656,12 @@ TEST(HostBlocks, AGivenBackBlockServesTheNextFitAndALargerRequestFreesThemFirst)
     EXPECT_EQ(kept_host_block_bytes(), 0u);
   }
   {
-    HostBlock larger(5 * kHostBlockAlignment);  // nothing kept fits: what was kept is freed first
+    HostBlock larger(5 * kHostBlockAlignment);  // nothing kept fits: the largest kept grows
+    EXPECT_EQ(larger.bytes(), 5 * kHostBlockAlignment);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(larger.data()) % kHostBlockAlignment, 0u);
+    const auto* bytes = static_cast<const unsigned char*>(larger.data());
+    EXPECT_EQ(bytes[3 * kHostBlockAlignment - 1], 0xAB) << "the grown block keeps the pages it had";
+    EXPECT_EQ(bytes[5 * kHostBlockAlignment - 1], 0) << "and its new part is fresh";
     EXPECT_EQ(kept_host_block_bytes(), 0u);
   }
   EXPECT_EQ(kept_host_block_bytes(), 5 * kHostBlockAlignment);

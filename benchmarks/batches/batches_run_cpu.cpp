@@ -39,6 +39,7 @@ MeasuredCase setup_cpu_normalize(const CpuNormalizeCase& c) {
     return check_normalized(b->normalized.get(), NormalizedType::fp32, b->pixels.data(), c.batch, c.image.height,
                             c.image.width, params);
   };
+  m.verify_warms_up = true;
   m.work.bytes = static_cast<double>(elements) * (1 + sizeof(float));
   m.work.items = c.batch;
   m.work.items_rate = "images_per_second";

@@ -86,6 +86,7 @@ MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<
     call();
     return check_elementwise_output(op, z, *sum, n, check_outputs_in_full() ? 1 : kSampledCheckPeriodStride);
   };
+  m.verify_warms_up = true;
   m.work.bytes = static_cast<double>(info.arrays_moved) * n * sizeof(T);
   return made;
 }
@@ -124,6 +125,7 @@ MeasuredCase setup_matmul_cpu(const MatmulCase& c) {
     return sampled_matmul_mismatches(mats->out.data(), mats->a.data(), mats->b.data(), c.m, c.n, c.k,
                                      input_roundoff(GemmPrecision::fp32));
   };
+  m.verify_warms_up = true;
   m.work.flops = 2.0 * c.m * c.n * c.k;
   return made;
 }

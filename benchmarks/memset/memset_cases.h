@@ -28,9 +28,13 @@ struct MemsetCase {
 // (or a stale value) leaves bytes the check rejects.
 std::uint8_t next_fill_value(std::uint8_t previous);
 
-// "" when every one of the `bytes` bytes at `data` equals `expected`, else the first wrong byte's
-// offset and value. Checks every byte (8 at a time), never a sample.
-std::string check_fill(const void* data, std::uint64_t bytes, std::uint8_t expected);
+// "" when every checked byte of the `bytes` at `data` equals `expected`, else the first wrong byte's
+// offset and value. Checks every byte (8 at a time), or with `page_stride` > 1 every byte of every
+// page_stride-th 4 KiB page and of the last page: a later process of a run checks a sample of what
+// the first one checked in full (check_outputs_in_full).
+std::string check_fill(const void* data, std::uint64_t bytes, std::uint8_t expected, std::uint64_t page_stride = 1);
+// A later process's stride: 1 page in 64.
+inline constexpr std::uint64_t kSampledFillPageStride = 64;
 
 // The host fill the CPU views time: std::memset on one thread, or `threads` contiguous chunks (64-byte
 // aligned boundaries) of one std::memset each, in one OpenMP parallel region.

@@ -144,6 +144,22 @@ TEST(MemsetSuite, CheckFindsOneWrongByteAnywhere) {
   EXPECT_EQ(check_fill(buffer.data(), 0, 0x5A), "");
 }
 
+TEST(MemsetSuite, ASampledCheckReadsEveryStrideThPageAndTheLastOne) {
+  const std::uint64_t page = 4096, bytes = 130 * page + 5;  // pages 0..130, the last one partial
+  std::vector<std::uint8_t> buffer(bytes, 0x5A);
+  EXPECT_EQ(check_fill(buffer.data(), bytes, 0x5A, 64), "");
+  for (const std::uint64_t at : std::vector<std::uint64_t>{0, page - 1, 64 * page + 17, 128 * page, 130 * page + 4}) {
+    buffer[at] = 0x5B;
+    const auto found = check_fill(buffer.data(), bytes, 0x5A, 64);
+    EXPECT_NE(found.find(fmt::format("byte {} of {}", at, bytes)), std::string::npos) << at << ": " << found;
+    buffer[at] = 0x5A;
+  }
+  buffer[page + 3] = 0x5B;  // page 1 is not in the sample; the full check finds it
+  EXPECT_EQ(check_fill(buffer.data(), bytes, 0x5A, 64), "");
+  EXPECT_NE(check_fill(buffer.data(), bytes, 0x5A), "");
+  EXPECT_EQ(check_fill(buffer.data(), 0, 0x5A, 64), "");
+}
+
 // Fills that cut corners; each must fail the case's own verify step.
 void no_fill(void*, std::uint64_t, std::uint8_t, int) {}
 void fill_all_but_the_last_byte(void* data, std::uint64_t bytes, std::uint8_t value, int threads) {

@@ -220,6 +220,7 @@ MeasuredCase setup_mlp_cpu(const MlpCase& c, const std::string& case_name) {
     s->loss.checked = true;
     return s->loss.problem();
   };
+  m.verify_warms_up = true;  // an inference on the first batch, or kMlpCheckSteps training steps
   if (c.trains()) {
     m.before_batch = [s] {
       if (s->steps_since_restart >= kMlpRestartSteps) s->restart();

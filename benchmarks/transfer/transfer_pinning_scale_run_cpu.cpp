@@ -38,6 +38,7 @@ MeasuredCase setup_first_touch_at_scale(std::uint64_t bytes, HugePages huge_page
     observed->anon_huge_bytes = anon_huge_bytes(pages.data(), bytes);
     return "";
   };
+  m.verify_warms_up = true;  // fresh pages each call, as verify's
   m.calls_per_batch = 1;  // each call maps and touches the whole buffer: 0.1-5 s
   m.work.bytes = static_cast<double>(bytes);
   m.report = [bytes, observed](benchmark::State& state, const Totals& totals) {
