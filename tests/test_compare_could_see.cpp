@@ -90,6 +90,8 @@ TEST(Detectable, TheLargerOfTheTestsNeedAndTheGatesWidth) {
 TEST(Detectable, TextRoundsUpAndSaysWhatWouldHelpFilesOfOneProcess) {
   EXPECT_EQ(detectable_text(0.061, false), "could see ≥ 7%");
   EXPECT_EQ(detectable_text(0.40, true), "could see ≥ 40%: one process a side, run with --processes 10");
+  EXPECT_EQ(detectable_text(10.0, false), "could see ≥ 1000%");
+  EXPECT_EQ(detectable_text(728056.55, false), "could see only > 1000%");
   EXPECT_EQ(detectable_text(INFINITY, false), "could see no change");
   EXPECT_EQ(detectable_text(NAN, false), "");
 }

@@ -28,7 +28,10 @@ double power_quantile_of_moves(const std::vector<double>& standardised_moves) {
 
 std::string detectable_text(double fraction, bool one_process) {
   if (std::isnan(fraction)) return "";
-  std::string text = std::isinf(fraction) ? "could see no change" : fmt::format("could see ≥ {:.0f}%", std::ceil(100 * fraction));
+  // Past 1000% the digits say no more than that (a row whose processes spread over orders of magnitude).
+  std::string text = std::isinf(fraction) ? "could see no change"
+                     : fraction > 10      ? "could see only > 1000%"
+                                          : fmt::format("could see ≥ {:.0f}%", std::ceil(100 * fraction));
   if (one_process) text += ": one process a side, run with --processes 10";
   return text;
 }
