@@ -23,9 +23,6 @@ std::map<std::string, std::shared_ptr<void>>& kept_things() {
   static std::map<std::string, std::shared_ptr<void>> things;
   return things;
 }
-}  // namespace
-
-namespace {
 
 // A 2 MiB-aligned private anonymous mapping of `bytes` (a multiple of the alignment), none of it touched.
 void* map_aligned(std::size_t bytes) {
@@ -35,7 +32,8 @@ void* map_aligned(std::size_t bytes) {
   const auto start = reinterpret_cast<std::uintptr_t>(raw);
   const auto aligned = (start + kHostBlockAlignment - 1) / kHostBlockAlignment * kHostBlockAlignment;
   if (aligned > start) munmap(raw, aligned - start);
-  if (const auto tail = start + span - (aligned + bytes); tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+  if (const auto tail = start + span - (aligned + bytes); tail > 0)
+    munmap(reinterpret_cast<void*>(aligned + bytes), tail);
   return reinterpret_cast<void*>(aligned);
 }
 

@@ -3,9 +3,9 @@
 // cost more than the measuring in a process of one repetition: `run --processes 10` paid it ten times.
 // Blocks are 2 MiB-aligned and advised to use transparent huge pages, as a fresh one would be; the
 // pool keeps at most what the last cases gave back (a request no kept block fits grows the largest,
-// keeping its touched pages), and is emptied when another family's case is set up (harness/measure.cpp). On a machine of several
-// NUMA nodes nothing is kept: a page stays on the node of the thread that first touched it, and a
-// one-thread case's pages would then serve an all-threads case.
+// keeping its touched pages), and is emptied when another family's case is set up (harness/measure.cpp).
+// On a machine of several NUMA nodes nothing is kept: a page stays on the node of the thread that first
+// touched it, and a one-thread case's pages would then serve an all-threads case.
 #pragma once
 #include <cstddef>
 #include <memory>

@@ -40,10 +40,10 @@ std::string check_fill_range(const unsigned char* p, std::uint64_t begin, std::u
 
 std::string check_fill(const void* data, std::uint64_t bytes, std::uint8_t expected, std::uint64_t page_stride) {
   const auto* p = static_cast<const unsigned char*>(data);
-  if (page_stride <= 1) return check_fill_range(p, 0, bytes, bytes, expected);
+  if (page_stride <= 1 || bytes == 0) return check_fill_range(p, 0, bytes, bytes, expected);
   constexpr std::uint64_t kPage = 4096;
-  const std::uint64_t last_page = bytes == 0 ? 0 : (bytes - 1) / kPage;
-  for (std::uint64_t page = 0; page <= last_page && bytes > 0; page += page_stride)
+  const std::uint64_t last_page = (bytes - 1) / kPage;
+  for (std::uint64_t page = 0; page <= last_page; page += page_stride)
     if (auto wrong = check_fill_range(p, page * kPage, std::min(bytes, (page + 1) * kPage), bytes, expected);
         !wrong.empty())
       return wrong;
