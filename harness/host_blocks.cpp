@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <new>
@@ -83,6 +84,20 @@ HostBlock::~HostBlock() {
   if (host_blocks_are_kept()) kept().emplace(bytes_, data_);
   else munmap(data_, bytes_);
 }
+
+HostArray::HostArray(std::size_t bytes, std::size_t small_alignment) {
+  if (bytes >= kHostBlockAlignment) {
+    block_ = std::make_unique<HostBlock>(bytes);
+    data_ = block_->data();
+    return;
+  }
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + small_alignment - 1) / small_alignment * small_alignment;
+  heap_.reset(std::aligned_alloc(small_alignment, rounded));
+  if (!heap_) throw std::bad_alloc();
+  data_ = heap_.get();
+}
+
+void HostArray::Free::operator()(void* p) const { std::free(p); }
 
 bool host_blocks_are_kept() {
   static const bool one_node = read_numa_topology().nodes_with_memory.size() <= 1;

@@ -33,6 +33,23 @@ class HostBlock {
   std::size_t bytes_;
 };
 
+// A case's array: 2 MiB and larger a HostBlock, smaller fresh from the heap at `small_alignment` (a
+// power of two). Its contents are whatever was left in it. Throws std::bad_alloc.
+class HostArray {
+ public:
+  HostArray(std::size_t bytes, std::size_t small_alignment);
+  void* data() const { return data_; }
+  template <typename T> T* as() const { return static_cast<T*>(data_); }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<HostBlock> block_;
+  std::unique_ptr<void, Free> heap_;
+  void* data_ = nullptr;
+};
+
 // A family's own thing to keep between its cases (a source buffer several cases read), under a name:
 // kept until another is kept under that name or a case of another family is set up.
 void keep_for_family(const std::string& name, std::shared_ptr<void> held);

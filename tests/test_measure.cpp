@@ -669,4 +669,22 @@ TEST(HostBlocks, AGivenBackBlockServesTheNextFitAndALargerRequestGrowsTheLargest
   EXPECT_EQ(kept_host_block_bytes(), 0u);
 }
 
+TEST(HostBlocks, ASmallArrayComesFromTheHeapAtItsAlignmentAndALargeOneIsAKeptBlock) {
+  release_kept_host_blocks();
+  const HostArray small(100, 4096);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.data()) % 4096, 0u);
+  EXPECT_EQ(kept_host_block_bytes(), 0u);
+  void* first = nullptr;
+  {
+    const HostArray large(kHostBlockAlignment + 1, 64);
+    first = large.data();
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first) % kHostBlockAlignment, 0u);
+  }
+  if (!host_blocks_are_kept()) GTEST_SKIP() << "several NUMA nodes here: blocks are not kept";
+  EXPECT_EQ(kept_host_block_bytes(), 2 * kHostBlockAlignment);
+  const HostArray again(2 * kHostBlockAlignment, 64);
+  EXPECT_EQ(again.data(), first) << "the next case's array of that size has the same pages";
+  release_kept_host_blocks();
+}
+
 }  // namespace offloadbench

@@ -18,39 +18,11 @@
 
 namespace offloadbench {
 
-namespace {
-
-// Storage the case's own threads write first (fill_elementwise_inputs, then the calls): small arrays
-// fresh from the heap; large ones 2 MiB-aligned transparent huge pages, kept between the family's cases
-// (harness/host_blocks.h) so that each process pays their first touch once, not once per size.
-class HostArray {
- public:
-  explicit HostArray(std::size_t bytes) {
-    if (bytes >= kHostBlockAlignment) {
-      block_ = std::make_unique<HostBlock>(bytes);
-      data_ = block_->data();
-      return;
-    }
-    heap_.reset(std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64));
-    if (!heap_) throw std::bad_alloc();
-    data_ = heap_.get();
-  }
-  template <typename T> T* as() const { return static_cast<T*>(data_); }
-
- private:
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::unique_ptr<HostBlock> block_;
-  std::unique_ptr<void, Free> heap_;
-  void* data_ = nullptr;
-};
-
-}  // namespace
-
 // x and y hold the inputs (never written by any op), z the output of whichever op ran last.
 struct ElementwiseHostArrays {
-  explicit ElementwiseHostArrays(std::size_t bytes) : x(bytes), y(bytes), z(bytes) {}
+  // Filled by the case's own threads (fill_elementwise_inputs); large arrays are kept between the
+  // family's cases (harness/host_blocks.h), so that a process pays their first touch once.
+  explicit ElementwiseHostArrays(std::size_t bytes) : x(bytes, 64), y(bytes, 64), z(bytes, 64) {}
   HostArray x, y, z;
 };
 

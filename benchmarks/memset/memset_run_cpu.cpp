@@ -1,8 +1,7 @@
 // The memset family's CPU views, timed by the host wall clock: std::memset over a pre-touched buffer on
-// one thread or split over all OpenMP threads (the threads that fill it also touched it first). Also
+// one thread or split over all OpenMP threads (a 2 MiB or larger buffer is a kept host block, touched
+// as harness/host_blocks.h says; a smaller one is first touched by the view's threads). Also
 // the pieces both sides share: the per-call fill values and the every-byte check.
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +13,7 @@
 
 #include "benchmarks/memset/memset_cases.h"
 #include "harness/benchmark_case.h"
+#include "harness/host_blocks.h"
 #include "harness/system_info.h"
 
 namespace offloadbench {
@@ -66,35 +66,12 @@ void host_memset(void* data, std::uint64_t bytes, std::uint8_t value, int thread
   }
 }
 
-namespace {
-
-// Page-aligned storage left untouched here, so the first write (by the case's own threads) places the
-// pages; 2 MiB and larger asks for transparent huge pages, as the compute suite's CPU arrays do.
-class HostArray {
- public:
-  explicit HostArray(std::uint64_t bytes) {
-    const std::size_t alignment = bytes >= kHugePage ? kHugePage : 4096;
-    const std::size_t rounded = (std::max<std::uint64_t>(bytes, 1) + alignment - 1) / alignment * alignment;
-    data_ = std::aligned_alloc(alignment, rounded);
-    if (!data_) throw std::bad_alloc();
-    if (alignment == kHugePage) madvise(data_, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
-  }
-  ~HostArray() { std::free(data_); }
-  HostArray(const HostArray&) = delete;
-  HostArray& operator=(const HostArray&) = delete;
-  void* data() const { return data_; }
-
- private:
-  static constexpr std::size_t kHugePage = 2u << 20;
-  void* data_;
-};
-
-}  // namespace
-
 MeasuredCase setup_memset_cpu(const MemsetCase& c, HostFill fill) {
   if (auto problem = host_fit_problem(c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
   struct Buffer {
-    explicit Buffer(std::uint64_t bytes) : array(bytes) {}
+    // Page-aligned; 2 MiB and larger a kept host block (harness/host_blocks.h), as the compute
+    // family's arrays are. The verify's first write is by the view's own threads.
+    explicit Buffer(std::uint64_t bytes) : array(bytes, 4096) {}
     HostArray array;
     std::uint8_t value = 0;  // what the latest call wrote
   };
