@@ -26,6 +26,7 @@ TEST(TransferSuite, HostBaselineMeasuresAndValidates) {
   }
   const auto touch_rows = testing::rows_where(doc, "pin_operation", "first_touch");
   EXPECT_EQ(touch_rows.size(), 2u);
+  for (const auto& row : touch_rows) EXPECT_EQ(row["validated"], true) << row["name"] << ": every byte read back";
   EXPECT_TRUE(testing::rows_where(doc, "op", "device_copy").empty()) << "--device cpu registers no GPU cases";
 }
 

@@ -9,6 +9,9 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "benchmarks/transfer/transfer_cases.h"
 #include "benchmarks/transfer/transfer_extra_cases.h"
@@ -141,12 +144,24 @@ MeasuredCase setup_first_touch(std::uint64_t bytes) {
   if (auto problem = host_fit_problem(bytes); !problem.empty()) return MeasuredCase::skip(problem);
   MeasuredCase made;
   Measurement& m = made.measurement;
-  m.call = [bytes] {
+  const auto touch = [bytes](const FreshPages& pages) { std::memset(pages.data(), 1, bytes); };
+  m.call = [bytes, touch] {
     FreshPages pages(bytes);
-    std::memset(pages.data(), 1, bytes);
+    touch(pages);
     benchmark::DoNotOptimize(pages.data());
     benchmark::ClobberMemory();
   };
+  // Outside the clock, once: the call's work on fresh pages, every byte read back. Its run is the
+  // warm-up too (fresh pages each call: a warm-up only warms the code, as this does).
+  m.verify = [bytes, touch]() -> std::string {
+    const FreshPages pages(bytes);
+    touch(pages);
+    const char* first = pages.data();
+    const char* end = first + bytes;
+    const char* wrong = std::find_if(first, end, [](char byte) { return byte != 1; });
+    return wrong == end ? "" : fmt::format("byte {} of the fresh pages is not what was written", wrong - first);
+  };
+  m.verify_warms_up = true;
   m.work.bytes = static_cast<double>(bytes);
   return made;
 }
