@@ -1,9 +1,6 @@
 // The compute family's CPU views: the CPU twins from kernels/ with one thread or all of them, timed
 // by the host wall clock. Arrays are written first by the threads that later stream them.
-#include <algorithm>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include <fmt/format.h>

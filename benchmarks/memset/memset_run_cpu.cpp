@@ -3,11 +3,9 @@
 // as harness/host_blocks.h says; a smaller one is first touched by the view's threads). Also
 // the pieces both sides share: the per-call fill values and the every-byte check.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <new>
 
 #include <fmt/format.h>
 
@@ -70,7 +68,8 @@ MeasuredCase setup_memset_cpu(const MemsetCase& c, HostFill fill) {
   if (auto problem = host_fit_problem(c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
   struct Buffer {
     // Page-aligned; 2 MiB and larger a kept host block (harness/host_blocks.h), as the compute
-    // family's arrays are. The verify's first write is by the view's own threads.
+    // family's arrays are. Where blocks are not kept (several NUMA nodes) and below 2 MiB, the
+    // verify's first write, by the view's own threads, places the pages.
     explicit Buffer(std::uint64_t bytes) : array(bytes, 4096) {}
     HostArray array;
     std::uint8_t value = 0;  // what the latest call wrote
