@@ -33,6 +33,7 @@ struct SetUpCase {
   std::string name;
   MeasuredCase measured;
   std::string invalid_reason;  // verify's finding, the same for every call
+  bool checked_by_first_process = false;  // verify was left to the run's first process
 };
 
 std::unique_ptr<SetUpCase>& set_up_case() {
@@ -80,6 +81,18 @@ std::map<std::string, int>& chosen_batches() {
   return chosen;
 }
 
+// A later process of a run (the first process's row of the case is at hand) does not check again a
+// host case whose verify only checks, whose output the first process found right, and whose call took
+// 10 ms or more there: it runs the code the first process checked on the same inputs. Nor does it warm
+// such a case up: its arrays are touched at set-up and the thread pool is running, so what a warm-up
+// removes (µs) is far below the call's noise. That one untimed run cost as much as the case's measuring.
+constexpr double kCheckedOnceCallSeconds = 10e-3;
+bool checked_by_first_process(const Measurement& m, const nlohmann::json* earlier) {
+  return earlier && !m.device && m.verify && m.verify_only_checks &&
+         earlier->value("validated", nlohmann::json()) == true &&
+         earlier->value("host_time_s", 0.0) >= kCheckedOnceCallSeconds;
+}
+
 // Setup, verify and warm-up of `name`, once; a throw in any of them skips the case with its text.
 SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
   auto& current = set_up_case();
@@ -96,15 +109,18 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
     made->measured = setup();
     Measurement& m = made->measured.measurement;
     if (made->measured.skip_reason.empty()) {
-      if (m.verify) made->invalid_reason = m.verify();
+      const auto* earlier = calibration_row(name);  // the first process's row, in a later process
+      made->checked_by_first_process = checked_by_first_process(m, earlier);
+      if (m.verify && !made->checked_by_first_process) made->invalid_reason = m.verify();
       if (made->invalid_reason.empty()) {
         const auto chosen = chosen_batches().find(name);
-        const auto* earlier = calibration_row(name);  // the first process's choice, in a later process
         if (m.calls_per_batch <= 0 && chosen != chosen_batches().end()) m.calls_per_batch = chosen->second;
         else if (m.calls_per_batch <= 0 && earlier) m.calls_per_batch = earlier->value("calls_per_batch", 0);
         // The warm-up's one call only repeats verify's when the batch needs no timing to choose it
-        // (a later process's warm-ups cost as much as its measuring of the largest cases).
-        const bool warmed = !m.device && m.verify_warms_up && m.calls_per_batch > 0 && m.warmup_calls <= 1;
+        // (a later process's warm-ups cost as much as its measuring of the largest cases); a long
+        // case whose check was left to the first process needs none (above).
+        const bool warmed = !m.device && m.calls_per_batch > 0 && m.warmup_calls <= 1 &&
+                            (m.verify_warms_up || made->checked_by_first_process);
         if (!warmed) warm_up(m);
         chosen_batches()[name] = m.calls_per_batch;
         for (auto& side : m.side_rates) side.seconds = side.time();
@@ -273,6 +289,7 @@ void measure_case(benchmark::State& state, const std::string& case_name, const C
   if (m.device && !manual_time)
     return invalidate_case(state, "timed by a device timer but registered with the host wall clock");
   if (m.verify) mark_validated(state);
+  if (set_up.checked_by_first_process) state.counters["checked_by_first_process"] = 1;
 
   Totals totals = time_batches(state, case_name, m);
   if (state.error_occurred()) return;

@@ -98,6 +98,10 @@ struct Measurement {
   // verify runs the case's work as a call does (same buffers, threads, pages): a host case whose batch
   // size is already known takes that run as its warm-up instead of making one more call.
   bool verify_warms_up = false;
+  // verify only checks: its run leaves nothing the timed calls or the row's counters depend on (no
+  // state carried into the calls, nothing recorded for the report), so a later process of a run may
+  // leave a long case's check to the first process (harness/measure.cpp: checked_by_first_process).
+  bool verify_only_checks = false;
   // Host work before every batch, the warm-up's included (rewriting a buffer the calls consume):
   // it ends before the batch's clock starts (a host-clocked case's timing is paused around it).
   std::function<void()> before_batch;

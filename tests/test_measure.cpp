@@ -103,6 +103,7 @@ struct FakeCase {
   std::string verify_problem;
   bool verify_throws = false;
   bool verify_calls = false;  // verify runs the work once, as a call (and says so: verify_warms_up)
+  bool verify_only_checks = false;
 };
 
 FakeCase batch_of(int calls) {
@@ -137,6 +138,7 @@ CaseSetup fake_setup(std::shared_ptr<Ledger> ledger, FakeCase f) {
       return f.verify_problem;
     };
     m.verify_warms_up = f.verify_calls;
+    m.verify_only_checks = f.verify_only_checks;
     m.calls_per_batch = f.batch;
     if (f.device) m.device = std::make_shared<FakeDeviceTimer>(ledger);
     m.bytes_ceiling = f.bytes_ceiling;
@@ -635,6 +637,41 @@ TEST_F(MeasureTest, AHostCaseWhoseVerifyRanTheWorkAndWhoseBatchIsKnownMakesNoWar
     }
   EXPECT_EQ((chosen->calls - 2) % 5, 0) << "verify's call and the warm-up's, which chose the batch, then batches";
   EXPECT_EQ(chosen->verifies, 1);
+}
+
+TEST_F(MeasureTest, ALaterProcessLeavesALongCasesCheckToTheFirstProcessAndMakesNoWarmUpCall) {
+  const auto first_row = [](double host_time_s, bool validated) {
+    return nlohmann::json{{"iterations", 4}, {"calls_per_batch", 1}, {"host_time_s", host_time_s}, {"validated", validated}};
+  };
+  set_calibration_rows({{"fake/long/real_time", first_row(0.02, true)},
+                        {"fake/short/real_time", first_row(0.002, true)},
+                        {"fake/wrong_first/real_time", first_row(0.02, false)},
+                        {"fake/keeps_state/real_time", first_row(0.02, true)}});
+  FakeCase host = batch_of(0);
+  host.device = false;
+  host.verify_calls = true;
+  host.verify_only_checks = true;
+  auto long_call = register_fake("fake/long", host);
+  auto short_call = register_fake("fake/short", host);
+  auto wrong_first = register_fake("fake/wrong_first", host);
+  auto alone = register_fake("fake/one_process", host);  // no row of a first process: checked here
+  FakeCase stateful = host;
+  stateful.verify_only_checks = false;
+  auto keeps_state = register_fake("fake/keeps_state", stateful);
+  const auto doc = testing::run_registered("fake/", 2, 0.001);
+  set_calibration_rows({});
+  EXPECT_EQ(long_call->verifies, 0);
+  EXPECT_EQ(long_call->calls, 2 * 4) << "no untimed call: 4 a repetition";
+  for (const auto& ledger : {short_call, wrong_first, alone, keeps_state}) EXPECT_EQ(ledger->verifies, 1);
+  EXPECT_EQ(short_call->calls, 1 + 2 * 4) << "verify's call is its warm-up";
+  int rows = 0;
+  for (const auto& row : testing::rows_where(doc, "op", "fake")) {
+    if (row.value("run_type", "") != "iteration") continue;
+    ++rows;
+    EXPECT_EQ(row["validated"], true) << row["name"];
+    EXPECT_EQ(row.value("checked_by_first_process", false), row["name"] == "fake/long/real_time") << row["name"];
+  }
+  EXPECT_EQ(rows, 2 * 5);
 }
 
 TEST(HostBlocks, AGivenBackBlockServesTheNextFitAndALargerRequestGrowsTheLargestWithItsPages) {

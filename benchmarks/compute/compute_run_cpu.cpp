@@ -56,6 +56,8 @@ MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<
     return check_elementwise_output(op, z, *sum, n, check_outputs_in_full() ? 1 : kSampledCheckPeriodStride);
   };
   m.verify_warms_up = true;
+  // Where blocks are not kept (several NUMA nodes), verify's run is z's first touch: it stays.
+  m.verify_only_checks = host_blocks_are_kept();
   m.work.bytes = static_cast<double>(info.arrays_moved) * n * sizeof(T);
   return made;
 }
@@ -95,6 +97,7 @@ MeasuredCase setup_matmul_cpu(const MatmulCase& c) {
                                      input_roundoff(GemmPrecision::fp32));
   };
   m.verify_warms_up = true;
+  m.verify_only_checks = true;  // the matrices were written at set-up
   m.work.flops = 2.0 * c.m * c.n * c.k;
   return made;
 }
