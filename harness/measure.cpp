@@ -88,9 +88,10 @@ std::map<std::string, int>& chosen_batches() {
 // removes (µs) is far below the call's noise. That one untimed run cost as much as the case's measuring.
 constexpr double kCheckedOnceCallSeconds = 10e-3;
 bool checked_by_first_process(const Measurement& m, const nlohmann::json* earlier) {
-  return earlier && !m.device && m.verify && m.verify_only_checks &&
-         earlier->value("validated", nlohmann::json()) == true &&
-         earlier->value("host_time_s", 0.0) >= kCheckedOnceCallSeconds;
+  if (!earlier || m.device || !m.verify || !m.verify_only_checks) return false;
+  const auto call_seconds = earlier->find("host_time_s");  // null where a row had no finite time
+  return earlier->value("validated", nlohmann::json()) == true && call_seconds != earlier->end() &&
+         call_seconds->is_number() && call_seconds->get<double>() >= kCheckedOnceCallSeconds;
 }
 
 // Setup, verify and warm-up of `name`, once; a throw in any of them skips the case with its text.

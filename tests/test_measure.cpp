@@ -646,7 +646,8 @@ TEST_F(MeasureTest, ALaterProcessLeavesALongCasesCheckToTheFirstProcessAndMakesN
   set_calibration_rows({{"fake/long/real_time", first_row(0.02, true)},
                         {"fake/short/real_time", first_row(0.002, true)},
                         {"fake/wrong_first/real_time", first_row(0.02, false)},
-                        {"fake/keeps_state/real_time", first_row(0.02, true)}});
+                        {"fake/keeps_state/real_time", first_row(0.02, true)},
+                        {"fake/no_time/real_time", {{"iterations", 4}, {"host_time_s", nullptr}, {"validated", true}}}});
   FakeCase host = batch_of(0);
   host.device = false;
   host.verify_calls = true;
@@ -655,6 +656,7 @@ TEST_F(MeasureTest, ALaterProcessLeavesALongCasesCheckToTheFirstProcessAndMakesN
   auto short_call = register_fake("fake/short", host);
   auto wrong_first = register_fake("fake/wrong_first", host);
   auto alone = register_fake("fake/one_process", host);  // no row of a first process: checked here
+  auto no_time = register_fake("fake/no_time", host);
   FakeCase stateful = host;
   stateful.verify_only_checks = false;
   auto keeps_state = register_fake("fake/keeps_state", stateful);
@@ -662,7 +664,7 @@ TEST_F(MeasureTest, ALaterProcessLeavesALongCasesCheckToTheFirstProcessAndMakesN
   set_calibration_rows({});
   EXPECT_EQ(long_call->verifies, 0);
   EXPECT_EQ(long_call->calls, 2 * 4) << "no untimed call: 4 a repetition";
-  for (const auto& ledger : {short_call, wrong_first, alone, keeps_state}) EXPECT_EQ(ledger->verifies, 1);
+  for (const auto& ledger : {short_call, wrong_first, alone, keeps_state, no_time}) EXPECT_EQ(ledger->verifies, 1);
   EXPECT_EQ(short_call->calls, 1 + 2 * 4) << "verify's call is its warm-up";
   int rows = 0;
   for (const auto& row : testing::rows_where(doc, "op", "fake")) {
@@ -671,7 +673,7 @@ TEST_F(MeasureTest, ALaterProcessLeavesALongCasesCheckToTheFirstProcessAndMakesN
     EXPECT_EQ(row["validated"], true) << row["name"];
     EXPECT_EQ(row.value("checked_by_first_process", false), row["name"] == "fake/long/real_time") << row["name"];
   }
-  EXPECT_EQ(rows, 2 * 5);
+  EXPECT_EQ(rows, 2 * 6);
 }
 
 TEST(HostBlocks, AGivenBackBlockServesTheNextFitAndALargerRequestGrowsTheLargestWithItsPages) {
