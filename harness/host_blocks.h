@@ -15,6 +15,9 @@ namespace offloadbench {
 
 inline constexpr std::size_t kHostBlockAlignment = std::size_t{2} << 20;
 
+// Whether given-back blocks are kept (one NUMA node with memory).
+bool host_blocks_are_kept();
+
 class HostBlock {
  public:
   // At least `bytes` (rounded up to 2 MiB): the smallest kept block that fits, else the largest kept
@@ -40,6 +43,9 @@ class HostArray {
   HostArray(std::size_t bytes, std::size_t small_alignment);
   void* data() const { return data_; }
   template <typename T> T* as() const { return static_cast<T*>(data_); }
+  // Whether every page was touched when it was made (a block where blocks are kept); else the first
+  // write, by whichever threads make it, places the pages.
+  bool pages_touched() const { return block_ && host_blocks_are_kept(); }
 
  private:
   struct Free {
@@ -55,8 +61,6 @@ class HostArray {
 void keep_for_family(const std::string& name, std::shared_ptr<void> held);
 std::shared_ptr<void> kept_for_family(const std::string& name);  // null: nothing kept
 
-// Whether given-back blocks are kept (one NUMA node with memory).
-bool host_blocks_are_kept();
 // Frees every kept block and everything kept for the family.
 void release_kept_host_blocks();
 // Bytes the pool keeps now (tests).
