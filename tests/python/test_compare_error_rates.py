@@ -43,6 +43,9 @@ def test_a_slowdown_that_took_is_counted_with_what_it_measured(tmp_path, offload
     aa = next(l for l in done.stdout.splitlines() if l.startswith("| A/A"))
     assert "| 2 | 0/2 = 0.0%" in aa, aa  # no false alarm between the steady runs
     assert "other rows in the power pairs: 0 SLOWER/FASTER" in done.stdout, done.stdout
+    # Each power pair's own figure for the slowed row is well under 50% on a steady machine, and it was caught.
+    own = next(l for l in done.stdout.splitlines() if "figure in their pair was at most" in l)
+    assert "| 4 | 4/4 = 100.0%" in own and own.endswith("| met |"), own
 
 
 def test_a_slowdown_that_did_not_take_stops_the_count(tmp_path, offloadbench_bin):
