@@ -123,9 +123,8 @@ TEST(Detectable, TextRoundsUpAndSaysWhatWouldHelpFilesOfOneProcess) {
 // The promise of the figure, on simulated pairs of ten processes a side: a row slowed by the figure
 // its A/A pair gave it is SLOWER in about 80% of pairs (the power it is computed for), and a row
 // slowed by a third of it almost never. 200 pairs, so that 80% is not within sampling noise of the
-// 75% asked (sd 2.8 points); measured: 166 of 200 with Student's t as the power term (see below: now
-// more), and none at a third. Before the figure took the
-// scale a slowed row itself moves, 17 of 40.
+// 75% asked (sd 2.8 points); measured: 192 of 200 (166 with Student's t₀.₈ as the power term), and
+// none at a third. Before the figure took the scale a slowed row itself moves, 17 of 40.
 TEST(Detectable, ARowSlowedByItsOwnFigureIsFlaggedAsOftenAsPromised) {
   int at_figure = 0, at_third = 0, tried = 0;
   for (unsigned seed = 1; seed <= 200; ++seed) {
