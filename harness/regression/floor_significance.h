@@ -1,7 +1,7 @@
 // compare's test for files whose repetitions each ran in a process of their own (`run --processes N`).
 // On a shared machine noise only ever adds time: an interrupt, another tenant, a cold cache, a page
 // layout that happens to collide. So a benchmark's fastest process (its floor) is the steadiest thing
-// a file holds: in the measurements of docs/regression.md the floors of steady benchmarks moved
+// a file holds: in the measurements of lab/records/regression.md the floors of steady benchmarks moved
 // 0.1-0.9% between runs where their medians moved 0.3-6.3%. A code change moves the floor with the
 // rest. This is the argument of Chen & Revels, "Robust benchmarking in noisy environments" (2016),
 // on which BenchmarkTools.jl judges by minimum times.
@@ -40,7 +40,7 @@ std::size_t floor_gate_rank(std::size_t other_values, std::size_t own_values);
 // Tail weight of the scaled floor shifts (Student t degrees of freedom). Rows timed on one CPU
 // thread are the steady ones; rows with several threads (whose floor needs every core free at once),
 // rows of the operating system (pinning) and GPU rows moved between runs with heavier tails. 5 and 2
-// are the middle of the trade-off measured on A/A and slowed file pairs (docs/regression.md): false
+// are the middle of the trade-off measured on A/A and slowed file pairs (lab/records/regression.md): false
 // alarms in 6% of A/A pairs (with 5 for every row, 35%), with the gate of that time.
 // A one-thread row with a history (compare --history) gets lighter tails: most of what made them
 // heavy was floors that move between runs (large memory-bound rows, page faults), and the history
