@@ -162,7 +162,7 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
     else:
         # Every repetition trains from the seeded weights with a fresh optimizer, as offloadbench's CPU rows
         # restart every 256 steps: left running, AdamW's moments of units no sample activates turn
-        # subnormal after ~800 steps, which x86 computes 10-12% slower per step (docs/cpu-baseline.md).
+        # subnormal after ~800 steps, which x86 computes 10-12% slower per step (lab/records/cpu-baseline.md).
         current = [step]
         samples = time_case(lambda: current[0](), repetitions, min_time,
                             before_repetition=lambda: current.__setitem__(0, build(fused)))

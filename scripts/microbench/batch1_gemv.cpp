@@ -1,6 +1,6 @@
 // Stand-alone: the 12288-64-10 batch-1 forward GEMV (64 x 12288 row-major W1 times x) in every library
 // form at hand, 1 and 2 threads — is there a library GEMV faster than OpenBLAS's sgemv for the one cell
-// of docs/cpu-baseline.md (inference b1, 2 threads) that misses 3x PyTorch? Not part of the build.
+// of lab/records/cpu-baseline.md (inference b1, 2 threads) that misses 3x PyTorch? Not part of the build.
 // BLIS exports cblas_* too, so it cannot share a binary with OpenBLAS: two builds.
 //   g++ -O3 -march=native -fopenmp batch1_gemv.cpp -I/usr/include/x86_64-linux-gnu/openblas-openmp \
 //       -lopenblas -ldnnl -o /tmp/gemv_openblas

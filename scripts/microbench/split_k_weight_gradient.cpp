@@ -1,6 +1,6 @@
 // Stand-alone: the weight gradient dW (OC x IC) = dout(B x OC)^T · X(B x IC) at two threads, as one
 // two-thread dnnl_sgemm (what the step runs) or split over the batch: each thread one one-thread
-// dnnl_sgemm on its half, then the halves summed (docs/cpu-baseline.md, measurement 12). Not part of the build:
+// dnnl_sgemm on its half, then the halves summed (lab/records/cpu-baseline.md, measurement 12). Not part of the build:
 //   g++ -O2 -fopenmp split_k_weight_gradient.cpp -o /tmp/splitk -ldnnl
 //   OMP_PROC_BIND=true OMP_NUM_THREADS=2 /tmp/splitk 4096 784 128     # B IC OC
 #include <dnnl.h>

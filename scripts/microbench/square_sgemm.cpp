@@ -1,6 +1,6 @@
 // Stand-alone: square fp32 SGEMM (row-major, C = A·B, n = 256…2048) in every library at hand, 1 and 2
 // threads — is there an open library faster than the suite's two (OpenBLAS, oneDNN) at the squares where
-// docs/cpu-baseline.md found PyTorch's MKL ahead (512², 1024² on an Intel Xeon)? Not part of the build.
+// lab/records/cpu-baseline.md found PyTorch's MKL ahead (512², 1024² on an Intel Xeon)? Not part of the build.
 // BLIS exports cblas_* too, so it cannot share a binary with OpenBLAS: two builds.
 //   g++ -O3 -march=native -fopenmp square_sgemm.cpp -I/usr/include/x86_64-linux-gnu/openblas-openmp \
 //       -lopenblas -ldnnl -o /tmp/sq_openblas

@@ -1,5 +1,5 @@
 // Stand-alone: the weight-gradient GEMM dW (OC x IC) = dout(B x OC)^T · X(B x IC), row-major, in every form
-// the two CPU libraries offer (docs/cpu-baseline.md, measurement 10). Not part of the build:
+// the two CPU libraries offer (lab/records/cpu-baseline.md, measurement 10). Not part of the build:
 //   g++ -O2 -fopenmp weight_gradient_gemm.cpp -o /tmp/wg -I/usr/include/x86_64-linux-gnu/openblas-openmp \
 //       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -ldnnl
 //   OMP_NUM_THREADS=1 /tmp/wg 4096 12288 64 5    # B IC OC repetitions
