@@ -46,8 +46,9 @@ EnvironmentLookup process_environment();
 EnvironmentSettings parse_environment(const EnvironmentLookup& lookup);
 
 // Parses the process's environment, keeps the result for environment() and hands the harness and
-// the MLP suite their values. main() calls it once, before any OpenMP region (libgomp starts its
-// threads at the first one, so OMP_NUM_THREADS is checked first).
+// the MLP suite their values. main() calls it once, before any OpenMP region: libgomp starts its
+// threads at the first one, so a thread count it would crash on must be refused before (parsing
+// runs no OpenMP).
 void load_environment();
 const EnvironmentSettings& environment();
 
