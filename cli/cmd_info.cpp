@@ -3,9 +3,11 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "harness/analysis/verdicts.h"
 #include "harness/gpu_info.h"
 #include "harness/numa.h"
+#include "harness/results/results.h"
 #include "harness/results/sizes.h"
 #include "harness/run_context.h"
 #include "harness/system_info.h"
@@ -47,6 +49,13 @@ void print_gpu(const GpuInfo& g, const NumaTopology& numa) {
     fmt::print("  WARNING: {}\n", warning);
 }
 
+// The variables of offloadbench --help's Environment section that are set, one line each.
+void print_environment() {
+  const auto in_use = environment_in_use(process_environment());
+  fmt::print("Environment:{}\n", in_use.empty() ? " none of offloadbench --help's variables is set" : "");
+  for (const auto& [name, value] : in_use) fmt::print("  {}='{}'\n", name, printable(value));
+}
+
 int execute_info(bool as_json) {
   const auto host = query_host_info();
   const auto& inv = gpu_inventory();
@@ -59,6 +68,8 @@ int execute_info(bool as_json) {
     doc["machine_limits"] = limits;
     doc["machine_fingerprint"] = machine_fingerprint();
     doc["offloadbench"] = {{"version", offloadbench_version()}, {"git_sha", offloadbench_git_sha()}};
+    doc["environment"] = nlohmann::json::object();
+    for (const auto& [name, value] : environment_in_use(process_environment())) doc["environment"][name] = value;
     fmt::print("{}\n", doc.dump(2));
     return 0;
   }
@@ -83,6 +94,7 @@ int execute_info(bool as_json) {
     fmt::print("Before any run: {}\n", limits.empty() ? "nothing recorded here limits the figures" : "this machine will limit");
     for (const auto& line : limits) fmt::print("  {}\n", line);
   }
+  print_environment();
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 #include "benchmarks/family_analyses.h"
 #include "cli/benchmark_flags.h"
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/interrupt.h"
 #include "cli/options.h"
 #include "cli/refine.h"
@@ -28,7 +30,6 @@
 #include "harness/analysis/verdicts.h"
 #include "harness/benchmark_case.h"
 #include "harness/gpu_info.h"
-#include "harness/injected_slowdown.h"
 #include "harness/numa.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
@@ -36,7 +37,6 @@
 #include "harness/results_reporter.h"
 #include "harness/run_context.h"
 #include "harness/system_info.h"
-#include "kernels/cpu_gemm.h"
 
 namespace offloadbench::cli {
 
@@ -126,33 +126,28 @@ ChildRun child_like_this(const RunOptions& o, const std::string& device) {
   return child;
 }
 
+// --remeasure-unsteady, else OFFLOADBENCH_REMEASURE_UNSTEADY (parsed and range-checked by the
+// registry, cli/environment.h), else the default. A file of several processes keeps the spread
+// between them: it is what compare judges such files by (its error rates were measured on them),
+// and one more process would replace it.
+int remeasure_repetitions(const RunOptions& o, std::optional<int> from_environment) {
+  if (o.remeasure_given) {
+    if (o.remeasure < 0 || o.remeasure > 1000)
+      throw UsageError(fmt::format("--remeasure-unsteady {} is out of range (0..1000)", o.remeasure));
+    return o.remeasure;
+  }
+  if (from_environment) return *from_environment;
+  return o.processes == 1 ? o.remeasure : 0;
+}
+
 int execute_run(const RunOptions& o, const std::vector<std::string>& command_line) {
   if (o.quick && o.full) throw UsageError("--quick and --full cannot be used together");
   if (o.repetitions < 1 || o.repetitions > 1000)
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
-  // A file of several processes keeps the spread between them: it is what compare judges such files
-  // by (its error rates were measured on them), and one more process would replace it.
-  int remeasure = o.remeasure_given || o.processes == 1 ? o.remeasure : 0;
-  if (const char* env = std::getenv("OFFLOADBENCH_REMEASURE_UNSTEADY"); env && !o.remeasure_given) {
-    try {
-      std::size_t used = 0;
-      remeasure = std::stoi(env, &used);
-      if (used != std::string(env).size()) throw std::invalid_argument(env);
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("OFFLOADBENCH_REMEASURE_UNSTEADY='{}' is not a number of repetitions", env));
-    }
-  }
-  if (remeasure < 0 || remeasure > 1000)
-    throw UsageError(fmt::format("--remeasure-unsteady {} is out of range (0..1000)", remeasure));
+  const int remeasure = remeasure_repetitions(o, environment().remeasure_unsteady);
   if (o.processes < 1 || o.processes > o.repetitions)
     throw UsageError(fmt::format("--processes {} is out of range (1 to --repetitions, {})", o.processes, o.repetitions));
   check_benchmark_flags(o.benchmark_flags);
-  try {
-    check_injected_slowdown_setting();
-    cpu_gemm_pin();
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
 
   RunConfig config;
   config.quick = !o.full;

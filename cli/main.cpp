@@ -1,20 +1,18 @@
 // offloadbench: when does moving work to the GPU pay off, and what does the move cost?
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "harness/results/files.h"
 #include "harness/results/results.h"
 #include "harness/run_context.h"
-#include "harness/system_info.h"
 
 namespace {
 
@@ -58,6 +56,7 @@ int main(int argc, char** argv) {
       add_export_command(app),
       add_dashboard_command(app),
   };
+  app.footer(environment_help());  // after the subcommands: they copy their parent's footer when made
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -83,11 +82,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "offloadbench: {} (see offloadbench --help)\n", offloadbench::printable(e.what()));
     return 2;
   }
-  // Before any OpenMP region: libgomp starts its threads at the first one.
-  if (auto problem = offloadbench::omp_num_threads_problem(std::getenv("OMP_NUM_THREADS"),
-                                                           std::thread::hardware_concurrency());
-      !problem.empty()) {
-    fmt::print(stderr, "offloadbench: {}\n", offloadbench::printable(problem));
+  try {
+    load_environment();  // every variable, once; OMP_NUM_THREADS before any OpenMP region
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "offloadbench: {}\n", offloadbench::printable(e.what()));
     return 2;
   }
   try {

@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/environment.h"
 #include "cli/plots_home.h"
 #include "cli/plots_runner.h"
 #include "harness/results/files.h"
@@ -81,7 +82,7 @@ void report_unready(const Python& python, const PlotsExit& check, bool checkout)
 // or lacks matplotlib gives way to the next. nullopt after one line on stderr.
 std::optional<Python> choose_python(const PlotsHome& home) {
   std::vector<std::string> failures;
-  for (const auto& candidate : python_candidates(std::getenv("OFFLOADBENCH_PYTHON"), home)) {
+  for (const auto& candidate : python_candidates(environment().python.c_str(), home)) {
     const Python python{candidate.path, candidate.origin};
     PlotsExit check;
     try {
@@ -189,7 +190,7 @@ std::optional<Python> plots_python() {
   // Its package first on the module path; and not the current folder, whose own plots/ or
   // matplotlib.py would otherwise shadow them (PYTHONSAFEPATH, Python 3.11; older ones ignore it).
   std::string path = home->root.string();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += fmt::format(":{}", old);
+  if (const auto& old = environment().pythonpath; !old.empty()) path += fmt::format(":{}", old);
   setenv("PYTHONPATH", path.c_str(), 1);
   setenv("PYTHONSAFEPATH", "1", 1);
   // An installed package's folder belongs to the package manager: no __pycache__ left in it.

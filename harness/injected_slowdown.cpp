@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -12,25 +13,9 @@ namespace offloadbench {
 
 namespace {
 
-struct Setting {
-  std::string text;  // the variable's value it was parsed from
-  std::vector<SlowdownRule> rules;
-  std::string error;  // set when the variable is malformed
-};
-
-const Setting& setting() {
-  static Setting parsed;
-  const char* value = std::getenv(kInjectSlowdownVariable);
-  const std::string text = value ? value : "";
-  if (text == parsed.text) return parsed;
-  parsed = Setting{text, {}, {}};
-  if (text.empty()) return parsed;
-  try {
-    parsed.rules = parse_injected_slowdown(text);
-  } catch (const std::invalid_argument& e) {
-    parsed.error = e.what();
-  }
-  return parsed;
+std::vector<SlowdownRule>& rules_in_use() {
+  static std::vector<SlowdownRule> rules;
+  return rules;
 }
 
 }  // namespace
@@ -48,8 +33,8 @@ std::vector<SlowdownRule> parse_injected_slowdown(const std::string& text) {
     const double percent = number.empty() ? NAN : std::strtod(number.c_str(), &parsed_end);
     if (equals == std::string::npos || equals == 0 || parsed_end != number.c_str() + number.size() ||
         !(percent >= 0 && percent <= 1000))
-      throw std::invalid_argument(fmt::format("{}='{}': entry '{}' is not <substring>=<percent> (0 to 1000)",
-                                              kInjectSlowdownVariable, text, entry));
+      throw std::invalid_argument(
+          fmt::format("has an entry '{}' that is not <substring>=<percent> (0 to 1000)", entry));
     rules.push_back({entry.substr(0, equals), percent / 100});
     begin = end + 1;
   }
@@ -62,11 +47,11 @@ double slowdown_for(const std::vector<SlowdownRule>& rules, const std::string& c
   return 0;
 }
 
-double injected_slowdown_fraction(const std::string& case_name) { return slowdown_for(setting().rules, case_name); }
+void set_injected_slowdown(std::vector<SlowdownRule> rules) { rules_in_use() = std::move(rules); }
 
-void check_injected_slowdown_setting() {
-  if (!setting().error.empty()) throw std::invalid_argument(setting().error);
-}
+const std::vector<SlowdownRule>& injected_slowdown() { return rules_in_use(); }
+
+double injected_slowdown_fraction(const std::string& case_name) { return slowdown_for(rules_in_use(), case_name); }
 
 double DeviceSlowdownInjector::delay_for(int calls) const {
   if (!(last_per_call_ > 0) || calls <= 0) return 0;

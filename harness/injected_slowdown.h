@@ -15,16 +15,22 @@
 
 namespace offloadbench {
 
-inline constexpr const char* kInjectSlowdownVariable = "OFFLOADBENCH_INJECT_SLOWDOWN";
+struct SlowdownRule {
+  std::string substring;
+  double fraction = 0;
+};
+// Parses a value of the variable into (substring, fraction) entries; throws std::invalid_argument
+// with a phrase naming the bad entry ("has an entry 'x' that is not …"), which the command line's
+// registry of variables (cli/environment.h) puts after the variable's name and value.
+std::vector<SlowdownRule> parse_injected_slowdown(const std::string& text);
+// The fraction of the first rule whose substring `case_name` contains; 0 when none does.
+double slowdown_for(const std::vector<SlowdownRule>& rules, const std::string& case_name);
 
-// The slowdown for `case_name` as a fraction (5% → 0.05): the first entry whose substring the name
-// contains, 0 when none does or the variable is unset. The variable is parsed again only when its
-// value changes (a test may set it; a run never does).
+// The rules of this process: none until the command line sets the variable's (a test sets its own).
+void set_injected_slowdown(std::vector<SlowdownRule> rules);
+const std::vector<SlowdownRule>& injected_slowdown();
+// The slowdown for `case_name` as a fraction (5% → 0.05) under the rules set: slowdown_for.
 double injected_slowdown_fraction(const std::string& case_name);
-
-// Throws std::invalid_argument with a one-line message when the variable is set but malformed
-// (run calls this before measuring anything, so a typo is bad input, exit 2).
-void check_injected_slowdown_setting();
 
 // Busy-waits (never sleeps: a sleeping thread would free the core and change what is measured).
 void spin_for_seconds(double seconds);
@@ -109,14 +115,5 @@ class DeviceSlowdownInjector {
 // interleaved repetitions of the case start calibrated; the layer calibrates it once, with one
 // untimed batch, before the case's first timed one (a cold case may report its first batch).
 DeviceSlowdownInjector& device_slowdown_injector(const std::string& case_name, double fraction);
-
-// Parses a value of the variable into (substring, fraction) entries; throws std::invalid_argument.
-struct SlowdownRule {
-  std::string substring;
-  double fraction = 0;
-};
-std::vector<SlowdownRule> parse_injected_slowdown(const std::string& text);
-// The fraction of the first rule whose substring `case_name` contains; 0 when none does.
-double slowdown_for(const std::vector<SlowdownRule>& rules, const std::string& case_name);
 
 }  // namespace offloadbench

@@ -87,13 +87,13 @@ std::string omp_num_threads_problem(const char* value, unsigned hardware_threads
     if (!digits) {  // too long a number is still too many; other text libgomp ignores, with its own warning
       if (!item.empty() && item.size() > 9 &&
           std::all_of(item.begin(), item.end(), [](unsigned char c) { return c >= '0' && c <= '9'; }))
-        return fmt::format("OMP_NUM_THREADS={} asks for more threads than this machine can run ({} hardware "
-                           "threads; at most {} are accepted)", text, hardware_threads, most);
+        return fmt::format("asks for more threads than this machine can run ({} hardware threads; at most {} "
+                           "are accepted)", hardware_threads, most);
       return "";
     }
     if (std::stoul(item) > most)
-      return fmt::format("OMP_NUM_THREADS={} asks for more threads than this machine can run ({} hardware threads; "
-                         "at most {} are accepted)", text, hardware_threads, most);
+      return fmt::format("asks for more threads than this machine can run ({} hardware threads; at most {} are "
+                         "accepted)", hardware_threads, most);
     if (end == text.size()) return "";
     start = end + 1;
   }

@@ -34,8 +34,8 @@ std::string host_fit_problem(std::uint64_t bytes_needed);
 // little is an experiment a user may want; 100,000 OpenMP threads made libgomp crash (SIGSEGV).
 unsigned max_threads_accepted(unsigned hardware_threads);
 // "" unless OMP_NUM_THREADS's `value` asks, at any nesting level ("8" or "8,2"), for more threads
-// than max_threads_accepted; then why, naming the variable (bad input: exit 2). Text that is not a
-// number libgomp ignores itself, with its own warning, before offloadbench starts.
+// than max_threads_accepted; then why, a phrase to follow "OMP_NUM_THREADS='…' " (bad input: exit 2).
+// Text that is not a number libgomp ignores itself, with its own warning, before offloadbench starts.
 std::string omp_num_threads_problem(const char* value, unsigned hardware_threads);
 
 // Current UTC time as ISO 8601 ("2026-11-22T16:30:05Z") and as a file-name stamp ("20261122T163005Z").

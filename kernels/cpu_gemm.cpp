@@ -72,21 +72,6 @@ std::string cpu_gemm_library_list() {
   return out;
 }
 
-CpuGemmPin cpu_gemm_pin() {
-  const char* value = std::getenv(kCpuGemmVariable);
-  const std::string text = value ? value : "";
-  CpuGemmPin pin;
-  if (text.empty()) return pin;
-  for (auto library : cpu_gemm_libraries())
-    if (text == to_string(library)) return {true, library, false};
-  if (text == "oneDNN-packed" && cpu_gemm_available(CpuGemmLibrary::onednn))
-    return {true, CpuGemmLibrary::onednn, true};
-  throw std::invalid_argument(fmt::format("{}='{}' is not one of {}", kCpuGemmVariable, text,
-                                          cpu_gemm_available(CpuGemmLibrary::onednn)
-                                              ? "OpenBLAS, oneDNN, oneDNN-packed"
-                                              : "OpenBLAS (this build has no oneDNN)"));
-}
-
 #if OFFLOADBENCH_HAVE_ONEDNN
 namespace {
 // C = A·Bᵀ (a layer's forward pass, B the (out, in) weights) through oneDNN's matmul primitive, whose

@@ -23,18 +23,15 @@ const char* openblas_threading();
 // The available ones' descriptions joined with " or ".
 std::string cpu_gemm_library_list();
 
-// OFFLOADBENCH_CPU_GEMM, which pins what the MLP's CPU steps run instead of planning it: unset or empty
-// plans; "OpenBLAS" or "oneDNN" pins every GEMM to that library (and no packed inference);
-// "oneDNN-packed" pins inference to oneDNN's matmul with packed weights and training to oneDNN.
-inline constexpr const char* kCpuGemmVariable = "OFFLOADBENCH_CPU_GEMM";
+// What the MLP's CPU steps run when it is pinned instead of planned (OFFLOADBENCH_CPU_GEMM, parsed by
+// the command line, cli/environment.h): not pinned plans; a library alone pins every GEMM to it (and
+// no packed inference); oneDNN with packed_inference pins inference to oneDNN's matmul with packed
+// weights and training to oneDNN.
 struct CpuGemmPin {
   bool pinned = false;
   CpuGemmLibrary library = CpuGemmLibrary::openblas;
   bool packed_inference = false;
 };
-// Reads the variable; throws std::invalid_argument naming it and the accepted values for anything
-// else, a library this build lacks included (`run` turns that into exit 2 before measuring).
-CpuGemmPin cpu_gemm_pin();
 
 // C (M,N) = alpha·op(A)·op(B) + beta·C, row-major; op transposes when trans_* is set. Then the
 // epilogue, when asked for: C += bias (one value per column), then C = max(C, 0) — a layer's bias and

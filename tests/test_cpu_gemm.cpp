@@ -216,34 +216,6 @@ TEST(CpuGemm, BetaZeroIgnoresNanInTheOutput) {
     }
 }
 
-TEST(CpuGemm, ThePinIsReadFromTheEnvironmentAndAnythingElseIsBadInput) {
-  {
-    const testing::ScopedEnvironment unset(kCpuGemmVariable, std::nullopt);
-    EXPECT_FALSE(cpu_gemm_pin().pinned);
-  }
-  {
-    const testing::ScopedEnvironment openblas(kCpuGemmVariable, "OpenBLAS");
-    const auto pin = cpu_gemm_pin();
-    EXPECT_TRUE(pin.pinned);
-    EXPECT_EQ(pin.library, CpuGemmLibrary::openblas);
-    EXPECT_FALSE(pin.packed_inference);
-  }
-  if (cpu_gemm_available(CpuGemmLibrary::onednn)) {
-    const testing::ScopedEnvironment packed(kCpuGemmVariable, "oneDNN-packed");
-    const auto pin = cpu_gemm_pin();
-    EXPECT_EQ(pin.library, CpuGemmLibrary::onednn);
-    EXPECT_TRUE(pin.packed_inference);
-  }
-  const testing::ScopedEnvironment wrong(kCpuGemmVariable, "openblas");  // names are case-sensitive
-  try {
-    cpu_gemm_pin();
-    ADD_FAILURE() << "a misspelt library was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("OFFLOADBENCH_CPU_GEMM='openblas' is not one of OpenBLAS"), std::string::npos)
-        << e.what();
-  }
-}
-
 TEST(CpuGemm, OpenBlasIsAlwaysAvailableAndNamed) {
   ASSERT_FALSE(cpu_gemm_libraries().empty());
   EXPECT_EQ(cpu_gemm_libraries().front(), CpuGemmLibrary::openblas);

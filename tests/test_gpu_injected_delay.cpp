@@ -31,7 +31,7 @@ class GpuInjectedDelay : public ::testing::Test {
 
 // The median device seconds per call of `name` over 3 repetitions, with the variable as given.
 double median_device_seconds(const std::string& name, const std::optional<std::string>& inject) {
-  const testing::ScopedEnvironment variable(kInjectSlowdownVariable, inject);
+  const testing::ScopedSlowdown rules(inject);
   const auto doc = testing::run_registered("^" + name + "/", 3, 0.05);
   std::vector<double> seconds;
   for (const auto& row : testing::rows_where(doc, "name", name + "/manual_time")) {

@@ -347,7 +347,7 @@ TEST_F(MeasureTest, WorkBeforeEachBatchRunsOutsideTheTimedWindowOnEitherClock) {
 }
 
 TEST_F(MeasureTest, AnInjectedSlowdownDelaysTheDeviceBatchesOfTheNamedCaseOnly) {
-  const testing::ScopedEnvironment inject(kInjectSlowdownVariable, "fake/slowed=20");
+  const testing::ScopedSlowdown inject("fake/slowed=20");
   // 1 ms: Google Benchmark reports each call's first and only batch (as for a cold GPU case); 20 ms:
   // several calls of several batches each.
   for (double min_time : {0.001, 0.02}) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/benchmark_case.h"
+#include "harness/injected_slowdown.h"
 #include "harness/results/results.h"
 #include "harness/results_reporter.h"
 #include "harness/run_context.h"
@@ -74,24 +75,19 @@ inline std::vector<nlohmann::json> rows_where(const nlohmann::json& doc, const s
   return rows;
 }
 
-// Sets an environment variable (nullopt: unsets it) for the life of the object, then restores it.
-class ScopedEnvironment {
+// Sets the injected slowdown's rules, as OFFLOADBENCH_INJECT_SLOWDOWN's value (nullopt: none), for
+// the life of the object, then restores the rules before.
+class ScopedSlowdown {
  public:
-  ScopedEnvironment(std::string name, const std::optional<std::string>& value) : name_(std::move(name)) {
-    if (const char* old = std::getenv(name_.c_str())) old_ = old;
-    set(value);
+  explicit ScopedSlowdown(const std::optional<std::string>& value) : old_(injected_slowdown()) {
+    set_injected_slowdown(value ? parse_injected_slowdown(*value) : std::vector<SlowdownRule>{});
   }
-  ~ScopedEnvironment() { set(old_); }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+  ~ScopedSlowdown() { set_injected_slowdown(old_); }
+  ScopedSlowdown(const ScopedSlowdown&) = delete;
+  ScopedSlowdown& operator=(const ScopedSlowdown&) = delete;
 
  private:
-  void set(const std::optional<std::string>& value) {
-    if (value) ::setenv(name_.c_str(), value->c_str(), 1);
-    else ::unsetenv(name_.c_str());
-  }
-  std::string name_;
-  std::optional<std::string> old_;
+  std::vector<SlowdownRule> old_;
 };
 
 }  // namespace offloadbench::testing

@@ -10,6 +10,7 @@
 
 #include "harness/measure.h"
 #include "harness/suite.h"
+#include "kernels/cpu_gemm.h"
 #include "kernels/mlp.h"
 
 namespace offloadbench {
@@ -94,6 +95,9 @@ std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_bat
 // Setups for the measurement layer (harness/measure.h): mlp_run_cpu.cpp, and mlp_run_gpu.cpp
 // (built with CUDA only; the table calls it through OFFLOADBENCH_GPU_RUNNER, harness/gpu_runner.h).
 MeasuredCase setup_mlp_cpu(const MlpCase& c, const std::string& case_name);
+// What the CPU steps run when pinned (OFFLOADBENCH_CPU_GEMM, which the command line parses and sets
+// here once, before any case is set up); not pinned by default: planned.
+void set_cpu_gemm_pin(const CpuGemmPin& pin);
 MeasuredCase setup_mlp_gpu(const MlpCase& c);
 
 void register_mlp_suite(const RunConfig& config);

@@ -26,6 +26,11 @@ namespace offloadbench {
 
 namespace {
 
+CpuGemmPin& pin_in_use() {
+  static CpuGemmPin pin;
+  return pin;
+}
+
 // How many of `values` are subnormal: arithmetic on them is slow on x86 (kMlpRestartSteps).
 std::int64_t count_subnormal(const std::vector<float>& values) {
   return std::count_if(values.begin(), values.end(), [](float x) { return std::fpclassify(x) == FP_SUBNORMAL; });
@@ -95,7 +100,7 @@ std::optional<CpuPlan> plan_labelled(const std::string& label, bool can_pack) {
 }
 
 // Chosen once per case and thread count in a process, so that repetitions set up again (random
-// interleaving) time the same code; OFFLOADBENCH_CPU_GEMM pins it (cpu_gemm_pin), else the first process
+// interleaving) time the same code; OFFLOADBENCH_CPU_GEMM pins it (set_cpu_gemm_pin), else the first process
 // of the run planned it (its row's label), else it is planned by timing the step each way.
 CpuPlan plan_for(const MlpCase& c, const std::string& case_name, MlpCpuModel& model, const std::function<void()>& step,
                  bool& use_packed) {
@@ -108,7 +113,7 @@ CpuPlan plan_for(const MlpCase& c, const std::string& case_name, MlpCpuModel& mo
   if (found == chosen.end() && earlier_plan) found = chosen.emplace(key, *earlier_plan).first;
   if (found == chosen.end()) {
     CpuPlan plan;
-    const CpuGemmPin pin = cpu_gemm_pin();  // `run` checked it before measuring
+    const CpuGemmPin& pin = pin_in_use();
     if (pin.pinned) {
       plan.library = pin.library;
       plan.packed = can_pack && pin.packed_inference;
@@ -139,6 +144,8 @@ CpuPlan plan_for(const MlpCase& c, const std::string& case_name, MlpCpuModel& mo
 }
 
 }  // namespace
+
+void set_cpu_gemm_pin(const CpuGemmPin& pin) { pin_in_use() = pin; }
 
 MeasuredCase setup_mlp_cpu(const MlpCase& c, const std::string& case_name) {
   try {

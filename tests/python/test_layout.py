@@ -1,5 +1,6 @@
-"""The layout's rules, checked on every C++ source in the tree: includes point downwards only, and no
-file name is used in two folders. The layers (docs/building.md, "Layout"), lowest first:
+"""The layout's rules, checked on every C++ source in the tree: includes point downwards only, no
+file name is used in two folders, and the environment is read in one place, the registry of
+cli/environment.cpp. The layers (docs/building.md, "Layout"), lowest first:
 
   kernels/cuda        CUDA helpers                     includes only itself
   kernels             ops: GPU kernel + CPU twin       kernels/cuda
@@ -197,3 +198,87 @@ def test_the_check_sees_a_family_named_in_the_plots(tmp_path):
     found = family_names_in(harness_and_plots(tmp_path), families(tmp_path), tmp_path)
     assert sorted(found) == sorted([("harness/analysis.cpp", '"fill"'), ("plots/fill_charts.py", "file name: fill"),
                                     ("plots/timing.py", '"fill"'), ("plots/timing.py", '"fill/bytes"')])
+
+
+# ---- the environment is read in one place ----
+
+REGISTRY = "cli/environment.cpp"
+PROGRAM = ("kernels", "harness", "benchmarks", "cli")
+DECLARED = re.compile(r'^\s*\{"([A-Z][A-Z0-9_]*)",\s*"', re.MULTILINE)  # {"NAME", "option", "doc", parser}
+GETENV = re.compile(r"\b(?:secure_)?getenv\s*\(([^)]*)\)")
+SETENV = re.compile(r"\b(?:setenv|putenv)\s*\(\s*\"([A-Z][A-Z0-9_]*)")
+NAME_LITERAL = re.compile(r'^\s*"([A-Z][A-Z0-9_]*)"\s*$')
+# What the tests read for themselves (scripts/gpu-check sets them): not the program's variables.
+TESTS_OWN = {"OFFLOADBENCH_GPU_TEST_PRECISIONS", "OFFLOADBENCH_SHORT_GPU_TESTS"}
+
+
+def registered(root=ROOT):
+    return DECLARED.findall((root / REGISTRY).read_text())
+
+
+def environment_reads_outside_the_registry(root=ROOT):
+    """(file, what) for each read of the environment the registry does not own. In the program: any
+    getenv but of a variable the registry lists (the standard ones it passes on, as TMPDIR), and none at
+    all in kernels/; a setenv of an OFFLOADBENCH_ variable it does not list. In tests/: a getenv of an
+    OFFLOADBENCH_ variable but the tests' own."""
+    names = set(registered(root))
+    found = []
+    for top in PROGRAM + ("tests",):
+        for path in sorted((root / top).rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            if path.suffix not in SOURCE_SUFFIXES or rel == REGISTRY:
+                continue
+            code = "\n".join(code_lines(path))
+            for argument in GETENV.findall(code):
+                literal = NAME_LITERAL.match(argument)
+                name = literal.group(1) if literal else None
+                if top == "tests":
+                    bad = (name or argument).strip().startswith(('"OFFLOADBENCH_', "OFFLOADBENCH_")) and name not in TESTS_OWN
+                else:
+                    bad = top == "kernels" or name not in names
+                if bad:
+                    found.append((rel, f"getenv({argument.strip()})"))
+            for name in SETENV.findall(code):
+                if top != "tests" and name.startswith("OFFLOADBENCH_") and name not in names:
+                    found.append((rel, f"setenv({name})"))
+    return found
+
+
+def test_the_environment_is_read_through_the_registry_only():
+    assert {"OFFLOADBENCH_CPU_GEMM", "OFFLOADBENCH_INJECT_SLOWDOWN", "OMP_NUM_THREADS"} <= set(registered())
+    found = environment_reads_outside_the_registry()
+    assert not found, (f"environment read outside {REGISTRY} (declare it there):\n"
+                       + "\n".join(f"  {f}: {w}" for f, w in found))
+
+
+def test_the_check_sees_a_read_outside_the_registry(tmp_path):
+    """Not vacuous: a kernel reading any variable, the harness reading an undeclared one or one named by a
+    constant, and a test reading the program's variable are caught; the cli reading a declared standard
+    variable, a test reading its own, and a getenv in a comment are not."""
+    for folder in ("cli", "kernels", "harness", "tests"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / REGISTRY).write_text('{"OFFLOADBENCH_X", "", "doc", parse},\n{"TMPDIR", "", "read: doc", {}},\n'
+                                     'const char* v = std::getenv(name.c_str());\n')
+    (tmp_path / "kernels" / "gemm.cpp").write_text('auto t = std::getenv("TMPDIR");\n')
+    (tmp_path / "harness" / "inject.cpp").write_text(
+        'auto a = std::getenv("OFFLOADBENCH_Y");\nauto b = getenv(kVariable);\n// getenv("OFFLOADBENCH_Z")\n'
+        'setenv("OFFLOADBENCH_W", "1", 1);\n')
+    (tmp_path / "cli" / "files.cpp").write_text('auto t = std::getenv("TMPDIR");\n')
+    (tmp_path / "tests" / "test_gpu.cpp").write_text(
+        'auto s = std::getenv("OFFLOADBENCH_SHORT_GPU_TESTS");\nauto p = std::getenv("OFFLOADBENCH_X");\n')
+    assert sorted(environment_reads_outside_the_registry(tmp_path)) == sorted([
+        ("kernels/gemm.cpp", 'getenv("TMPDIR")'), ("harness/inject.cpp", 'getenv("OFFLOADBENCH_Y")'),
+        ("harness/inject.cpp", "getenv(kVariable)"), ("harness/inject.cpp", "setenv(OFFLOADBENCH_W)"),
+        ("tests/test_gpu.cpp", 'getenv("OFFLOADBENCH_X")')])
+
+
+def test_help_ends_with_the_registry(run_offloadbench):
+    """offloadbench --help's last section lists each declared variable once, in order, on a line under
+    100 columns."""
+    done = run_offloadbench("--help")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.rstrip("\n").splitlines()
+    start = lines.index("Environment:")
+    listed = lines[start + 1:]
+    assert [line.split()[0] for line in listed] == registered()
+    assert all(line.startswith("  ") and len(line) < 100 for line in listed), listed
