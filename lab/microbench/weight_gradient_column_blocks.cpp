@@ -2,7 +2,7 @@
 // blocks of X's columns as one-thread dnnl_sgemms dealt to the OpenMP team, each block then updated by
 // AdamW while its gradient is in cache (docs/cpu-baseline.md, measurement 14: not adopted). Results are
 // checked against the whole call. Not part of the build; links the release build's kernels library:
-//   g++ -O2 -fopenmp -std=c++17 -I. scripts/microbench/weight_gradient_column_blocks.cpp \
+//   g++ -O2 -fopenmp -std=c++17 -I. lab/microbench/weight_gradient_column_blocks.cpp \
 //       build/release/kernels/liboffloadbench_kernels.a -o /tmp/colblock -ldnnl -lopenblas -lfmt -lmvec
 //   OMP_NUM_THREADS=1 /tmp/colblock 1024 9      # batch, repetitions
 #include "kernels/mlp.h"
