@@ -10,7 +10,7 @@ Timing: 20 warm-up steps, then `--repetitions` repetitions of enough steps to la
 synchronized before the clock starts and before it stops; a repetition gives wall µs per step, which is what
 an eager loop costs (host dispatch included). The table gives median, min and max over repetitions.
 Usage: python3 lab/tools/gpu_anchors.py [--out FILE.json] [--batches 1,64,1024,4096] [--models 784-128-10]
-                                     [--results OFFLOADBENCH.json]   # and print ours beside PyTorch's
+                                       [--results OFFLOADBENCH.json]   # and print ours beside PyTorch's
        python3 lab/tools/gpu_anchors.py --first-light --merge OFFLOADBENCH.json
 --first-light times each step and a pinned and a pageable 256 MiB host-to-device copy with CUDA events (start
 and end events around a batch of calls, synchronized after), and with --merge appends them to offloadbench's
