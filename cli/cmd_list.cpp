@@ -109,7 +109,7 @@ int execute_list(const ListOptions& o) {
       fmt::print("{} — {} ({} cases{})\n", suite->name, suite->description, registered_cases().size(),
                  suite->sizes_meaning.empty() ? "; fixed sweeps" : "; --sizes sets " + suite->sizes_meaning);
     for (const auto& c : registered_cases()) {
-      // min_time_s (0: the run's --benchmark_min_time) lets scripts/gpu-check --plan price each case.
+      // min_time_s (0: the run's --benchmark_min_time) lets lab/tools/gpu-check --plan price each case.
       const auto nvbandwidth = nvbandwidth_testcase(c.fields);
       if (o.as_json) {
         listing.push_back({{"name", c.name}, {"fields", c.fields}, {"min_time_s", c.min_time_s}});

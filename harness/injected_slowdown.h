@@ -1,4 +1,4 @@
-// A calibrated slowdown for the regression self-test (scripts/regression-selftest): with
+// A calibrated slowdown for the regression self-test (lab/tools/regression-selftest): with
 // OFFLOADBENCH_INJECT_SLOWDOWN="<substring>=<percent>[,…]", a case whose name contains <substring> gets
 // slower by <percent> of its own time, inside the timed region: a host-clocked case busy-waits after
 // every call; a device-timed case gets a delay kernel on its stream in every batch (DeviceSlowdownInjector).

@@ -155,7 +155,7 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
   // Host batches are timed back to back, each from the previous one's end, so their sum is the
   // loop's whole wall time, as Google Benchmark's own real time measures it.
   double host_batch_start = wall.now_seconds();
-  // The regression self-test (scripts/regression-selftest) may ask for a calibrated slowdown of this
+  // The regression self-test (lab/tools/regression-selftest) may ask for a calibrated slowdown of this
   // case: on the host clock a busy-wait after every call, on a device timer a delay kernel per batch.
   const double slowdown = injected_slowdown_fraction(case_name);
   SlowdownInjector injected(m.device ? 0 : slowdown);

@@ -66,7 +66,7 @@ bool gemm_runs_alone_in_team(CpuGemmLibrary library);
 // in thread order. For a weight gradient (op(A) = doutᵀ, K = the batch) whose output is small: the
 // libraries thread it over M and N, which for 128 × 784 leaves each thread a thin slice; split over the
 // batch each runs at the one-thread rate (784-128-10's dW1 at batch 4096, two threads: 286 against
-// 271 GFLOP/s in measurement 12's scripts/microbench/split_k_weight_gradient.cpp). Falls back to sgemm on one thread, below 256 rows of K per thread, above 2^18 outputs
+// 271 GFLOP/s in measurement 12's lab/microbench/split_k_weight_gradient.cpp). Falls back to sgemm on one thread, below 256 rows of K per thread, above 2^18 outputs
 // (the shares' sum then costs what the split saves: 12288-64-10 at batch 4096 ran 1–1.5% slower),
 // with an epilogue, or with a pthreads OpenBLAS (whose own threads would join the team's).
 void sgemm_split_k(CpuGemmLibrary library, const CpuGemm& gemm);

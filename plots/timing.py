@@ -21,7 +21,7 @@ SERIES_MARKERS = ["o", "s", "^", "D", "v"]
 CPU_PREFERENCE = ["cpu_all", "cpu_1t"]
 
 
-# Rows another library measured (scripts/cpu_anchors.py, scripts/gpu_anchors.py): a colour of their
+# Rows another library measured (lab/tools/cpu_anchors.py, lab/tools/gpu_anchors.py): a colour of their
 # own, so they never read as one of offloadbench's views.
 ANCHOR_STYLE = {"pytorch": ("tab:red", "PyTorch"), "numpy": ("tab:brown", "numpy")}
 

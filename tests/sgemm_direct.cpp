@@ -1,5 +1,5 @@
 // OpenBLAS called directly, with nothing of offloadbench around it: the yardstick for the compute
-// suite's CPU sgemm rows (scripts/compare-sgemm runs both). Same statistics as the suite's rows: each
+// suite's CPU sgemm rows (lab/tools/compare-sgemm runs both). Same statistics as the suite's rows: each
 // repetition is the mean over calls filling >= 0.5 s; the median and best repetition are printed.
 // Usage: sgemm_direct [n] [repetitions]
 #include <cblas.h>

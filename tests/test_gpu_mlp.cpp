@@ -166,7 +166,7 @@ TEST_F(GpuMlp, TwoHundredStepLossCurvesOfCpuAndGpuAgree) {
   const int B = 64, batches = 8;
   DeviceBatches data(shape, std::int64_t{B} * batches);
   // AdamW divides by √v, so a gradient that rounds to ±1e-10 on one side still moves its weight by ±lr:
-  // its curves are compared over fewer steps. Under a sanitizer (scripts/gpu-check sets
+  // its curves are compared over fewer steps. Under a sanitizer (lab/tools/gpu-check sets
   // OFFLOADBENCH_SHORT_GPU_TESTS) a tenth of them: every kernel of the step still runs.
   const int scale = std::getenv("OFFLOADBENCH_SHORT_GPU_TESTS") ? 10 : 1;
   for (auto [kind, steps] : {std::pair{Optimizer::sgd, 200 / scale}, std::pair{Optimizer::adamw, 50 / scale}}) {

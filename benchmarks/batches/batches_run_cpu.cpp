@@ -1,7 +1,7 @@
 // The batches family's CPU rows: the CPU normalize (kernels/normalize_image.h) of one batch from
 // host uint8 to host fp32, on 1 or all threads, by the wall clock. The output buffer is made once
 // and first written by the case's own threads (in the check), as a data loader reusing its batch
-// buffer would; PyTorch's expression allocates a new one per batch (scripts/torch-normalize).
+// buffer would; PyTorch's expression allocates a new one per batch (lab/tools/torch-normalize).
 #include <memory>
 #include <vector>
 

@@ -1,4 +1,4 @@
-"""scripts/compare-error-rates --summarize on made-up runs: it counts a slowed row's verdicts and reports
+"""lab/tools/compare-error-rates --summarize on made-up runs: it counts a slowed row's verdicts and reports
 the slowdown the injected runs really had, and it refuses to count when the injection did not take or
 its substring names no case (as the harness matches it: a row's name less "/real_time")."""
 import json
@@ -8,7 +8,7 @@ import sys
 
 from conftest import ROOT
 
-SCRIPT = ROOT / "scripts" / "compare-error-rates"
+SCRIPT = ROOT / "lab" / "tools" / "compare-error-rates"
 DATA = ROOT / "tests" / "data" / "quick_cpu_reps10.json"
 VICTIM = "transfer/host_memcpy/pretouched/threads:1/1MiB"
 

@@ -1,4 +1,4 @@
-"""scripts/gpu-check on a machine without a GPU: the plan fits every stage in its budget (and says
+"""lab/tools/gpu-check on a machine without a GPU: the plan fits every stage in its budget (and says
 when one does not), a dry run and a no-GPU run end with a "no GPU" summary in a small flat folder,
 the GPU tests' labels split them into correctness and timing, a stage stops at its limit, the
 suite stage packs its results and charts, and bad input is one line with exit code 2."""
@@ -18,7 +18,7 @@ import time
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "gpu-check"
+SCRIPT = ROOT / "lab" / "tools" / "gpu-check"
 NO_GPU = {"GPU_CHECK_ASSUME_GPU": "0"}
 
 
@@ -349,7 +349,7 @@ def test_first_light_selects_every_gpu_family_and_fits_its_window(build_dir, off
 
     def some(*parts):
         return any(all(p in n for p in parts) for n in names)
-    # The paths the first light must reach once each (docs/gpu-check.md).
+    # The paths the first light must reach once each (lab/gpu-check.md).
     for parts in [("mlp/", "/b1/", "graph"), ("mlp/", "/b64/", "eager"), ("mlp/", "/b1024/", "bf16"),
                   ("transfer/", "pinned", "256MiB"), ("transfer/", "pageable", "64KiB"), ("bidirectional",),
                   ("streams/",), ("triad",), ("dot",), ("sgemm", "4096"), ("cublas",), ("8192",)]:

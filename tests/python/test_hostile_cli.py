@@ -1,6 +1,6 @@
 """Issue 17's reproductions at the command line: each gives one line on stderr and exit 2 (or the
 documented code), and nothing is replaced or left behind. The library-level halves are in
-tests/test_hostile_inputs.cpp; scripts/hostile-inputs tries several hundred more."""
+tests/test_hostile_inputs.cpp; lab/tools/hostile-inputs tries several hundred more."""
 import contextlib
 import fcntl
 import json

@@ -1,6 +1,6 @@
 """Issue 54's reproductions: the pages and charts built from results files and nightly trees, which come
 from CI artifacts, other machines and other people's branches. Each test fails without its fix: the
-item numbers are the issue's. The C++ halves are in tests/test_hostile_inputs.cpp; scripts/hostile-inputs
+item numbers are the issue's. The C++ halves are in tests/test_hostile_inputs.cpp; lab/tools/hostile-inputs
 tries the same classes among several hundred others."""
 import copy
 import json

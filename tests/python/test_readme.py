@@ -104,7 +104,8 @@ def test_the_sample_summary_is_what_summary_prints(run_offloadbench):
 
 
 def test_every_link_in_readme_and_docs_leads_to_a_file():
-    pages = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "results/reference/README.md"]
+    pages = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "results/reference/README.md",
+             *sorted((ROOT / "lab").glob("*.md"))]
     for page in pages:
         for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
             if re.match(r"[a-z]+://", target) or target.startswith("#"):

@@ -1,4 +1,4 @@
-"""scripts/regression-selftest's summary, from synthetic A/B results files: false alarms counted per
+"""lab/tools/regression-selftest's summary, from synthetic A/B results files: false alarms counted per
 verdict and per run, slowdowns counted as caught only when SLOWER, and what the A/A spread allows."""
 import json
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 from conftest import ROOT
 
-SCRIPT = ROOT / "scripts" / "regression-selftest"
+SCRIPT = ROOT / "lab" / "tools" / "regression-selftest"
 QUIET = "compute/sgemm/square/openblas/cpu_1t/256"
 NOISY = "mlp/784-128-10/train_sgd/b64/cpu_1t"
 

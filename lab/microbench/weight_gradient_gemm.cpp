@@ -1,8 +1,5 @@
-// Stand-alone: the weight-gradient GEMM dW (OC x IC) = dout(B x OC)^T · X(B x IC), row-major, in every form
-// the two CPU libraries offer (lab/records/cpu-baseline.md, measurement 10). Not part of the build:
-//   g++ -O2 -fopenmp weight_gradient_gemm.cpp -o /tmp/wg -I/usr/include/x86_64-linux-gnu/openblas-openmp \
-//       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -ldnnl
-//   OMP_NUM_THREADS=1 /tmp/wg 4096 12288 64 5    # B IC OC repetitions
+// Which form of the weight-gradient GEMM dW = dout^T · X, row-major, is fastest in OpenBLAS and oneDNN?
+// Built by lab/microbench/CMakeLists.txt.
 #include <cblas.h>
 #include <dnnl.hpp>
 #include <omp.h>
@@ -63,7 +60,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < IC; ++i) for (int o = 0; o < OC; ++o) dW[(size_t)o * IC + i] = tmp[(size_t)i * OC + o]; }, reps));
     std::printf("   impl: %s\n", pd.impl_info_str());
   }
-  {  // measurement 12: dW^T (IC x OC) = X^T · dout with dnnl_sgemm / OpenBLAS T,N, so that the large IC is M and the
+  {  // dW^T (IC x OC) = X^T · dout with dnnl_sgemm / OpenBLAS T,N, so that the large IC is M and the
      // small OC is N (a kernel's M block, 48 rows for oneDNN's AVX-512 sgemm, does not divide OC = 64), then
      // dW^T transposed into dW in 32 x 32 tiles
     std::vector<float> tmp((size_t)IC * OC), expected = dW;

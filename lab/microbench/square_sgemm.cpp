@@ -1,14 +1,5 @@
-// Stand-alone: square fp32 SGEMM (row-major, C = A·B, n = 256…2048) in every library at hand, 1 and 2
-// threads — is there an open library faster than the suite's two (OpenBLAS, oneDNN) at the squares where
-// lab/records/cpu-baseline.md found PyTorch's MKL ahead (512², 1024² on an Intel Xeon)? Not part of the build.
-// BLIS exports cblas_* too, so it cannot share a binary with OpenBLAS: two builds.
-//   g++ -O3 -march=native -fopenmp square_sgemm.cpp -I/usr/include/x86_64-linux-gnu/openblas-openmp \
-//       -lopenblas -ldnnl -o /tmp/sq_openblas
-//   (apt-get install libblis-openmp-dev)
-//   g++ -O3 -march=native -fopenmp -DWITH_BLIS square_sgemm.cpp -I/usr/include/x86_64-linux-gnu/blis-openmp \
-//       -L/usr/lib/x86_64-linux-gnu/blis-openmp -Wl,-rpath,/usr/lib/x86_64-linux-gnu/blis-openmp -lblis -ldnnl \
-//       -o /tmp/sq_blis
-//   OMP_PROC_BIND=true /tmp/sq_openblas; OMP_PROC_BIND=true /tmp/sq_blis   (alternate a few times)
+// Is any open library faster than OpenBLAS and oneDNN at square fp32 SGEMM (n = 256…2048, 1 and 2 threads)?
+// Built by lab/microbench/CMakeLists.txt.
 #ifdef WITH_BLIS
 #include <blis.h>
 #else

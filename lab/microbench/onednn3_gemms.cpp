@@ -1,11 +1,5 @@
-// Stand-alone: would oneDNN 3.x (PyPI's onednn-cpu-gomp, oneDNN 3.2 on GNU OpenMP; Debian 12 has 2.6) run
-// the GEMMs that hold the CPU baseline back faster — the weight gradient dW (OC x IC) = dout(B x OC)^T ·
-// X(B x IC) and the squares where MKL leads? Not part of the build. Uses only oneDNN's 3.x API.
-//   pip download --no-deps onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0; unzip both into D
-//   g++ -O2 -fopenmp onednn3_gemms.cpp -I$D/onednn_devel_cpu_gomp-2023.2.0.data/data/include \
-//       -L$D/onednn_cpu_gomp-2023.2.0.data/data/lib -Wl,-rpath,$D/onednn_cpu_gomp-2023.2.0.data/data/lib \
-//       -l:libdnnl.so.3 -o /tmp/onednn3
-//   OMP_PROC_BIND=true OMP_NUM_THREADS=1 /tmp/onednn3   (and 2; alternate with weight_gradient_gemm.cpp)
+// Would oneDNN 3.x run the weight gradient dW = dout^T · X and square SGEMMs faster than Debian's 2.6?
+// Built by lab/microbench/CMakeLists.txt.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>

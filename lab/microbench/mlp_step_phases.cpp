@@ -1,10 +1,5 @@
-// Where a CPU training step's time goes: each phase of 784-128-10's AdamW step timed inside the step
-// (steady_clock marks between the calls, median of 300 steps) and alone (median of 200 calls), the step
-// as the library threads it (lab/records/cpu-baseline.md, measurement 14: the profile behind the batch-split step).
-// Not part of the build; links the release build's kernels library:
-//   g++ -O2 -fopenmp -std=c++17 -I. scripts/microbench/mlp_step_phases.cpp \
-//       build/release/kernels/liboffloadbench_kernels.a -o /tmp/phases -ldnnl -lopenblas -lfmt -lmvec
-//   OMP_PROC_BIND=true /tmp/phases 1024 2      # batch, threads
+// Where does a CPU training step's time go: each phase of 784-128-10's AdamW step, in the step and alone?
+// Built by lab/microbench/CMakeLists.txt.
 #include <cblas.h>
 #include <omp.h>
 

@@ -1,8 +1,8 @@
-"""What scripts/gpu-check's stages will run and how long each should take on the GPU machine (one
+"""What lab/tools/gpu-check's stages will run and how long each should take on the GPU machine (one
 H100, 16 cores), counted from the program itself: the quick suite's cases (`offloadbench list
 --json`), the GPU tests with their labels, COST and TIMEOUT (`ctest --show-only=json-v1`), and the
 translation units (`compile_commands.json`) priced by compile times measured on the CPU machine
-(scripts/build-times.json). The summary of a real run puts each stage's measured time beside its
+(lab/tools/build-times.json). The summary of a real run puts each stage's measured time beside its
 estimate, and each step's log line its seconds, to correct them by. Measured on an H100 (PCIe Gen5
 x16, 16 cores; 2026-11-26): first-light 105 and 107 s against 114 estimated; test 36 s against 221
 (the tests' COSTs were then set from their measured times); suite 447 of its 615 cases in 90 s of
@@ -23,7 +23,7 @@ STAGE_LIMIT_S = 480  # each stage is stopped here: 8 of the device command's 10 
 DEVICE_CALL_S = 560  # --time-limit of one call on the GPU machine (10 minutes, less unpacking and margin)
 RESERVE_S = 20  # kept back from --time-limit for the summary and the packing
 SUITE_REPETITIONS = 3
-PYTORCH_ANCHOR_S = 30  # scripts/gpu_anchors.py on 3 batches: import and CUDA start, 15 cases (measured 24 s)
+PYTORCH_ANCHOR_S = 30  # lab/tools/gpu_anchors.py on 3 batches: import and CUDA start, 15 cases (measured 24 s)
 QUICK_MIN_TIME_S = 0.02  # --benchmark_min_time of `run --quick` (cli/cmd_run.cpp)
 FULL_MIN_TIME_S = 0.1  # and of `run --full`, which first light runs
 # compute-sanitizer: each tool on the tests where it can find something in our own kernels (all of
@@ -69,7 +69,7 @@ SANITIZER_TOOLS = {
 }
 # Set for the sanitizers' runs: the 200-step mlp loss-curve test takes 20 steps (tests/test_gpu_mlp.cpp).
 SANITIZER_ENV = {"OFFLOADBENCH_SHORT_GPU_TESTS": "1"}
-# first-light: every GPU code path once (scripts/gpu-check --stage first-light), in one short call.
+# first-light: every GPU code path once (lab/tools/gpu-check --stage first-light), in one short call.
 # Two runs, each a process with its own results file: the paths a GPU has run before, most asked-for rows
 # first; then the paths none has run yet, so a crash there loses only them.
 FIRST_LIGHT_SUITES = "mlp,transfer,streams,compute"
@@ -119,7 +119,7 @@ PYTORCH_FIRST_LIGHT_S = 40  # import, CUDA start, 12 mlp cases and two 256 MiB c
 SMI_FIELDS = ["name", "persistence_mode", "clocks.sm", "clocks.max.sm", "clocks.mem", "power.draw",
               "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax",
               "pcie.link.width.current", "pcie.link.width.max", "driver_version"]
-# regression: the GPU half of the A/B self-test (scripts/regression-selftest --gpu) at a size that fits
+# regression: the GPU half of the A/B self-test (lab/tools/regression-selftest --gpu) at a size that fits
 # one call: 2 A/A runs and 2 runs at each injected slowdown, 6 rounds (10 at most) of two processes each.
 REGRESSION_ARGS = ["--aa", "2", "--power-runs", "2", "--levels", "5,10", "--rounds", "6", "--max-rounds", "10",
                    "--min-time", "0.05"]
@@ -382,7 +382,7 @@ def sanitize_plan(tests):
 
 
 def selftest_module():
-    """scripts/regression-selftest as a module (its probe lists live there)."""
+    """lab/tools/regression-selftest as a module (its probe lists live there)."""
     import importlib.machinery
     import importlib.util
     path = pathlib.Path(__file__).with_name("regression-selftest")
@@ -471,7 +471,7 @@ def format_plan(stages, cores=H100_CORES):
     cold = ", ".join(f"build + {name} {s['cold_call_s']:.0f} s" for name, s in stages.items() if "cold_call_s" in s)
     lines.append(f"one GPU-machine call on a cold machine (--time-limit {DEVICE_CALL_S}, "
                  f"{DEVICE_CALL_S - RESERVE_S} s for stages): {cold}")
-    lines.append("build: compile seconds measured per translation unit on the CPU machine (scripts/build-times.json), "
+    lines.append("build: compile seconds measured per translation unit on the CPU machine (lab/tools/build-times.json), "
                  "scheduled longest first on the cores; tests: COST per label (tests/CMakeLists.txt); suite: each "
-                 "case's FLOPs and bytes at guessed rates (scripts/gpu_check_plan.py)")
+                 "case's FLOPs and bytes at guessed rates (lab/tools/gpu_check_plan.py)")
     return "\n".join(lines)

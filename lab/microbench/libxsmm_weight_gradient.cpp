@@ -1,12 +1,5 @@
-// Stand-alone: does libxsmm (Debian 12's libxsmm-dev 1.17, named by issue #15) run the weight-gradient
-// GEMM dW (OC x IC) = dout(B x OC)^T · X(B x IC) faster than the dnnl_sgemm T,N the step runs? Three
-// forms: libxsmm_sgemm (its BLAS-like front end), libxsmm_sgemm_omp (its OpenMP tiled GEMM), and its
-// JIT batch-reduce kernel driven over row tiles of dW^T with dout^T copied first (how libxsmm is meant to
-// be composed). libxsmm is column-major: row-major dW is column-major dW^T = X^T · dout. Not part of the build:
-//   apt-get install libxsmm-dev
-//   g++ -O2 -fopenmp libxsmm_weight_gradient.cpp -o /tmp/xwg -lxsmmext -lxsmm -ldnnl \
-//       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -lpthread -ldl -lm
-//   OMP_PROC_BIND=true OMP_NUM_THREADS=1 /tmp/xwg 4096 12288 64 5    # B IC OC repetitions (and 2 threads)
+// Does libxsmm run the weight-gradient GEMM dW = dout^T · X faster than the step's dnnl_sgemm T,N?
+// Built by lab/microbench/CMakeLists.txt.
 #include <libxsmm.h>
 #include <dnnl.h>
 

@@ -1,6 +1,6 @@
 """PyTorch (eager, CPU) and numpy timings of the CPU cases offloadbench measures, written as an offloadbench
 results file (view cpu_1t/cpu_all, series "pytorch"/"numpy"), so compare, the report and the charts put
-them beside offloadbench's own CPU rows. Run through scripts/cpu-anchors, which makes the virtual
+them beside offloadbench's own CPU rows. Run through lab/tools/cpu-anchors, which makes the virtual
 environment; see that script for usage. The measurement follows offloadbench's rules: the case's output
 is checked first (which also warms it up), then `repetitions` timed repetitions of at least `min_time`
 seconds each; a repetition reports wall seconds per step; aggregates are mean, median, stddev and cv.

@@ -1,7 +1,5 @@
-// Stand-alone: is the batch-1 AdamW step of 12288-64-10 bound by the divider (sqrt, division) or by
-// streaming p, m, v from L3? Times the per-parameter pass with and without them (lab/records/cpu-baseline.md,
-// measurement 10). Not part of the build:
-//   g++ -O3 -march=native -fno-math-errno -fopenmp-simd adamw_pass.cpp -o /tmp/adamw_pass && /tmp/adamw_pass
+// Is 12288-64-10's batch-1 AdamW pass bound by its sqrt and division or by streaming p, m, v from L3?
+// Built by lab/microbench/CMakeLists.txt.
 #include <chrono>
 #include <cmath>
 #include <cstdio>

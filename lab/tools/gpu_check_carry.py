@@ -1,4 +1,4 @@
-"""A build carried from the CPU machine to the GPU machine (scripts/gpu-check --pack-build): it
+"""A build carried from the CPU machine to the GPU machine (lab/tools/gpu-check --pack-build): it
 saves the GPU machine the build on every call that finds it cold. pack_build copies what the stages
 run (the executables and ctest's files) with a hash of the sources; on the GPU machine
 use_carried_build accepts it only while the sources still match, after pointing ctest's absolute
@@ -13,7 +13,7 @@ import shutil
 import socket
 import subprocess
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CARRIED = "carried.json"
 SOURCE_DIRS = ["cmake", "harness", "benchmarks", "kernels", "tests"]
 

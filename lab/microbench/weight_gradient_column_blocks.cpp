@@ -1,10 +1,5 @@
-// 12288-64-10's weight gradient dW1 (64 x 12288) = dact1^T (64 x B) · X (B x 12288): one dnnl_sgemm, against
-// blocks of X's columns as one-thread dnnl_sgemms dealt to the OpenMP team, each block then updated by
-// AdamW while its gradient is in cache (lab/records/cpu-baseline.md, measurement 14: not adopted). Results are
-// checked against the whole call. Not part of the build; links the release build's kernels library:
-//   g++ -O2 -fopenmp -std=c++17 -I. scripts/microbench/weight_gradient_column_blocks.cpp \
-//       build/release/kernels/liboffloadbench_kernels.a -o /tmp/colblock -ldnnl -lopenblas -lfmt -lmvec
-//   OMP_NUM_THREADS=1 /tmp/colblock 1024 9      # batch, repetitions
+// Is 12288-64-10's dW1 faster in column blocks, each updated by AdamW while in cache, than in one dnnl_sgemm?
+// Built by lab/microbench/CMakeLists.txt.
 #include "kernels/mlp.h"
 #include "kernels/cpu_gemm.h"
 #include <dnnl.h>

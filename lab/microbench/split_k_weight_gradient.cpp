@@ -1,8 +1,5 @@
-// Stand-alone: the weight gradient dW (OC x IC) = dout(B x OC)^T · X(B x IC) at two threads, as one
-// two-thread dnnl_sgemm (what the step runs) or split over the batch: each thread one one-thread
-// dnnl_sgemm on its half, then the halves summed (lab/records/cpu-baseline.md, measurement 12). Not part of the build:
-//   g++ -O2 -fopenmp split_k_weight_gradient.cpp -o /tmp/splitk -ldnnl
-//   OMP_PROC_BIND=true OMP_NUM_THREADS=2 /tmp/splitk 4096 784 128     # B IC OC
+// At two threads, is dW = dout^T · X faster as one dnnl_sgemm or split over the batch, one per thread?
+// Built by lab/microbench/CMakeLists.txt.
 #include <dnnl.h>
 #include <omp.h>
 #include <algorithm>

@@ -1,14 +1,5 @@
-// Stand-alone: the 12288-64-10 batch-1 forward GEMV (64 x 12288 row-major W1 times x) in every library
-// form at hand, 1 and 2 threads — is there a library GEMV faster than OpenBLAS's sgemv for the one cell
-// of lab/records/cpu-baseline.md (inference b1, 2 threads) that misses 3x PyTorch? Not part of the build.
-// BLIS exports cblas_* too, so it cannot share a binary with OpenBLAS: two builds.
-//   g++ -O3 -march=native -fopenmp batch1_gemv.cpp -I/usr/include/x86_64-linux-gnu/openblas-openmp \
-//       -lopenblas -ldnnl -o /tmp/gemv_openblas
-//   (apt-get install libblis-openmp-dev)
-//   g++ -O3 -march=native -fopenmp -DWITH_BLIS batch1_gemv.cpp -I/usr/include/x86_64-linux-gnu/blis-openmp \
-//       -L/usr/lib/x86_64-linux-gnu/blis-openmp -Wl,-rpath,/usr/lib/x86_64-linux-gnu/blis-openmp -lblis -ldnnl \
-//       -o /tmp/gemv_blis
-//   OMP_PROC_BIND=true /tmp/gemv_openblas; OMP_PROC_BIND=true /tmp/gemv_blis   (alternate a few times)
+// Is any library's GEMV faster than OpenBLAS's sgemv at 12288-64-10's batch-1 forward (64 x 12288 W1 · x)?
+// Built by lab/microbench/CMakeLists.txt.
 #ifdef WITH_BLIS
 #include <blis.h>
 #else

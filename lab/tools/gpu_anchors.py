@@ -2,21 +2,21 @@
 """PyTorch eager on the GPU doing the mlp steps offloadbench's GPU rows time: the anchor the GPU issue names
 ("≥ 5× faster than PyTorch eager doing the same step on the same GPU"). Not a project dependency: it runs
 where PyTorch with CUDA is already installed (the GPU machine's python3 has it), and is the GPU twin of
-scripts/cpu_anchors.py, whose step it copies (nn.Linear → ReLU → nn.Linear, CrossEntropyLoss, SGD lr 0.1 or
+lab/tools/cpu_anchors.py, whose step it copies (nn.Linear → ReLU → nn.Linear, CrossEntropyLoss, SGD lr 0.1 or
 AdamW lr 1e-3 wd 0.01; the faster of the default and the fused optimizer). Data are resident on the GPU,
 as in offloadbench's `data_path: resident` rows.
 
 Timing: 20 warm-up steps, then `--repetitions` repetitions of enough steps to last `--min-time` seconds,
 synchronized before the clock starts and before it stops; a repetition gives wall µs per step, which is what
 an eager loop costs (host dispatch included). The table gives median, min and max over repetitions.
-Usage: python3 scripts/gpu_anchors.py [--out FILE.json] [--batches 1,64,1024,4096] [--models 784-128-10]
-                                     [--results OFFLOADBENCH.json]   # and print ours beside PyTorch's
-       python3 scripts/gpu_anchors.py --first-light --merge OFFLOADBENCH.json
+Usage: python3 lab/tools/gpu_anchors.py [--out FILE.json] [--batches 1,64,1024,4096] [--models 784-128-10]
+                                       [--results OFFLOADBENCH.json]   # and print ours beside PyTorch's
+       python3 lab/tools/gpu_anchors.py --first-light --merge OFFLOADBENCH.json
 --first-light times each step and a pinned and a pageable 256 MiB host-to-device copy with CUDA events (start
 and end events around a batch of calls, synchronized after), and with --merge appends them to offloadbench's
 results file as rows of its schema (series "pytorch", the fields of our row of the same case), so `summary`,
 `plot` and the analysis put them beside ours; it prints a table of both.
-Exit 2 where PyTorch or a CUDA GPU is missing. scripts/gpu-check's suite stage runs it after the suite, in the
+Exit 2 where PyTorch or a CUDA GPU is missing. lab/tools/gpu-check's suite stage runs it after the suite, in the
 same command, and puts mlp_comparison's table in its summary.
 """
 import argparse
@@ -350,7 +350,7 @@ def run_first_light(torch, args):
         import cpu_anchors
         merged, _ = cpu_anchors.merge_into(path, rows)
         merged.setdefault("context", {}).setdefault("anchors", []).append(
-            {"series": "pytorch", "torch": torch.__version__, "script": "scripts/gpu_anchors.py --first-light"})
+            {"series": "pytorch", "torch": torch.__version__, "script": "lab/tools/gpu_anchors.py --first-light"})
         tmp = f"{path}.tmp-anchors"
         with open(tmp, "w") as f:
             json.dump(merged, f, indent=1)
@@ -367,7 +367,7 @@ def main(argv):
     p.add_argument("--min-time", type=float, default=0.2)
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu only checks this script where there is no GPU (its times are not the CPU anchor: "
-                        "scripts/cpu-anchors is)")
+                        "lab/tools/cpu-anchors is)")
     p.add_argument("--results", help="an offloadbench results file of the same GPU: print ours beside PyTorch")
     p.add_argument("--first-light", action="store_true",
                    help="the first-light anchors: mlp steps at batch 1, 64, 1024 and 256 MiB H2D copies, CUDA events")

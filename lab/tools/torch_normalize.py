@@ -2,7 +2,7 @@
 rows), interleaved: each round times PyTorch's expression and then runs offloadbench's case, for each
 thread count, so both sides see the same machine state. Prints ms per batch and GB/s per side and
 thread count: median over rounds and the min–max spread. Bytes are counted as offloadbench counts its
-CPU rows: uint8 read + fp32 written, 5 bytes per element. Run through scripts/torch-normalize.
+CPU rows: uint8 read + fp32 written, 5 bytes per element. Run through lab/tools/torch-normalize.
 
 PyTorch's side, on x: uint8 [batch, H, W, C] (what a data loader decodes) and mean, std: fp32 [C]:
     ((x.float() / 255 - mean) / std).permute(0, 3, 1, 2).contiguous()      # -> fp32 [batch, C, H, W]
@@ -101,7 +101,7 @@ def time_offloadbench(binary, image, batch, threads, calls):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="scripts/torch-normalize", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="lab/tools/torch-normalize", description=__doc__.splitlines()[0])
     parser.add_argument("--image", type=parse_image, default=(224, 224, 3), help="HxWxC (default 224x224x3)")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", default="1,all", help="comma-separated thread counts; all = every core")
