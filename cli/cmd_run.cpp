@@ -131,7 +131,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   if (o.repetitions < 1 || o.repetitions > 1000)
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
   // A file of several processes keeps the spread between them: it is what compare judges such files
-  // by (its error rates were measured on them), and one more process would replace it.
+  // by (its error rates hold for such files), and one more process would replace it.
   int remeasure = o.remeasure_given || o.processes == 1 ? o.remeasure : 0;
   if (const char* env = std::getenv("OFFLOADBENCH_REMEASURE_UNSTEADY"); env && !o.remeasure_given) {
     try {
