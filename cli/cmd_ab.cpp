@@ -348,7 +348,7 @@ int execute_ab(const AbCliOptions& o, const std::vector<std::string>& command_li
   // The order of each round: a coin flip for the first round of each pair, the other order for the
   // second. Random, never a fixed ABAB, and balanced: with a plain coin per round, 8 rounds leave one
   // order 6 times or more in 29% of runs, and an order effect (the first process of a round running
-  // warmer or colder) then leaks into the verdict — it did, in an A/A self-test run.
+  // warmer or colder) then leaks into the verdict as a false alarm.
   bool new_first = false;
   const auto order = [&](int round) { return new_first = round % 2 == 0 ? (coin() & 1) != 0 : !new_first; };
   Measurements m;

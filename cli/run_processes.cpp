@@ -109,7 +109,7 @@ int run_in_processes(const ProcessRunPlan& plan) {
       child.out = out;
       child.measure_only = true;
       // Later processes take the first one's iteration counts and set-up choices: without them each
-      // process would search and plan again, which cost more than its measuring (lab/records/regression.md).
+      // process would search and plan again, which costs more than its measuring (lab/records/regression.md).
       if (i > 0 && !documents.empty()) child.calibrated_by = (folder.path() / "process001.json").string();
       const auto end = start_child_run(program, child, log, 0, &stop, rng);
       const bool wrote = fs::exists(out);

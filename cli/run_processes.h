@@ -1,8 +1,8 @@
 // `run --processes N`: the repetitions of every benchmark spread over N fresh processes, run one after
 // another, written as one results file. Repetitions inside one process share its memory layout (where
 // each buffer landed, its alignment, its pages) and its few seconds of the machine's state; a second
-// process draws them again, and on a shared machine single benchmarks were seen to move by 1.5-5x
-// between processes while their repetitions inside each agreed to 0.5% (lab/records/regression.md). Files
+// process draws them again, and on a shared machine single benchmarks move by 1.5-5x between
+// processes while their repetitions inside each agree to 0.5% (lab/records/regression.md). Files
 // whose repetitions come from several processes carry that spread, so `compare` of two such files
 // judges a change against what really varies between runs. pyperf runs worker processes for the same
 // reason.

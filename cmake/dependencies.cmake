@@ -7,12 +7,13 @@ find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)
 
 # OpenBLAS's own CMake file (Debian) hard-codes /usr paths, so look for the library and cblas.h
-# through the prefix path instead; that also finds a copy unpacked elsewhere (the GPU machine).
+# through the prefix path instead; that also finds a copy unpacked elsewhere (a build carried to
+# another machine).
 # The OpenMP build of OpenBLAS (libopenblas-openmp-dev) first: its threads are libgomp's, the pool that
-# oneDNN and the suite's own loops use, so a step that mixes them has one pool. With the pthreads build
-# on 2 vCPUs, OpenBLAS's workers (which spin after each call) and the OpenMP team of the AdamW pass
-# took turns on the cores: 12288-64-10 AdamW at 2 threads, batch 1, 0.85-2.0 ms against 0.27-0.28
-# (2-vCPU EPYC Zen 3; GEMMs alone ran the same on both builds). Any build is found if that one is not.
+# oneDNN and the suite's own loops use, so a step that mixes them has one pool. With the pthreads build,
+# OpenBLAS's workers (which spin after each call) and the OpenMP team of the AdamW pass take turns on
+# the cores: a 2-thread AdamW step runs 3-7x slower, though GEMMs alone run the same on both builds
+# (lab/records/cpu-baseline.md). Any build is found if that one is not.
 find_path(OPENBLAS_CBLAS_INCLUDE_DIR cblas.h
   PATH_SUFFIXES openblas-openmp x86_64-linux-gnu/openblas-openmp openblas-pthread openblas
                 x86_64-linux-gnu/openblas-pthread x86_64-linux-gnu)

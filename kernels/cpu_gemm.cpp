@@ -75,11 +75,10 @@ std::string cpu_gemm_library_list() {
 #if OFFLOADBENCH_HAVE_ONEDNN
 namespace {
 // C = A·Bᵀ (a layer's forward pass, B the (out, in) weights) through oneDNN's matmul primitive, whose
-// brgemm kernels beat its dnnl_sgemm at the MLP's forward shapes (2-vCPU EPYC, µs, 1 thread:
-// 1024×64×12288 16664 vs 21159, 64×64×12288 1080 vs 2699, 4096×128×784 7973 vs 8705) but not at one
-// row (193 vs 46) nor on the weight gradient's transposed A, so only this form with at least 64 rows
-// takes it. The epilogue goes in as the primitive's bias and ReLU post-op. A primitive is built once per
-// shape, strides, epilogue and thread count, per thread, and kept.
+// brgemm kernels beat its dnnl_sgemm at the MLP's forward shapes (1.1-2.5x on one thread) but not at
+// one row (4x slower) nor on the weight gradient's transposed A (lab/records/cpu-baseline.md), so only
+// this form with at least 64 rows takes it. The epilogue goes in as the primitive's bias and ReLU
+// post-op. A primitive is built once per shape, strides, epilogue and thread count, per thread, and kept.
 bool onednn_forward_matmul(const CpuGemm& g) {
   if (g.trans_a || !g.trans_b || g.alpha != 1.0f || g.beta != 0.0f || g.M < 64) return false;
   using dnnl::memory;
@@ -127,9 +126,9 @@ bool onednn_forward_matmul(const CpuGemm& g) {
 
 namespace {
 // A one-row or one-column product as OpenBLAS's sgemv. OpenBLAS 0.3.21 (Debian 12) runs such a GEMM
-// through its blocked path, packing all of op(B): 1x64x12288 (the 12288-wide layer at batch 1) took
-// 276-336 us against sgemv's 49-57 at one thread and 160-173 against 26 at two, 1x128x784 34 against
-// 4.8 (2-vCPU EPYC Zen 3). OpenBLAS 0.3.27 forwards these to GEMV itself (GEMM_GEMV_FORWARD).
+// through its blocked path, packing all of op(B), which at the MLP's batch-1 shapes is 5-7x slower than
+// its sgemv (lab/records/cpu-baseline.md). OpenBLAS 0.3.27 forwards these to GEMV itself
+// (GEMM_GEMV_FORWARD).
 void openblas_gemm_as_gemv(const CpuGemm& g) {
   const bool row = g.M == 1;  // C is 1 x N (else M x 1)
   const int length = row ? g.N : g.M, c_stride = row ? 1 : g.ldc;
@@ -187,8 +186,8 @@ void product(CpuGemmLibrary library, const CpuGemm& g) {
   if (library == CpuGemmLibrary::openblas && (g.M == 1 || g.N == 1) && g.K > 1) return openblas_gemm_as_gemv(g);
   if (library == CpuGemmLibrary::openblas && g.K == 1 && std::int64_t{g.M} * g.N >= (std::int64_t{1} << 18)) {
     // A large outer product (a batch-1 weight gradient): OpenBLAS's sger runs it 1.3x faster than its
-    // sgemm at one thread and 2.7-3.8x at two (64x12288 on a 2-vCPU EPYC: 86 vs 114 us, 42 vs 112-160 us);
-    // not at 128x784, where sger was no faster and its threads' wake-ups cost a 2-thread step 3x.
+    // sgemm at one thread and about 3x at two (64x12288); not at 128x784, where sger is no faster and
+    // its threads' wake-ups cost a 2-thread step 3x.
     for (int i = 0; i < g.M && g.beta != 1.0f; ++i) {
       float* row = g.C + static_cast<std::ptrdiff_t>(i) * g.ldc;
       if (g.beta == 0.0f) std::fill(row, row + g.N, 0.0f);  // beta 0 ignores what C held, NaN included

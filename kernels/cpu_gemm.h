@@ -1,8 +1,8 @@
 // Row-major fp32 GEMM on the CPU through the libraries the suite can choose from: OpenBLAS always,
-// oneDNN's dnnl_sgemm when the build found it. No one library wins every shape on every CPU
-// (measured on an AMD EPYC, 2 threads: OpenBLAS is 1.3–1.5× faster at 64×64×12288, oneDNN 2–15× faster
-// on the MLP's skinny 4096×10×128 and 4096×128×10, where OpenBLAS's threading loses to its own single
-// thread), so the MLP times its step with each at set-up and keeps the faster (plan_mlp_gemms).
+// oneDNN's dnnl_sgemm when the build found it. No one library wins every shape on every CPU (OpenBLAS
+// leads at 64×64×12288; oneDNN on the MLP's skinny 4096×10×128 and 4096×128×10, where OpenBLAS's
+// threading loses to its own single thread: lab/records/cpu-baseline.md), so the MLP times its step
+// with each at set-up and keeps the faster (plan_mlp_gemms).
 #pragma once
 #include <functional>
 #include <string>
@@ -65,10 +65,10 @@ bool gemm_runs_alone_in_team(CpuGemmLibrary library);
 // one-thread GEMM (the first into C with beta, the others into scratch), then the shares added into C
 // in thread order. For a weight gradient (op(A) = doutᵀ, K = the batch) whose output is small: the
 // libraries thread it over M and N, which for 128 × 784 leaves each thread a thin slice; split over the
-// batch each runs at the one-thread rate (784-128-10's dW1 at batch 4096, two threads: 286 against
-// 271 GFLOP/s in measurement 12's lab/microbench/split_k_weight_gradient.cpp). Falls back to sgemm on one thread, below 256 rows of K per thread, above 2^18 outputs
-// (the shares' sum then costs what the split saves: 12288-64-10 at batch 4096 ran 1–1.5% slower),
-// with an epilogue, or with a pthreads OpenBLAS (whose own threads would join the team's).
+// batch each runs at the one-thread rate (784-128-10's dW1 at batch 4096, two threads: about 5% faster;
+// lab/microbench/split_k_weight_gradient.cpp). Falls back to sgemm on one thread, below 256 rows of K
+// per thread, above 2^18 outputs (the shares' sum then costs what the split saves), with an epilogue,
+// or with a pthreads OpenBLAS (whose own threads would join the team's).
 void sgemm_split_k(CpuGemmLibrary library, const CpuGemm& gemm);
 
 // Times two ways of doing the same work on a shared machine: one warm-up call each, then `trials` trials

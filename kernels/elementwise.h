@@ -125,8 +125,8 @@ ElementwiseArgs<T> elementwise_args(ElementwiseOp op, T* z, double* sum, const T
 
 namespace cpu {
 // Below this many elements an op runs on one thread whatever `threads` says: a fork costs microseconds,
-// as long as the whole op there (2-vCPU EPYC: 2 threads made 1Ki-element ops 1.2-1.7x slower than
-// numpy's one thread). The same grain as PyTorch's parallel_for (at::internal::GRAIN_SIZE).
+// as long as the whole op there (2 threads made 1Ki-element ops 1.2-1.7x slower than numpy's one
+// thread). The same grain as PyTorch's parallel_for (at::internal::GRAIN_SIZE).
 inline constexpr std::size_t kElementwiseParallelGrain = 32768;
 // Runs on `threads` OpenMP threads, one contiguous chunk each (one thread: no OpenMP runtime involved).
 template <typename T> using ElementwiseFunction = void (*)(const ElementwiseArgs<T>& args, int threads);

@@ -38,8 +38,8 @@ OFFLOADBENCH_VECTOR_CLONES void map_range(T* __restrict z, const T* __restrict x
 // `omp simd nontemporal`, hence intrinsics, in one function per vector width (an intrinsic cannot be
 // inlined into a function compiled for a lesser target); each vector's worth of z is formed by the op's
 // simd loop in a register-sized block, then streamed. Streaming each block as it is formed matters: a
-// variant that filled a 4 KiB block in L1 and then streamed it out ran no faster than ordinary stores
-// (Zen 3, one thread, z = x + y on 16Mi floats: 16-21 GB/s against 23-27 streamed per vector).
+// variant that filled a 4 KiB block in L1 and then streamed it out ran no faster than ordinary stores,
+// a quarter slower than streaming each vector (lab/records/cpu-baseline.md).
 
 // z[i] for i from begin up to the first index whose address is a multiple of `alignment`; returns it.
 template <typename Op, typename T>
@@ -58,11 +58,10 @@ template <typename Op, typename T, Index kLanes>
   for (Index l = 0; l < kLanes; ++l) block[l] = Op::apply(x[i + l], Op::info.inputs == 2 ? y[i + l] : T(0), a, b);
 }
 
-// Measured on a 2-vCPU EPYC (Zen 4), one thread, z = x + y: 16Mi floats 26-28 GB/s -> 37-39, 4Mi 34-40 -> 53-56.
+// AVX-512 streaming stores give one thread's z = x + y 40-50% more bandwidth at 4Mi-16Mi floats.
 // A copy goes four pages at a time, a line of each in turn, as glibc's memcpy streams large copies
-// (large_memcpy_4x). On an Intel Xeon (2 vCPUs), two `ab` runs of the two orders: copy 64Mi 11-13% faster
-// on one thread and on two (16Mi: 4-6% faster on one), 2Mi-4Mi 3% slower; for scale, add and triad the
-// four-page order was no faster anywhere and up to 5% slower (triad 64Mi), so they stream linearly.
+// (large_memcpy_4x): 11-13% faster at 64Mi, 3% slower at 2Mi-4Mi. Add and triad gain nothing from that
+// order (up to 5% slower), so they stream linearly (lab/records/cpu-baseline.md).
 template <typename Op, typename T>
 __attribute__((target("avx512f"), always_inline)) inline void stream_vector_avx512(T* __restrict z,
                                                                                   const T* __restrict x,
@@ -114,8 +113,8 @@ StreamingStores streaming_stores_of_this_cpu() {
 }
 #endif
 
-// Outputs at least this large (bytes) are streamed where the CPU can (below it they are in cache, and
-// measured slower streamed: Zen 4, z = x + y, 1Mi floats 85 GB/s stored, 79-82 streamed).
+// Outputs at least this large (bytes) are streamed where the CPU can (below it they are in cache, where
+// streaming is slower: z = x + y on 1Mi floats loses 4-7% on Zen 4).
 constexpr std::size_t kStreamingStoreBytes = std::size_t{8} << 20;
 
 template <typename Op, typename T>

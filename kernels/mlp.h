@@ -174,19 +174,17 @@ float mlp_train_step_fast(MlpCpuModel& model, const float* x, const int* labels,
 // GEMM of the step on one library, each available library in turn against OpenBLAS (runs_faster,
 // `trials` trials of `step`, which must use model.gemm_library); the faster is kept. One library per step, not the
 // fastest per GEMM: with two threads, mixing OpenBLAS's pthreads and oneDNN's OpenMP team in one step
-// left each library's idle workers spinning on the cores the other needed — measured on a 2-vCPU EPYC,
-// a mixed plan made 784-128-10 AdamW b1024 3.4× slower than either library alone — and a GEMM timed
-// alone mispredicts it in a step. The model's weights, optimizer state and scalars are restored; returns
-// the library and sets it.
+// left each library's idle workers spinning on the cores the other needed (a mixed plan made 784-128-10
+// AdamW b1024 3.4× slower than either library alone), and a GEMM timed alone mispredicts it in a step.
+// The model's weights, optimizer state and scalars are restored; returns the library and sets it.
 CpuGemmLibrary plan_mlp_gemms(MlpCpuModel& model, const std::function<void()>& step, int trials = 7);
 // Whether a step asked to run on `threads` threads runs faster on one, timed the same way (`step` at 1
 // thread against `threads`, OpenMP's and OpenBLAS's counts set before each call); one is kept only when
 // it is faster by kOneThreadMargin, so that a near-tie does not flip between processes. Why: a tiny
 // step's threaded GEMV leaves half of W1 in the other core's cache, and the update that follows on this
-// core then writes every one of those lines back across cores — 784-128-10 SGD at batch 1 on a 2-vCPU
-// EPYC (Zen 4) took 37–138 µs at 2 threads against 12 at one (an OpenBLAS sgemv on two threads, then
-// its one-thread small-matrix sgemm on the same weights: 37–138 µs; on one thread: 11). The model's
-// state and both thread counts are restored; returns 1 or `threads`.
+// core then writes every one of those lines back across cores: 784-128-10 SGD at batch 1 takes 3-11x
+// as long at 2 threads as at one (lab/records/cpu-baseline.md). The model's state and both thread
+// counts are restored; returns 1 or `threads`.
 inline constexpr double kOneThreadMargin = 0.1;
 int plan_mlp_threads(MlpCpuModel& model, const std::function<void()>& step, int threads, int trials = 7);
 

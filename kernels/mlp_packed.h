@@ -2,11 +2,10 @@
 // oneDNN's matmul primitive with W1 and W2 reordered at construction into the blocked layout it picks
 // for this CPU, bias and ReLU fused into the first GEMM's epilogue and the bias into the second's.
 // Why: a GEMM call packs its operands every time, and at the MLP's skinny forward shapes that packing
-// is a large share of the call. Measured on a 2-vCPU AMD EPYC (Zen 4, AVX-512), one forward GEMM,
-// µs at 1 / 2 threads: 12288→64 at batch 64: OpenBLAS 1705 / 1120, dnnl_sgemm 2699 / 1338, this
-// 900 / 486; 784→128 at batch 4096: 9841 / 5639, 8705 / 4533, 7735 / 4073. Not everywhere faster
-// (12288→64 at batch 1, 2 threads: dnnl_sgemm 31 µs, this 39), so the benchmark times it against the
-// planned GEMM library and keeps the faster.
+// is a large share of the call: packed once, a forward GEMM runs 2-3x faster than either library's
+// at 12288→64, batch 64, and 1.1-1.4x at 784→128, batch 4096 (lab/records/cpu-baseline.md). Not
+// everywhere faster (12288→64 at batch 1, 2 threads: a quarter slower than dnnl_sgemm), so the
+// benchmark times it against the planned GEMM library and keeps the faster.
 #pragma once
 #include <memory>
 

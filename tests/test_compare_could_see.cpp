@@ -90,8 +90,8 @@ TEST(Detectable, TheLargerOfTheTestsNeedAndTheGatesWidth) {
 
 // The figure's power where it is used: a t test at Holm's level over 194 benchmarks, whose standard
 // error is itself estimated (χ² at the row's degrees of freedom). A shift of the figure's size is
-// flagged in about 80% of draws: measured 83-87% (Student's t₀.₈ as the power term gave 64-73%:
-// at t ≈ 9 the standard error's own spread decides most misses, not the shift's).
+// flagged in about 80% of draws, and not far more. With Student's t₀.₈ as the power term it would be
+// well short of 80%: at t ≈ 9 the standard error's own spread decides most misses, not the shift's.
 TEST(Detectable, AShiftOfTheFiguresSizeIsFlaggedAsOftenAsPromisedWhenTheErrorIsEstimated) {
   std::mt19937 rng(11);
   std::normal_distribution<double> shift_noise(0, 1);
@@ -123,8 +123,8 @@ TEST(Detectable, TextRoundsUpAndSaysWhatWouldHelpFilesOfOneProcess) {
 // The promise of the figure, on simulated pairs of ten processes a side: a row slowed by the figure
 // its A/A pair gave it is SLOWER in about 80% of pairs (the power it is computed for), and a row
 // slowed by a third of it almost never. 200 pairs, so that 80% is not within sampling noise of the
-// 75% asked (sd 2.8 points); measured: 192 of 200 (166 with Student's t₀.₈ as the power term), and
-// none at a third. Before the figure took the scale a slowed row itself moves, 17 of 40.
+// 75% asked (sd 2.8 points). The figure takes the scale a slowed row itself moves: one computed from
+// the unslowed row's scale alone would be flagged in well under half of the pairs.
 TEST(Detectable, ARowSlowedByItsOwnFigureIsFlaggedAsOftenAsPromised) {
   int at_figure = 0, at_third = 0, tried = 0;
   for (unsigned seed = 1; seed <= 200; ++seed) {

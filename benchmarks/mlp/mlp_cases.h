@@ -76,8 +76,8 @@ inline constexpr std::uint64_t kMlpWeightSeed = 1234;
 // CPU training rows go back to the seeded weights and fresh optimizer state every this many steps,
 // untimed (the measurement's before_batch). Left running on its few cycled batches, the model leaves
 // units that no sample activates with zero gradients; AdamW's m then decays into the subnormal range
-// after ~800 steps and sticks there (0.9·k·2^-149 rounds back to k·2^-149), which made batch-1 steps
-// 10-12% slower on x86 (lab/records/cpu-baseline.md, session 7): the run's length would decide what is timed.
+// after ~800 steps and sticks there (0.9·k·2^-149 rounds back to k·2^-149). x86 is slow on subnormals
+// (batch-1 steps 10-12% slower, lab/records/cpu-baseline.md): the run's length would decide what is timed.
 inline constexpr std::int64_t kMlpRestartSteps = 256;
 
 // The seeded synthetic batches a case cycles through: `batches` steps' worth of rows.

@@ -15,9 +15,9 @@ namespace {
 
 // The rounds whose log-ratio lies within kOutlierSigmas robust standard deviations of the median. On a
 // shared machine a burst of another tenant's work often slows one process of a round and not the
-// other, and that round's ratio lands tens of percent away from the rest, either way (in the
-// self-test's A/A runs as often below as above). A rank test counts each such round as a full vote, so
-// a few of them hid +5% slowdowns that every clean round showed. Setting them aside for the tests only
+// other, and that round's ratio lands tens of percent away from the rest, either way (as often below
+// as above). A rank test counts each such round as a full vote, so a few of them can hide a +5%
+// slowdown that every clean round shows. Setting them aside for the tests only
 // — the interval keeps every round, so SAME still needs all of them inside ±δ — means an intermittent
 // slowdown that hits a minority of rounds is not called SLOWER, but is never called SAME either.
 std::vector<double> without_outlying_rounds(const std::vector<double>& d) {

@@ -4,7 +4,7 @@
 // Per benchmark: the Hodges–Lehmann shift with its exact signed-rank interval, one-sided tests of
 // "slower by more than δ" and "faster by more than δ", Holm-corrected across the benchmarks. The tests
 // set aside rounds whose d lies more than kOutlierSigmas robust standard deviations from the median d:
-// a neighbour's burst that hit one process of a round and not the other (docs/compare-rule.md).
+// a neighbour's burst that hit one process of a round and not the other (lab/records/regression.md).
 #pragma once
 #include <cstdio>
 #include <string>

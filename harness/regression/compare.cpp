@@ -132,12 +132,12 @@ std::string gate_failure(const BenchmarkComparison& r, bool slower, double commo
 // beyond what the model expects of that many benchmarks (the Poisson count that is exceeded with
 // probability under alpha) say the pair's noise has heavier tails than the test assumes — on a loaded
 // machine, multi-threaded rows whose threads were preempted — so no verdict the other way can be
-// trusted either. Measured reason: A/A pairs on a 2-core machine at load 20-30 (lab/records/regression.md).
+// trusted either (lab/records/regression.md).
 constexpr double kTailP = 0.001;
 
 // Beyond this spread between the runs (RunPairNoise::between, log units ≈ ±10%) even a 50% change
-// is within 4 standard deviations of the noise, and the A/A pairs measured at that spread had heavy
-// tails (shifts of 3-185x on single rows): two files cannot support a verdict, so none is given.
+// is within 4 standard deviations of the noise, and pairs that noisy have heavy tails besides (single
+// rows shifted 3x and more with nothing changed): two files cannot support a verdict, so none is given.
 constexpr double kMaxBetween = 0.10;
 
 int tail_allowance(std::size_t tested, double alpha) {
@@ -173,8 +173,8 @@ std::string welch_gate(const BenchmarkComparison& r, bool slower, double common_
 // The floors' counterpart of gate_failure: the floor moved by more than δ, and past the other file's
 // processes up to floor_gate_rank (NEW's fastest slower than BASE's slowest with 5 processes a side,
 // or the reverse). When all of a file's processes land on a benchmark's upper level, its floor jumps
-// by that level's height; past the faster half alone, such jumps raised false alarms in 20 of 30 A/A
-// pairs of 5 processes on one machine (lab/records/regression.md).
+// by that level's height; a gate at the faster half alone lets such jumps through as false alarms in
+// most pairs of unchanged files from such a machine (lab/records/regression.md).
 std::string floor_gate(const BenchmarkComparison& r, bool slower, double common_shift) {
   const double shift = r.new_floor.fastest() - common_shift - r.base_floor.fastest();
   if ((slower ? shift : -shift) <= std::log1p(r.delta))

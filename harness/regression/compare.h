@@ -105,8 +105,8 @@ struct BenchmarkComparison {
 //   come from one process at one time). It is the τ at which the median over the benchmarks of
 //   |shift − common| / √(se² + τ²), over its null median, is 1 — a random-effects variance (as
 //   Paule–Mandel's, with a median so that a few real changes cannot inflate it). Every benchmark's
-//   standard error becomes √(se² + τ²). On the development machine the A/A shifts of steady benchmarks
-//   were 2–4 times their standard errors and those of noisy ones about 1: an added, not a scaled, term.
+//   standard error becomes √(se² + τ²). Between unchanged runs steady benchmarks shift by 2–4 times
+//   their standard errors and noisy ones by about 1: the drift is an added term, not a scaled one.
 // With the floors' test (files of several processes each), `floors` is set, common_shift is the median
 // floor shift, `between` is 0 and each kind of row has its scale φ (floor_scale; one φ for both when
 // either kind has fewer than kMinFloorRows benchmarks).

@@ -1,7 +1,7 @@
 // `compare --history DIR`: how far each benchmark's floor (its fastest repetition) moves between runs of
 // this machine when nothing changed. Some benchmarks' floors move with the machine's state — large
 // memory-bound ones with the memory bus its other tenants share, page faults with the kernel — and two
-// files alone cannot tell such a move from a regression; earlier runs can (docs/compare-rule.md).
+// files alone cannot tell such a move from a regression; earlier runs can (lab/records/regression.md).
 #pragma once
 #include <map>
 #include <string>

@@ -1,10 +1,10 @@
 // compare's test for files whose repetitions each ran in a process of their own (`run --processes N`).
 // On a shared machine noise only ever adds time: an interrupt, another tenant, a cold cache, a page
 // layout that happens to collide. So a benchmark's fastest process (its floor) is the steadiest thing
-// a file holds: in the measurements of lab/records/regression.md the floors of steady benchmarks moved
-// 0.1-0.9% between runs where their medians moved 0.3-6.3%. A code change moves the floor with the
-// rest. This is the argument of Chen & Revels, "Robust benchmarking in noisy environments" (2016),
-// on which BenchmarkTools.jl judges by minimum times.
+// a file holds: the floors of steady benchmarks move 0.1-0.9% between runs where their medians move
+// 0.3-6.3% (lab/records/regression.md). A code change moves the floor with the rest. This is the
+// argument of Chen & Revels, "Robust benchmarking in noisy environments" (2016), on which
+// BenchmarkTools.jl judges by minimum times.
 // Not for repetitions from one process: they share its layout and its moment of the machine, so
 // their faster half says nothing of how far the floor moves between runs.
 #pragma once
@@ -39,13 +39,12 @@ std::size_t floor_gate_rank(std::size_t other_values, std::size_t own_values);
 
 // Tail weight of the scaled floor shifts (Student t degrees of freedom). Rows timed on one CPU
 // thread are the steady ones; rows with several threads (whose floor needs every core free at once),
-// rows of the operating system (pinning) and GPU rows moved between runs with heavier tails. 5 and 2
-// are the middle of the trade-off measured on A/A and slowed file pairs (lab/records/regression.md): false
-// alarms in 6% of A/A pairs (with 5 for every row, 35%), with the gate of that time.
+// rows of the operating system (pinning) and GPU rows move between runs with heavier tails. 5 and 2
+// balance false alarms on unchanged file pairs against slowdowns found in slowed ones; 5 for every row
+// raises several times the false alarms (lab/records/regression.md).
 // A one-thread row with a history (compare --history) gets lighter tails: most of what made them
 // heavy was floors that move between runs (large memory-bound rows, page faults), and the history
-// carries each one's own movement. Measured: the same false alarms as with 5 (none in 150 A/A pairs),
-// 10% slowdowns found up to 10 points more often.
+// carries each one's own movement, so 8 finds more 10% slowdowns with no more false alarms than 5.
 constexpr double kFloorDfSingleThread = 5, kFloorDfSingleThreadWithHistory = 8, kFloorDfOther = 2;
 inline double floor_df(bool single_thread, bool has_history) {
   if (!single_thread) return kFloorDfOther;

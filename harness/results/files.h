@@ -16,8 +16,8 @@ struct FileError : std::runtime_error {
 
 // The largest input offloadbench reads: 128 MiB, about 95,000 rows as `run` writes them (a full sweep
 // of one GPU is about 50 MB). Every reader holds a whole file as a JSON tree of 6-10x its size, so
-// this keeps the heaviest command, `compare` of two such files, within about 10 s and 2 GiB on a
-// 2-core machine (measured on 121 MiB: compare 5.8 s and 1.2 GB, analyze 6.2 s, summary 3.8 s).
+// this keeps the heaviest command, `compare` of two such files, within about 10 s and 2 GiB on two
+// cores (two 121 MiB files compare in 6 s and 1.2 GB).
 inline constexpr std::uint64_t kMaxInputBytes = std::uint64_t{128} << 20;
 
 // The whole content of a regular file of at most `max_bytes`. Throws FileError naming the path and
