@@ -25,6 +25,7 @@ struct CompareCliOptions {
   std::string metric = "real_time";
   int min_repetitions = 3;
   bool allow_different_machines = false;
+  bool verbose = false;
   std::string markdown, json;
   std::string history;
 };
@@ -66,7 +67,7 @@ int execute_compare(const CompareCliOptions& o) {
   if (comparison.rows.empty() && comparison.skipped_in_both.empty())
     throw UsageError(fmt::format("{} and {} have no benchmark in common: nothing to compare", o.base, o.candidate));
 
-  print_comparison(stdout, comparison);
+  print_comparison(stdout, comparison, o.verbose);
   if (!o.markdown.empty()) write_file_atomically(o.markdown, comparison_markdown(comparison, o.base, o.candidate));
   if (!o.json.empty()) write_json_atomically(o.json, to_json(comparison));
   return comparison.slower > 0 ? 1 : 0;
@@ -113,6 +114,8 @@ Command add_compare_command(CLI::App& app) {
                   "A directory of earlier results files of this machine (run --processes): how far each "
                   "benchmark's fastest process moves between runs widens its test")
       ->check(non_empty_path());
+  cmd->add_flag("--verbose", o->verbose,
+                "Also print the method (test, δ, Holm, the pair's noise) and each row's p, repetitions and reason");
   return {cmd, [o] { return execute_compare(*o); }};
 }
 

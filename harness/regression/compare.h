@@ -185,8 +185,11 @@ std::string format_metric(double value, const std::string& metric);
 std::string format_percent(double fraction);  // 0.052 → "+5.2%"
 std::string format_p(double p_value);         // 4 decimals, or scientific below 1e-4
 
-// compare_report.cpp: the terminal table, the Markdown table (slowest first) and JSON.
-void print_comparison(std::FILE* out, const Comparison& comparison);
+// compare_report.cpp: the terminal text, the Markdown table (slowest first) and JSON. The text opens
+// with the verdict and what to do next, its lines under kTextColumns; `verbose` adds the method (the
+// test, δ, Holm, the pair's noise) and each row's p-value, repetitions and reason.
+constexpr std::size_t kTextColumns = 100;
+void print_comparison(std::FILE* out, const Comparison& comparison, bool verbose = false);
 std::string comparison_markdown(const Comparison& comparison, const std::string& base_label,
                                 const std::string& new_label);
 nlohmann::json to_json(const Comparison& comparison);

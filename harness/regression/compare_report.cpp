@@ -54,7 +54,16 @@ std::string could_see_counts(const Comparison& c) {
                      five, ten, more, none ? fmt::format(" ({} none at all)", none) : "");
 }
 
-std::string summary_line(const Comparison& c) {
+// How the verdicts were reached: the test, δ, Holm's alpha (the Markdown summary and --verbose).
+std::string method_text(const Comparison& c) {
+  const char* test = c.noise.floors ? "fastest process of each file, on log times" : "Welch on log times";
+  return fmt::format("{}, δ {} CPU, {} GPU; Holm, family-wise alpha {}", test,
+                     format_percent(c.options.delta_cpu).substr(1), format_percent(c.options.delta_gpu).substr(1),
+                     c.options.alpha);
+}
+
+// What the run pair's noise was and how the test allowed for it.
+std::string noise_text(const Comparison& c) {
   std::string noise = "too few benchmarks to learn the noise between the runs";
   if (c.noise.floors)
     noise = fmt::format("between the runs the fastest processes moved {} together, allowed for; their spread scaled by "
@@ -70,13 +79,19 @@ std::string summary_line(const Comparison& c) {
                  ? fmt::format("; each floor's spread widened by how far it moved between {} earlier runs (--history)",
                                c.options.floor_history_runs)
                  : "; --history not used: it serves the test of files measured with run --processes";
-  const char* test = c.noise.floors ? "fastest process of each file, on log times" : "Welch on log times";
+  return noise;
+}
+
+std::string geomean_text(const Comparison& c) {
+  return std::isfinite(c.geomean_slowdown) ? format_percent(c.geomean_slowdown - 1) : "—";
+}
+
+// The Markdown summary: counts, geometric mean, the method and the noise on one line.
+std::string summary_line(const Comparison& c) {
   return fmt::format("{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE; geometric-mean change {} "
-                     "({}, positive = slower; {}, δ {} CPU, {} GPU; Holm, family-wise alpha {}; {})",
-                     c.slower, c.faster, c.same, c.inconclusive,
-                     std::isfinite(c.geomean_slowdown) ? format_percent(c.geomean_slowdown - 1) : "—", c.options.metric,
-                     test, format_percent(c.options.delta_cpu).substr(1), format_percent(c.options.delta_gpu).substr(1),
-                     c.options.alpha, noise) + could_see_counts(c);
+                     "({}, positive = slower; {}; {})",
+                     c.slower, c.faster, c.same, c.inconclusive, geomean_text(c), c.options.metric, method_text(c),
+                     noise_text(c)) + could_see_counts(c);
 }
 
 // Two files cannot separate a small change from the machine's drift between them; ab can.
@@ -104,28 +119,110 @@ std::string shared_shift_text(const SharedShift& s) {
 
 }  // namespace
 
-void print_comparison(std::FILE* out, const Comparison& c) {
-  fmt::print(out, "{:<13} {:>8} {:>9} {:>7}  {}\n", "verdict", "change", "p", "reps", "benchmark");
-  for (const auto& row : c.rows) {
-    fmt::print(out, "{:<13} {:>8} {:>9} {:>7}  {}", verdict_name(row.verdict), change_text(row),
-               row.test.empty() ? "—" : format_p(row.p_value), fmt::format("{}/{}", row.base_count, row.new_count),
-               printable(row.name));
-    const auto figure = could_see(row, c);
-    if (row.verdict != Verdict::same) fmt::print(out, "  [{}{}]", printable(row.reason), figure.empty() ? "" : "; " + figure);
-    else if (!figure.empty()) fmt::print(out, "  [{}]", figure);
-    fmt::print(out, "\n");
+namespace {
+
+// Columns a line takes on a terminal: UTF-8 code points (≥, δ, ±, — are one column each).
+std::size_t columns(const std::string& text) {
+  std::size_t n = 0;
+  for (unsigned char ch : text) n += (ch & 0xC0) != 0x80;
+  return n;
+}
+
+// `text` after `prefix`, broken at spaces into lines under kTextColumns, continuations indented.
+std::string wrapped(const std::string& prefix, const std::string& text, const std::string& indent = "  ") {
+  std::string out = prefix;
+  std::size_t used = columns(prefix);
+  bool first_word = true;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto space = text.find(' ', at);
+    const auto word = text.substr(at, space == std::string::npos ? std::string::npos : space - at);
+    at = space == std::string::npos ? text.size() : space + 1;
+    if (word.empty()) continue;
+    if (!first_word && used + 1 + columns(word) >= kTextColumns) {
+      out += "\n" + indent + word;
+      used = columns(indent) + columns(word);
+    } else {
+      out += (first_word ? "" : " ") + word;
+      used += (first_word ? 0 : 1) + columns(word);
+    }
+    first_word = false;
   }
-  for (const auto& name : c.only_in_base) fmt::print(out, "only in BASE: {}\n", printable(name));
-  for (const auto& name : c.only_in_new) fmt::print(out, "only in NEW:  {}\n", printable(name));
-  if (!c.skipped_in_both.empty()) fmt::print(out, "{} benchmark(s) skipped in both files\n", c.skipped_in_both.size());
-  fmt::print(out, "compare: {}\n", summary_line(c));
+  return out + "\n";
+}
+
+// "compare: 1 SLOWER, 0 FASTER, 7 SAME, 12 INCONCLUSIVE of 20 rows; geometric-mean change +6.1%"
+std::string verdict_line(const Comparison& c) {
+  return fmt::format("compare: {} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE of {} rows; geometric-mean change {}",
+                     c.slower, c.faster, c.same, c.inconclusive, c.rows.size(), geomean_text(c));
+}
+
+// What to do about the verdict: confirm a change side by side, or measure files that can show one.
+std::vector<std::string> next_steps(const Comparison& c) {
+  std::vector<std::string> steps;
+  if (c.slower > 0) steps.push_back("confirm the SLOWER rows side by side: offloadbench ab BASE_EXE NEW_EXE");
+  else if (c.inconclusive > 0) steps.push_back("for a verdict on the INCONCLUSIVE rows: offloadbench ab BASE_EXE NEW_EXE");
+  else if (c.faster > 0) steps.push_back("confirm the FASTER rows side by side: offloadbench ab BASE_EXE NEW_EXE");
+  if (one_process(c) && c.slower + c.faster + c.inconclusive > 0) {
+    const char* which = c.base_processes > 1 ? "NEW" : c.new_processes > 1 ? "BASE" : "each file";
+    steps.push_back(fmt::format("{} ran in one process: remeasure with run --repetitions 10 --processes 10", which));
+  }
+  if (steps.empty()) steps.push_back("nothing to do; every row is SAME");
+  return steps;
+}
+
+// A row's figure for its column, without the one-process advice (the next: line gives it once).
+std::string could_see_short(const BenchmarkComparison& row) {
+  if (!carries_figure(row)) return "";
+  if (std::isinf(row.detectable)) return "none";
+  if (row.detectable > 10) return "> 1000%";
+  return detectable_text(row.detectable, false).substr(std::string("could see ").size());
+}
+
+// "label  name", or the name whole on a line of its own where both would not fit.
+std::string with_name(const std::string& label, const std::string& name, const std::string& gap = "  ") {
+  return label + (columns(label) + columns(gap) + columns(name) >= kTextColumns ? "\n    " : gap) + name + "\n";
+}
+
+void print_row(std::FILE* out, const BenchmarkComparison& row, const Comparison& c, bool verbose) {
+  // A name too long for the row goes whole on a line of its own: a --benchmark_filter needs all of it.
+  fmt::print(out, "{}", with_name(fmt::format("{:<12} {:>8} {:>9}", verdict_name(row.verdict), change_text(row),
+                                              could_see_short(row)),
+                                  printable(row.name)));
+  if (!verbose) return;
+  std::string detail = fmt::format("{}/{} repetitions", row.base_count, row.new_count);
+  if (!row.test.empty() && row.reason.find("p=") == std::string::npos) detail += ", p " + format_p(row.p_value);
+  if (!row.reason.empty()) detail += ": " + printable(row.reason);
+  if (one_process(c) && carries_figure(row)) detail += "; " + could_see(row, c);
+  fmt::print(out, "{}", wrapped("    ", detail, "    "));
+}
+
+}  // namespace
+
+void print_comparison(std::FILE* out, const Comparison& c, bool verbose) {
+  fmt::print(out, "{}\n", verdict_line(c));
+  for (const auto& step : next_steps(c)) fmt::print(out, "{}", wrapped("next: ", step));
+  if (!c.machine_note.empty()) fmt::print(out, "{}", wrapped("note: ", printable(c.machine_note)));
+  if (verbose) {
+    fmt::print(out, "{}", wrapped("method: ", fmt::format("{}, positive = slower; {}", c.options.metric,
+                                                          method_text(c))));
+    fmt::print(out, "{}", wrapped("noise: ", noise_text(c)));
+    if (const auto counts = could_see_counts(c); !counts.empty())
+      fmt::print(out, "{}", wrapped("could see: ", counts.substr(2)));
+  }
   for (const auto& shift : c.shared) {
-    fmt::print(out, "compare: shared shift: {}:\n", shared_shift_text(shift));
-    for (const auto& name : shift.names) fmt::print(out, "  {}\n", printable(name));
+    const auto finding = fmt::format("{} rows of family {} moved {} together ({} to {})", shift.names.size(),
+                                     printable(shift.family), shift.slower ? "slower" : "faster",
+                                     format_percent(shift.low), format_percent(shift.high));
+    fmt::print(out, "{}", wrapped("shared shift: ", verbose ? shared_shift_text(shift) : finding));
+    if (verbose)
+      for (const auto& name : shift.names) fmt::print(out, "  {}\n", printable(name));
   }
-  if (c.inconclusive > 0) fmt::print(out, "compare: {}\n", kAbAdvice);
-  if (const auto note = one_process_note(c); !note.empty()) fmt::print(out, "compare: note: {}\n", note);
-  if (!c.machine_note.empty()) fmt::print(out, "compare: note: {}\n", printable(c.machine_note));
+  fmt::print(out, "{:<12} {:>8} {:>9}  {}\n", "verdict", "change", "could see", "benchmark");
+  for (const auto& row : c.rows) print_row(out, row, c, verbose);
+  for (const auto& name : c.only_in_base) fmt::print(out, "{}", with_name("only in BASE:", printable(name), " "));
+  for (const auto& name : c.only_in_new) fmt::print(out, "{}", with_name("only in NEW: ", printable(name), " "));
+  if (!c.skipped_in_both.empty()) fmt::print(out, "{} benchmark(s) skipped in both files\n", c.skipped_in_both.size());
 }
 
 std::string comparison_markdown(const Comparison& c, const std::string& base_label, const std::string& new_label) {

@@ -1,6 +1,7 @@
 """End to end: compare and history on real CPU-only runs, their exit codes, and plots.trend."""
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -56,13 +57,17 @@ def test_compare_of_two_cpu_runs_gives_a_verdict_per_benchmark(two_runs, run_off
     assert (done.returncode == 1) == (result["counts"]["SLOWER"] > 0)
     assert result["metric"] == "real_time" and result["higher_is_better"] is False
     assert "| verdict | benchmark |" in md.read_text()
-    assert "compare: " in done.stdout
+    counts = result["counts"]
+    assert done.stdout.splitlines()[0] == (
+        f"compare: {counts['SLOWER']} SLOWER, {counts['FASTER']} FASTER, {counts['SAME']} SAME, "
+        f"{counts['INCONCLUSIVE']} INCONCLUSIVE of {len(result['rows'])} rows; geometric-mean change "
+        f"{100 * (result['geomean_slowdown'] - 1):+.1f}%"), done.stdout
     # What the pair says about the noise between the two runs, which every verdict allowed for.
     noise = result["run_pair_noise"]
     assert noise["benchmarks"] in (0, len(measured)) and noise["between"] >= 0
-    # INCONCLUSIVE rows point to the tool that can decide them, in one line.
-    advice = [line for line in done.stdout.splitlines() if "offloadbench ab" in line and "INCONCLUSIVE" in line]
-    assert len(advice) == (1 if result["counts"]["INCONCLUSIVE"] else 0), done.stdout
+    # INCONCLUSIVE rows point to the tool that can decide them, on a next: line (SLOWER ones first).
+    advice = [line for line in done.stdout.splitlines() if line.startswith("next: ") and "offloadbench ab" in line]
+    assert len(advice) == (1 if counts["INCONCLUSIVE"] + counts["SLOWER"] + counts["FASTER"] else 0), done.stdout
 
 
 def test_every_same_or_inconclusive_row_says_what_it_could_have_seen(two_runs, run_offloadbench, tmp_path):
@@ -77,9 +82,19 @@ def test_every_same_or_inconclusive_row_says_what_it_could_have_seen(two_runs, r
         assert row["could_see_text"].startswith("could see "), row
         assert "one process a side, run with --processes 10" in row["could_see_text"], row
         assert row["could_see"] is None or row["could_see"] >= row["delta"], row
-        assert row["could_see_text"] in done.stdout
+    # The default text gives each row's figure in its column and the one-process advice once, on a
+    # next: line; --verbose gives each row's whole figure and the counts by figure.
+    rows = {line.split()[-1]: line for line in done.stdout.splitlines() if line.split() and "/" in line.split()[-1]}
+    for row in undecided:
+        figure = row["could_see_text"].removeprefix("could see ").split(":")[0]
+        figure = {"no change": "none", "only > 1000%": "> 1000%"}.get(figure, figure)
+        assert figure in rows[row["name"]], (figure, rows[row["name"]])
     if undecided:
-        assert "of the SAME/INCONCLUSIVE rows" in done.stdout
+        assert "next: each file ran in one process: remeasure with run --repetitions 10 --processes 10" in done.stdout
+        verbose = run_offloadbench("compare", base, new, "--verbose")
+        assert "could see: of the SAME/INCONCLUSIVE rows" in verbose.stdout
+        for row in undecided:
+            assert row["could_see_text"] in verbose.stdout
         assert "| could see |" in md.read_text()
 
 
@@ -209,3 +224,49 @@ def test_history_of_a_directory_and_its_trend_plot(two_runs, run_offloadbench, o
 def test_history_of_an_empty_directory_exits_2(run_offloadbench, tmp_path):
     done = run_offloadbench("history", tmp_path)
     assert done.returncode == 2 and str(tmp_path) in done.stderr and "no finished results files" in done.stderr
+
+
+PAIRS = [("tests/data/quick_cpu_p10_base.json", "tests/data/quick_cpu_p10_new.json"),
+         ("tests/python/fixtures/cpu_only.json", "tests/data/quick_cpu_reps10.json"),
+         ("tests/data/quick_cpu_p10_base.json", "tests/data/quick_cpu_p10_base.json")]
+
+
+@pytest.mark.parametrize("base,new", PAIRS)
+def test_compare_text_opens_with_the_verdict_and_what_next_in_lines_under_100_columns(run_offloadbench, base,
+                                                                                        new):
+    done = run_offloadbench("compare", ROOT / base, ROOT / new)
+    assert done.returncode in (0, 1), done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("compare: ") and " SLOWER, " in lines[0] and "geometric-mean change" in lines[0]
+    assert lines[1].startswith("next: "), lines[:3]
+    long = [line for line in lines if len(line) >= 100]
+    assert not long, long
+    # The method is for --verbose: none of it on the default text.
+    for method in ("Holm", "alpha", "δ", "log times", "allowed for", "scaled by"):
+        assert method not in done.stdout, method
+    verbose = run_offloadbench("compare", ROOT / base, ROOT / new, "--verbose")
+    assert verbose.returncode == done.returncode
+    vlines = verbose.stdout.splitlines()
+    assert vlines[:2] == lines[:2]
+    assert not [line for line in vlines if len(line) >= 100]
+    method = next(line for line in vlines if line.startswith("method: "))
+    assert "real_time, positive = slower" in method and "δ 2.0% CPU" in method
+    assert any(line.startswith("noise: ") for line in vlines)
+    joined = " ".join(line.strip() for line in vlines)  # prose is wrapped at spaces
+    assert "Holm, family-wise alpha 0.05" in joined and re.search(r"\b\d+/\d+ repetitions\b", joined), joined
+
+
+def test_compare_of_ten_process_files_names_the_rows_that_moved(run_offloadbench, tmp_path):
+    # tests/data/make_process_pair.py moved three rows 1.5x slower and one 1.5x faster.
+    base, new = (ROOT / p for p in PAIRS[0])
+    done = run_offloadbench("compare", base, new, "--json", tmp_path / "c.json")
+    result = load_json(tmp_path / "c.json")
+    assert result["processes"] == {"base": 10, "new": 10} and result["run_pair_noise"]["test"] == "floor"
+    assert done.returncode == (1 if result["counts"]["SLOWER"] else 0)
+    lines = done.stdout.splitlines()
+    if result["counts"]["SLOWER"]:
+        assert lines[1] == "next: confirm the SLOWER rows side by side: offloadbench ab BASE_EXE NEW_EXE"
+    for row in result["rows"]:
+        if row["verdict"] in ("SLOWER", "FASTER"):
+            assert any(line.startswith(row["verdict"]) and line.endswith(row["name"]) for line in lines), row
+    assert "shared shift: 3 rows of family transfer moved slower together" in done.stdout
