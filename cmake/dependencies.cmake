@@ -2,6 +2,8 @@
 find_package(benchmark REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
+# Boost.Math (libboost-math-dev), header-only: the distributions the statistics rest on.
+find_package(Boost 1.74 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)

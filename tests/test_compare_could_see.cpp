@@ -88,6 +88,12 @@ TEST(Detectable, TheLargerOfTheTestsNeedAndTheGatesWidth) {
   EXPECT_DOUBLE_EQ(detectable_log_slowdown(margin, 0, 5, 1, 0.05, 0), margin);    // never below δ
 }
 
+// The figure itself at one benchmark, 5 degrees of freedom and se = 1: t_{0.975, 5} + Φ⁻¹(0.80)·√(1 + t²/10)
+// (the noncentral t's normal approximation), from mpmath at 40 digits.
+TEST(Detectable, MatchesTheFormulaAtHighPrecision) {
+  EXPECT_NEAR(detectable_log_slowdown(0, 1, 5, 1, 0.05, 0), 3.6551926403725675, 1e-14);
+}
+
 // The figure's power where it is used: a t test at Holm's level over 194 benchmarks, whose standard
 // error is itself estimated (χ² at the row's degrees of freedom). A shift of the figure's size is
 // flagged in about 80% of draws, and not far more. With Student's t₀.₈ as the power term it would be

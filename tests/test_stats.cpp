@@ -1,6 +1,7 @@
 // The U test against scipy.stats.mannwhitneyu (scipy 1.17.1, alternative as named (two-sided unless said), method as named;
 // the values were computed once and are copied here with their inputs), plus medians and spread.
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -88,6 +89,28 @@ TEST(MannWhitney, IsSymmetricAndScaleFree) {
 TEST(MannWhitney, RejectsEmptySamples) {
   EXPECT_THROW(mann_whitney_u({}, {1.0}), std::invalid_argument);
   EXPECT_THROW(mann_whitney_u({1.0}, {}), std::invalid_argument);
+}
+
+// Against mpmath at 40 digits (erfc and erfinv), rounded to 17 digits; quantiles at the double
+// nearest p (0.8 is 0.8 + 4e-17, which moves Φ⁻¹ by 1.6e-16).
+TEST(Normal, MatchesHighPrecisionReferenceValues) {
+  EXPECT_NEAR(normal_upper_tail(1.96), 0.024997895148220434, 1e-15 * 0.025);
+  EXPECT_NEAR(normal_upper_tail(-1.96), 1 - 0.024997895148220434, 1e-15);
+  EXPECT_NEAR(normal_upper_tail(8), 6.2209605742717841e-16, 1e-14 * 6.2e-16);
+  EXPECT_EQ(normal_upper_tail(0), 0.5);
+  EXPECT_NEAR(normal_quantile(0.8), 0.84162123357291436, 1e-15);
+  EXPECT_NEAR(normal_quantile(0.975), 1.9599639845400539, 1e-15 * 2);
+  EXPECT_NEAR(normal_quantile(0.025), -1.9599639845400542, 1e-15 * 2);
+  for (double z : {-3.0, -0.7, 0.0, 1.1, 2.5}) EXPECT_NEAR(normal_quantile(1 - normal_upper_tail(z)), z, 1e-12);
+}
+
+TEST(Normal, EdgeCases) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(std::isnan(normal_upper_tail(nan)));
+  EXPECT_EQ(normal_upper_tail(inf), 0);
+  EXPECT_EQ(normal_upper_tail(-inf), 1);
+  EXPECT_EQ(normal_upper_tail(40), 0);  // underflows quietly
+  for (double p : {0.0, 1.0, -0.1, 1.5, nan, inf}) EXPECT_THROW(normal_quantile(p), std::invalid_argument) << p;
 }
 
 TEST(Stats, MedianQuantileAndSpread) {

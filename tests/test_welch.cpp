@@ -1,8 +1,11 @@
-// Welch's t test and the Student-t tail it rests on, against closed forms: the t distribution with
-// 1, 2 and 3 degrees of freedom has an elementary CDF, and a very large df is the normal distribution.
+// Welch's t test and the Student-t tail it rests on (Boost.Math), against closed forms: the t
+// distribution with 1, 2 and 3 degrees of freedom has an elementary CDF, and a very large df is the
+// normal distribution; and against high-precision values from a second source.
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
+#include <boost/math/special_functions/beta.hpp>
 #include <gtest/gtest.h>
 
 #include "harness/regression/welch.h"
@@ -13,16 +16,51 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 }
 
-TEST(IncompleteBeta, MatchesClosedFormsAndItsSymmetry) {
+// What the t tail rests on: Boost.Math's regularized incomplete beta, P(|T| > t) = I_{df/(df+t²)}(df/2, ½).
+TEST(IncompleteBeta, BoostMatchesClosedFormsAndTheTTail) {
   for (double x : {0.01, 0.2, 0.5, 0.77, 0.999}) {
-    EXPECT_NEAR(regularized_incomplete_beta(1, 1, x), x, 1e-13);
-    EXPECT_NEAR(regularized_incomplete_beta(3.5, 1, x), std::pow(x, 3.5), 1e-13);
-    EXPECT_NEAR(regularized_incomplete_beta(1, 2.5, x), 1 - std::pow(1 - x, 2.5), 1e-13);
-    EXPECT_NEAR(regularized_incomplete_beta(2.5, 0.5, x), 1 - regularized_incomplete_beta(0.5, 2.5, 1 - x), 1e-13);
+    EXPECT_NEAR(boost::math::ibeta(1.0, 1.0, x), x, 1e-13);
+    EXPECT_NEAR(boost::math::ibeta(3.5, 1.0, x), std::pow(x, 3.5), 1e-13);
+    EXPECT_NEAR(boost::math::ibeta(1.0, 2.5, x), 1 - std::pow(1 - x, 2.5), 1e-13);
+    EXPECT_NEAR(boost::math::ibeta(2.5, 0.5, x), 1 - boost::math::ibeta(0.5, 2.5, 1 - x), 1e-13);
   }
-  EXPECT_EQ(regularized_incomplete_beta(2, 3, 0), 0);
-  EXPECT_EQ(regularized_incomplete_beta(2, 3, 1), 1);
-  EXPECT_THROW(regularized_incomplete_beta(0, 3, 0.5), std::invalid_argument);
+  EXPECT_NEAR(boost::math::ibeta(2.0, 5.0, 0.3), 0.579825, 1e-15);  // 1 − 0.7⁶ − 6·0.3·0.7⁵
+  for (double df : {1.0, 2.7, 5.0, 30.0})
+    for (double t : {0.4, 2.0, 9.5}) {
+      const double both_tails = boost::math::ibeta(df / 2, 0.5, df / (df + t * t));
+      EXPECT_NEAR(student_t_upper_tail(t, df), both_tails / 2, 1e-14 * both_tails) << df << " " << t;
+    }
+}
+
+// Against a second source: mpmath at 40 digits (t tails from its betainc, t_{0.975, 5} also from the
+// closed-form CDF at 5 degrees of freedom), each rounded to 17 digits.
+TEST(StudentT, MatchesHighPrecisionReferenceValues) {
+  EXPECT_NEAR(student_t_upper_tail(2, 3), 0.069662984279421582, 1e-15 * 0.07);
+  EXPECT_NEAR(student_t_upper_tail(9.5, 2.7), 0.0018823104888931193, 1e-15 * 0.002);
+  EXPECT_NEAR(student_t_upper_quantile(0.025, 5), 2.5705818356363155, 1e-15 * 2.6);
+  EXPECT_NEAR(student_t_upper_quantile(1e-4, 4.5), 11.020996368612230, 1e-15 * 11);
+  EXPECT_NEAR(student_t_upper_quantile(0.975, 5), -2.5705818356363155, 1e-15 * 2.6);
+}
+
+// Boost would raise its own errors on these; the wrappers keep std::invalid_argument, NaN and ±infinity.
+TEST(StudentT, EdgeCases) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (double df : {0.0, -1.0, nan, -inf}) {
+    EXPECT_THROW(student_t_upper_tail(1, df), std::invalid_argument) << df;
+    EXPECT_THROW(student_t_upper_quantile(0.1, df), std::invalid_argument) << df;
+  }
+  for (double p : {0.0, 1.0, -0.1, 1.5, nan, inf})
+    EXPECT_THROW(student_t_upper_quantile(p, 4), std::invalid_argument) << p;
+  EXPECT_TRUE(std::isnan(student_t_upper_tail(nan, 4)));
+  EXPECT_EQ(student_t_upper_tail(inf, 0.5), 0);
+  EXPECT_EQ(student_t_upper_tail(-inf, 0.5), 1);
+  EXPECT_EQ(student_t_upper_tail(1e200, 2.5), 0);  // underflows quietly
+  EXPECT_EQ(student_t_upper_quantile(0.5, 3), 0);
+  // Beyond double's range a quantile is +infinity, not an exception; just inside it, finite.
+  EXPECT_EQ(student_t_upper_quantile(5e-324, 1), inf);
+  EXPECT_NEAR(student_t_upper_quantile(1e-300, 1), 1 / (kPi * 1e-300), 1e-12 / (kPi * 1e-300));
+  // Infinitely many degrees of freedom: the normal distribution.
+  EXPECT_NEAR(student_t_upper_tail(1.96, inf), 0.5 * std::erfc(1.96 / std::sqrt(2.0)), 1e-16);
 }
 
 TEST(StudentT, UpperTailMatchesTheClosedFormsForOneTwoAndThreeDegreesOfFreedom) {

@@ -6,6 +6,10 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <boost/math/distributions/normal.hpp>
+
+#include "harness/analysis/math_policy.h"
+
 namespace offloadbench {
 
 double quantile(std::vector<double> values, double q) {
@@ -33,6 +37,16 @@ double robust_sigma(const std::vector<double>& values) {
   std::vector<double> deviations;
   for (double v : values) deviations.push_back(std::fabs(v - center));
   return 1.4826 * median(deviations);
+}
+
+double normal_upper_tail(double z) {
+  if (std::isnan(z)) return std::numeric_limits<double>::quiet_NaN();
+  return boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double, MathPolicy>(), z));
+}
+
+double normal_quantile(double p) {
+  if (!(p > 0 && p < 1)) throw std::invalid_argument("a normal quantile needs 0 < p < 1");
+  return boost::math::quantile(boost::math::normal_distribution<double, MathPolicy>(), p);
 }
 
 namespace {
@@ -79,7 +93,7 @@ MannWhitneyResult mann_whitney_u_asymptotic(const std::vector<double>& base, con
   double p = 1.0;
   if (variance > 0) {
     const double z = (u - n1 * n2 / 2.0 - 0.5) / std::sqrt(variance);  // with continuity correction
-    const double upper_tail = 0.5 * std::erfc(z / std::sqrt(2.0));
+    const double upper_tail = normal_upper_tail(z);
     p = std::min(1.0, alternative == Alternative::two_sided ? 2 * upper_tail : upper_tail);
   }
   return {ranked.u_base, p, "asymptotic"};

@@ -13,6 +13,11 @@ double coefficient_of_variation(const std::vector<double>& values);  // sample s
 // 1.4826 · median(|x − median(x)|): a standard deviation that one outlier cannot inflate.
 double robust_sigma(const std::vector<double>& values);
 
+// The standard normal distribution (Boost.Math): P(Z > z), NaN for NaN; and Φ⁻¹(p), the z with
+// P(Z ≤ z) = p, for 0 < p < 1 (std::invalid_argument otherwise).
+double normal_upper_tail(double z);
+double normal_quantile(double p);
+
 // Which way a test looks: `greater` = the first sample (or the differences) tends to be larger.
 enum class Alternative { greater, less, two_sided };
 

@@ -5,8 +5,10 @@
 #include <limits>
 #include <map>
 
+#include <boost/math/distributions/poisson.hpp>
 #include <fmt/format.h>
 
+#include "harness/analysis/math_policy.h"
 #include "harness/analysis/stats.h"
 #include "harness/regression/detectable.h"
 #include "harness/regression/signed_rank.h"
@@ -141,14 +143,10 @@ constexpr double kTailP = 0.001;
 constexpr double kMaxBetween = 0.10;
 
 int tail_allowance(std::size_t tested, double alpha) {
-  const double lambda = kTailP * static_cast<double>(tested);
-  double term = std::exp(-lambda), below = term;  // P(X ≤ k) for Poisson(lambda)
-  int k = 0;
-  while (1 - below > alpha) {
-    ++k;
-    term *= lambda / k;
-    below += term;
-  }
+  if (tested == 0) return 0;
+  const boost::math::poisson_distribution<double, MathPolicy> far_out(kTailP * static_cast<double>(tested));
+  int k = 0;  // the smallest k with P(X > k) ≤ alpha
+  while (boost::math::cdf(boost::math::complement(far_out, k)) > alpha) ++k;
   return k;
 }
 

@@ -10,11 +10,6 @@
 
 namespace offloadbench {
 
-namespace {
-constexpr double kNormalPowerQuantile = 0.8416212335729143;  // Φ⁻¹(kDetectablePower)
-static_assert(kDetectablePower == 0.80, "kNormalPowerQuantile is Φ⁻¹(0.80)");
-}  // namespace
-
 double detectable_log_slowdown(double margin, double se, double df, std::size_t tests, double alpha,
                                double gate_width, double pair_power_z) {
   const double level = alpha / 2 / static_cast<double>(std::max<std::size_t>(tests, 1));  // two-sided p, Holm's first step
@@ -22,7 +17,8 @@ double detectable_log_slowdown(double margin, double se, double df, std::size_t 
   // The power of a t test whose standard error is itself estimated: the noncentral t's normal
   // approximation, P(T > t) ≈ Φ((λ − t) / √(1 + t²/2df)). At Holm's level t is large (≈ 9 at 5
   // degrees of freedom), so the standard error's own spread, not the shift's, decides most misses.
-  const double units = kNormalPowerQuantile * std::sqrt(1 + t_level * t_level / (2 * df));
+  static const double normal_power_quantile = normal_quantile(kDetectablePower);
+  const double units = normal_power_quantile * std::sqrt(1 + t_level * t_level / (2 * df));
   const double power = se * std::max(units, pair_power_z);
   const double test = margin + se * t_level + power;
   // NEW's own fastest (or quartile) lands about ±se from BASE's: the gate needs the same power term.

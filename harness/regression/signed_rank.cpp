@@ -39,8 +39,6 @@ Ranks rank_absolute(const std::vector<double>& d) {
   return r;
 }
 
-double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
-
 }  // namespace
 
 std::vector<double> signed_rank_null_cdf(std::size_t n) {

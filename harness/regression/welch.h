@@ -6,15 +6,12 @@
 
 namespace offloadbench {
 
-// P(T > t) for Student's t with `df` degrees of freedom (df > 0, not necessarily whole), from the
-// regularized incomplete beta function: P(|T| > t) = I_{df/(df+t²)}(df/2, 1/2).
+// P(T > t) for Student's t with `df` degrees of freedom (df > 0, not necessarily whole; +infinity is
+// the normal), from Boost.Math: 0 and 1 at t = ±infinity, NaN for NaN, std::invalid_argument for df.
 double student_t_upper_tail(double t, double df);
 
-// The t with P(T > t) = p (0 < p < 1), by bisection on the tail above.
+// The t with P(T > t) = p; std::invalid_argument unless 0 < p < 1 and df > 0.
 double student_t_upper_quantile(double p, double df);
-
-// I_x(a, b), the regularized incomplete beta function (Lentz's continued fraction; a, b > 0).
-double regularized_incomplete_beta(double a, double b, double x);
 
 struct WelchResult {
   double difference = 0;  // mean(candidate) − mean(base) − shift
