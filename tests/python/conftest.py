@@ -9,6 +9,18 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "serial: times something, so runs alone in its xdist group (see scripts/test)")
+
+
+def pytest_collection_modifyitems(items):
+    # scripts/test runs pytest -n N --dist loadgroup: the tests of one xdist_group run one after another on
+    # one worker, so a test marked serial never runs beside another serial one.
+    for item in items:
+        if item.get_closest_marker("serial"):
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
 @pytest.fixture(scope="session")
 def offloadbench_bin():
     path = pathlib.Path(os.environ.get("OFFLOADBENCH_BIN", ROOT / "build" / "test" / "offloadbench"))

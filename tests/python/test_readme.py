@@ -1,10 +1,13 @@
 """README is what a newcomer reads first: its commands run as shown, its sample is what the program
 prints, its links lead somewhere, and the first screen answers what, what you get, and how."""
+import json
 import os
 import pathlib
 import re
 import shlex
+import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -119,17 +122,53 @@ def test_scripts_test_is_what_ci_runs():
     assert re.search(r"^exec scripts/test$", ci, flags=re.M), ".ci/run must run README's test command"
 
 
-@pytest.mark.skipif(os.environ.get("CI") != "true" and os.environ.get("OFFLOADBENCH_TEST_BENCH") != "1",
-                    reason="builds the Release preset: runs in CI, or with OFFLOADBENCH_TEST_BENCH=1")
-def test_scripts_bench_writes_the_results_and_the_report(tmp_path):
-    """README's main command, as a user runs it, cut to one small CPU case so that it ends in seconds."""
+def test_scripts_bench_writes_the_results_and_the_report(offloadbench_bin, tmp_path):
+    """README's main command, as a user runs it, cut to one small CPU case: scripts/bench and scripts/setup
+    in a copy of the tree whose cmake only records what it is asked and whose build/release/offloadbench is
+    the test build, so that the script's own work (the preset it builds, --out, the run, the charts, the
+    report line) is tested without a second full build. test_the_release_build_runs_the_quick_start builds
+    the Release preset for real."""
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    for script in ("bench", "setup"):
+        shutil.copy2(ROOT / "scripts" / script, tree / "scripts" / script)
+    (tree / ".venv").symlink_to(sys.prefix)  # the venv these tests run in, so that setup installs nothing
+    (tree / PROGRAM).parent.mkdir(parents=True)
+    (tree / PROGRAM).symlink_to(offloadbench_bin)
+    shims, calls = tmp_path / "bin", tmp_path / "cmake-calls"
+    shims.mkdir()
+    (shims / "cmake").write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\n')
+    (shims / "cmake").chmod(0o755)
     out = tmp_path / "bench.json"
-    done = subprocess.run(["scripts/bench", "--suite", "compute", "--device", "cpu", "--sizes", "1Mi",
+    env = dict(os.environ, PATH=f"{shims}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run([tree / "scripts/bench", "--suite", "compute", "--device", "cpu", "--sizes", "1Mi",
                            "--repetitions", "1", "--out", str(out), "--", "--benchmark_filter=triad"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=3000)
+                          cwd=tree, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+    asked = calls.read_text().splitlines()
+    assert any(c.startswith("--preset release ") for c in asked), asked
+    assert "--build --preset release" in asked, asked
     assert out.stat().st_size > 0
     report = tmp_path / "bench-plots" / "report.html"
     assert report.stat().st_size > 0
     printed = re.findall(r"^report: (.+)$", done.stdout, flags=re.M)
     assert printed and pathlib.Path(printed[-1]) == report, done.stdout[-2000:]
+
+
+def test_the_release_preset_builds_what_readme_runs():
+    presets = json.loads((ROOT / "CMakePresets.json").read_text())
+    release = next(p for p in presets["configurePresets"] if p["name"] == "release")
+    assert release["binaryDir"] == "${sourceDir}/" + str(pathlib.Path(PROGRAM).parent)
+    assert any(p["name"] == "release" and p["configurePreset"] == "release" for p in presets["buildPresets"])
+
+
+@pytest.mark.skipif(os.environ.get("OFFLOADBENCH_TEST_BENCH") != "1",
+                    reason="builds the Release preset, a second full build: runs with OFFLOADBENCH_TEST_BENCH=1")
+def test_the_release_build_runs_the_quick_start(tmp_path):
+    """scripts/bench as it is, Release build included."""
+    out = tmp_path / "bench.json"
+    done = subprocess.run(["scripts/bench", "--suite", "compute", "--device", "cpu", "--sizes", "1Mi",
+                           "--repetitions", "1", "--out", str(out), "--", "--benchmark_filter=triad"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=3000)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "bench-plots" / "report.html").stat().st_size > 0
