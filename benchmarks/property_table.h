@@ -7,7 +7,8 @@
 
 namespace offloadbench {
 
-// The row of `table` whose `key_field` equals `key`; throws std::logic_error naming `table_name` if none.
+// The row of `table` whose `key_field` equals `key`; throws std::logic_error naming `table_name` if
+// none.
 template <typename Row, std::size_t N, typename Key>
 const Row& row_for(const Row (&table)[N], Key Row::*key_field, Key key, const char* table_name) {
   for (const auto& row : table)

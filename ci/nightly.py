@@ -21,6 +21,7 @@ its environment, from --source. Default: a git worktree of the commit, scripts/s
 preset (build/release/offloadbench). Exit: 0 green or accepted, 1 SLOWER / invalid rows / a failed
 step (what finished is in the history), 2 bad input.
 """
+
 import argparse
 import datetime
 import json
@@ -35,11 +36,12 @@ ROOT = os.path.dirname(HERE)
 # A worktree per role (candidate, base) beside $OUT, kept between nights: its .venv and build folder
 # make the next night's build incremental.
 DEFAULT_BUILD = (
-    'set -e; git worktree prune; '
+    "set -e; git worktree prune; "
     'if [ -d "$OUT.src/.git" ] || [ -f "$OUT.src/.git" ]; then git -C "$OUT.src" checkout -q --detach --force "$SHA"; '
     'else rm -rf "$OUT.src"; git worktree add -q --detach --force "$OUT.src" "$SHA"; fi; '
     'cd "$OUT.src"; source scripts/setup >/dev/null; "$OB_CMAKE" --preset release "${OB_CMAKE_ARGS[@]}" >/dev/null; '
-    '"$OB_CMAKE" --build --preset release; cp build/release/offloadbench "$OUT"')
+    '"$OB_CMAKE" --build --preset release; cp build/release/offloadbench "$OUT"'
+)
 IDENTITY = ["-c", "user.name=offloadbench nightly", "-c", "user.email=nightly@localhost"]
 
 
@@ -55,7 +57,9 @@ def run(argv, cwd=None, check=True, env=None, capture=False):
     done = subprocess.run(argv, cwd=cwd, env=env, text=True, capture_output=capture)
     if check and done.returncode != 0:
         tail = (done.stderr or "").strip().splitlines()[-1:] if capture else []
-        raise NightError(f"{' '.join(map(str, argv[:3]))} ... exited {done.returncode}{': ' + tail[0] if tail else ''}")
+        raise NightError(
+            f"{' '.join(map(str, argv[:3]))} ... exited {done.returncode}{': ' + tail[0] if tail else ''}"
+        )
     return done
 
 
@@ -85,8 +89,21 @@ def checkout_results(args, work):
     """The results branch in work/results: cloned from the remote, or started when it has none."""
     path = os.path.join(work, "results")
     shutil.rmtree(path, ignore_errors=True)
-    if git("clone", "-q", "--depth", "50", "--branch", args.results_branch, args.results_remote, path,
-           cwd=work, check=False).returncode != 0:
+    if (
+        git(
+            "clone",
+            "-q",
+            "--depth",
+            "50",
+            "--branch",
+            args.results_branch,
+            args.results_remote,
+            path,
+            cwd=work,
+            check=False,
+        ).returncode
+        != 0
+    ):
         shutil.rmtree(path, ignore_errors=True)
         git("init", "-q", path, cwd=work)
         git("checkout", "-q", "--orphan", args.results_branch, cwd=path)
@@ -122,13 +139,20 @@ def exact_filter(names):
 def ab_rows(triage, new_doc, probes):
     """The rows ab re-measures: every row triage did not call SAME, and up to `probes` headline rows."""
     moved = [r["name"] for r in (triage or {}).get("rows", []) if r.get("verdict") != "SAME"]
-    headlines = sorted({r["name"] for r in new_doc.get("benchmarks", [])
-                        if r.get("run_type") == "iteration" and "headline" in r and not r.get("skipped")})
+    headlines = sorted(
+        {
+            r["name"]
+            for r in new_doc.get("benchmarks", [])
+            if r.get("run_type") == "iteration" and "headline" in r and not r.get("skipped")
+        }
+    )
     return sorted(set(moved) | set(headlines[:probes])), len(moved)
 
 
 def previous_night(history_dir, tonight):
-    files = sorted(f for f in os.listdir(history_dir) if f.endswith(".json") and f != os.path.basename(tonight))
+    files = sorted(
+        f for f in os.listdir(history_dir) if f.endswith(".json") and f != os.path.basename(tonight)
+    )
     return os.path.join(history_dir, files[-1]) if files else None
 
 
@@ -161,22 +185,39 @@ def night(args):
         with open(os.path.join(history, f"{stamp()}-{sha}-cut-short.json"), "w") as f:
             json.dump(cut_short, f)
         push(results, f"history {machine}: {sha} (a night cut short, kept as far as it got)")
-        summary.append("- the previous night was cut short: what it measured is in the history, marked incomplete")
+        summary.append(
+            "- the previous night was cut short: what it measured is in the history, marked incomplete"
+        )
     try:
         # 1. The history: one run, kept whatever follows (an interrupted run keeps what finished).
         new = os.path.join(work, "new.json")
-        done = run([candidate_bin, "run", *suite_args(args), "--repetitions", str(args.repetitions), "--out", new,
-                    *filter_flags(args.filter)], check=False)
+        done = run(
+            [
+                candidate_bin,
+                "run",
+                *suite_args(args),
+                "--repetitions",
+                str(args.repetitions),
+                "--out",
+                new,
+                *filter_flags(args.filter),
+            ],
+            check=False,
+        )
         if not os.path.exists(new):
             raise NightError(f"the run for the history wrote nothing (exit {done.returncode})")
         shutil.copy(new, tonight)
         new_doc = json.load(open(new))
-        os.replace(new, os.path.join(work, "run.json"))  # in the history now: not a leftover for the next night
+        os.replace(
+            new, os.path.join(work, "run.json")
+        )  # in the history now: not a leftover for the next night
         new = os.path.join(work, "run.json")
         incomplete = new_doc["context"]["offloadbench"].get("incomplete", False)
         push(results, f"history {machine}: {candidate[:12]}{' (incomplete)' if incomplete else ''}")
-        summary.append(f"- history: `{os.path.relpath(tonight, results)}`"
-                       f"{' — **incomplete: cut short, kept as far as it got**' if incomplete else ''}")
+        summary.append(
+            f"- history: `{os.path.relpath(tonight, results)}`"
+            f"{' — **incomplete: cut short, kept as far as it got**' if incomplete else ''}"
+        )
         invalid_rows = done.returncode == 1
         # 2. Triage against the previous night of this machine.
         previous = previous_night(history, tonight)
@@ -186,24 +227,48 @@ def night(args):
             run([candidate_bin, "compare", previous, new, "--json", tri], check=False, capture=True)
             triage = json.load(open(tri)) if os.path.exists(tri) else None
         names, moved = ab_rows(triage, new_doc, args.probes)
-        summary.append(f"- triage against {'the previous night' if previous else 'nothing (first night here)'}: "
-                       f"{moved} row(s) moved or could not be told; ab on {len(names)} row(s) "
-                       f"(with up to {args.probes} headline rows)")
+        summary.append(
+            f"- triage against {'the previous night' if previous else 'nothing (first night here)'}: "
+            f"{moved} row(s) moved or could not be told; ab on {len(names)} row(s) "
+            f"(with up to {args.probes} headline rows)"
+        )
         # 3. ab between base and candidate on those rows only.
         ab_status = 0
         if names:
             base_bin = build(args, base, os.path.join(work, "base"))
-            done = run([candidate_bin, "ab", base_bin, candidate_bin, *suite_args(args), "--rounds", str(args.rounds),
-                        "--max-rounds", str(args.max_rounds), "--out", os.path.join(work, "ab.json"),
-                        "--markdown", os.path.join(work, "ab.md"), *filter_flags(exact_filter(names))], check=False)
+            done = run(
+                [
+                    candidate_bin,
+                    "ab",
+                    base_bin,
+                    candidate_bin,
+                    *suite_args(args),
+                    "--rounds",
+                    str(args.rounds),
+                    "--max-rounds",
+                    str(args.max_rounds),
+                    "--out",
+                    os.path.join(work, "ab.json"),
+                    "--markdown",
+                    os.path.join(work, "ab.md"),
+                    *filter_flags(exact_filter(names)),
+                ],
+                check=False,
+            )
             ab_status = done.returncode
             if not os.path.exists(os.path.join(work, "ab.md")):
                 raise NightError(f"ab wrote no verdict (exit {ab_status})")
             os.makedirs(os.path.join(results, "ab", machine), exist_ok=True)
-            shutil.copy(os.path.join(work, "ab.json"),
-                        os.path.join(results, "ab", machine, os.path.basename(tonight)))
-            summary += ["", f"Base `{base[:12]}`, candidate `{candidate[:12]}`:", "",
-                        open(os.path.join(work, "ab.md")).read()]
+            shutil.copy(
+                os.path.join(work, "ab.json"),
+                os.path.join(results, "ab", machine, os.path.basename(tonight)),
+            )
+            summary += [
+                "",
+                f"Base `{base[:12]}`, candidate `{candidate[:12]}`:",
+                "",
+                open(os.path.join(work, "ab.md")).read(),
+            ]
         if ab_status not in (0, 1):
             raise NightError(f"ab exited {ab_status}")
         slower = ab_status == 1
@@ -225,9 +290,14 @@ def night(args):
         log(str(e))
     finally:
         # 5. Every machine's history, whatever happened tonight.
-        dash = run([candidate_bin, "dashboard", results, "--out", os.path.join(work, "dashboard")], check=False,
-                   capture=True)
-        summary.append(f"- dashboard: {'built' if dash.returncode == 0 else 'not built: ' + dash.stderr.strip()[-200:]}")
+        dash = run(
+            [candidate_bin, "dashboard", results, "--out", os.path.join(work, "dashboard")],
+            check=False,
+            capture=True,
+        )
+        summary.append(
+            f"- dashboard: {'built' if dash.returncode == 0 else 'not built: ' + dash.stderr.strip()[-200:]}"
+        )
         summary.insert(1, f"**{verdict}** on machine `{machine}`")
         text = "\n".join(summary) + "\n"
         with open(os.path.join(work, "summary.md"), "w") as f:
@@ -269,39 +339,63 @@ def plan(args):
     wall = wall_seconds(doc)
     # Everything that is not a timed repetition (set-up, checks, warm-up, allocation) per case.
     overhead = max(wall - timed, 0) / max(len(per_case), 1)
-    gpu = {n: s for n, s in per_case.items() if "/cpu" not in n and "cpu_" not in n and "host_memcpy" not in n}
+    gpu = {
+        n: s
+        for n, s in per_case.items()
+        if "/cpu" not in n and "cpu_" not in n and "host_memcpy" not in n
+    }
     cpu = {n: s for n, s in per_case.items() if n not in gpu}
     gpus = args.gpus
     # One GPU's cases run once per GPU; the peer suite adds every ordered pair (its one-GPU patterns are
     # part of each GPU's cases already). A pair's patterns cost about what a large copy case costs.
-    copy_cases = sorted(s + overhead for n, s in per_case.items() if n.startswith("transfer/") and "256MiB" in n)
+    copy_cases = sorted(
+        s + overhead for n, s in per_case.items() if n.startswith("transfer/") and "256MiB" in n
+    )
     pair_case = copy_cases[len(copy_cases) // 2] if copy_cases else 1.0
     pairs = gpus * (gpus - 1)
     peer_s = pairs * args.peer_patterns * (pair_case * args.repetitions / reps)
-    run_s = (sum(cpu.values()) * args.repetitions + len(cpu) * overhead +
-             gpus * (sum(gpu.values()) * args.repetitions + len(gpu) * overhead) + peer_s)
+    run_s = (
+        sum(cpu.values()) * args.repetitions
+        + len(cpu) * overhead
+        + gpus * (sum(gpu.values()) * args.repetitions + len(gpu) * overhead)
+        + peer_s
+    )
     # ab: the probes plus what triage flags (assumed as many again), 3 repetitions a process, each round
     # BASE and NEW once, the extra rounds given to half of them; each process pays its start-up.
-    probe_names = sorted(n for n in per_case if n in {r["name"] for r in doc["benchmarks"] if "headline" in r})
-    rows = probe_names[:args.probes]
+    probe_names = sorted(
+        n for n in per_case if n in {r["name"] for r in doc["benchmarks"] if "headline" in r}
+    )
+    rows = probe_names[: args.probes]
     row_s = sum(per_case[n] * 3 + overhead for n in rows) * 2  # the probes and as many moved rows
     startup = args.process_startup
     ab_s = (args.rounds + (args.max_rounds - args.rounds) / 2) * 2 * (row_s * gpus + startup)
     build_s = args.build_minutes * 60
-    steps = [("two Release builds (candidate, base)", 2 * build_s),
-             (f"run for the history: {len(per_case)} cases x {args.repetitions} repetitions on {gpus} GPU(s)"
-              + (f", peer {pairs} pairs" if pairs else ""), run_s),
-             ("triage (compare against the previous night)", 10),
-             (f"ab on {len(rows)} headline + up to {len(rows)} moved rows, {args.rounds}-{args.max_rounds} rounds", ab_s),
-             ("dashboard, history push", 60)]
+    steps = [
+        ("two Release builds (candidate, base)", 2 * build_s),
+        (
+            f"run for the history: {len(per_case)} cases x {args.repetitions} repetitions on {gpus} GPU(s)"
+            + (f", peer {pairs} pairs" if pairs else ""),
+            run_s,
+        ),
+        ("triage (compare against the previous night)", 10),
+        (
+            f"ab on {len(rows)} headline + up to {len(rows)} moved rows, {args.rounds}-{args.max_rounds} rounds",
+            ab_s,
+        ),
+        ("dashboard, history push", 60),
+    ]
     total = sum(s for _, s in steps)
-    print(f"plan from {os.path.basename(args.results)}: {len(per_case)} cases, {reps} repetitions in {wall:.0f} s "
-          f"({overhead:.2f} s a case outside its timed repetitions)")
+    print(
+        f"plan from {os.path.basename(args.results)}: {len(per_case)} cases, {reps} repetitions in {wall:.0f} s "
+        f"({overhead:.2f} s a case outside its timed repetitions)"
+    )
     print("| step | minutes |\n|---|---|")
     for name, s in steps:
         print(f"| {name} | {s / 60:.1f} |")
     if pairs:
-        print(f"| (of the run: the peer suite, {pairs} ordered pairs x {args.peer_patterns} patterns) | {peer_s / 60:.1f} |")
+        print(
+            f"| (of the run: the peer suite, {pairs} ordered pairs x {args.peer_patterns} patterns) | {peer_s / 60:.1f} |"
+        )
     print(f"| **night** | **{total / 60:.0f}** |")
     limit = int(total / 60 * 1.5 + 15)
     print(f"timeout-minutes: {limit}  (the plan x 1.5 + 15)")
@@ -312,21 +406,31 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     n = sub.add_parser("night", help="run one night")
-    n.add_argument("--results-remote", required=True, help="git remote (URL or path) holding the results branch")
+    n.add_argument(
+        "--results-remote",
+        required=True,
+        help="git remote (URL or path) holding the results branch",
+    )
     n.add_argument("--results-branch", default="benchmark-results")
     n.add_argument("--source", default=ROOT, help="the project's git checkout (default: this one)")
     n.add_argument("--candidate", help="commit to measure (default: the source's HEAD)")
     n.add_argument("--base", help="compare with this commit instead of the machine's last good one")
-    n.add_argument("--accept", action="store_true", help="make the candidate the base even if SLOWER")
+    n.add_argument(
+        "--accept", action="store_true", help="make the candidate the base even if SLOWER"
+    )
     n.add_argument("--machine", help="machine id (default: offloadbench info's fingerprint id)")
     n.add_argument("--device", default="all")
     n.add_argument("--suite", default="all")
-    n.add_argument("--filter", default="", help="Google Benchmark filter for the run (default: everything)")
+    n.add_argument(
+        "--filter", default="", help="Google Benchmark filter for the run (default: everything)"
+    )
     n.add_argument("--repetitions", type=int, default=10)
     n.add_argument("--rounds", type=int, default=20)
     n.add_argument("--max-rounds", type=int, default=40)
     n.add_argument("--probes", type=int, default=40, help="headline rows ab always measures")
-    n.add_argument("--build", help="command building $SHA into $OUT (default: release preset in a worktree)")
+    n.add_argument(
+        "--build", help="command building $SHA into $OUT (default: release preset in a worktree)"
+    )
     n.add_argument("--work", default="nightly")
     n.add_argument("--summary", default=os.environ.get("GITHUB_STEP_SUMMARY", ""))
     p = sub.add_parser("plan", help="minutes per step of a night, from a results file's own times")
@@ -337,7 +441,12 @@ def main():
     p.add_argument("--max-rounds", type=int, default=40)
     p.add_argument("--probes", type=int, default=40)
     p.add_argument("--peer-patterns", type=int, default=6, help="peer cases per ordered GPU pair")
-    p.add_argument("--process-startup", type=float, default=3.0, help="seconds a process takes to start and stop")
+    p.add_argument(
+        "--process-startup",
+        type=float,
+        default=3.0,
+        help="seconds a process takes to start and stop",
+    )
     p.add_argument("--build-minutes", type=float, default=12.0, help="one Release build")
     args = parser.parse_args()
     try:

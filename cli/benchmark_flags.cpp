@@ -54,27 +54,30 @@ std::string value_problem(FlagValue kind, const std::string& value, bool given) 
       double v = NAN;
       try {
         v = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      return used == value.size() && used > 0 && std::isfinite(v) && v > 0 ? ""
-                                                                          : "expects a positive number of seconds";
+      } catch (const std::exception&) { used = 0; }
+      return used == value.size() && used > 0 && std::isfinite(v) && v > 0
+                 ? ""
+                 : "expects a positive number of seconds";
     }
     case FlagValue::time_unit:
-      return value == "ns" || value == "us" || value == "ms" || value == "s" ? "" : "expects ns, us, ms or s";
+      return value == "ns" || value == "us" || value == "ms" || value == "s"
+                 ? ""
+                 : "expects ns, us, ms or s";
     case FlagValue::regex:
       try {
         std::regex(value.rfind('-', 0) == 0 ? value.substr(1) : value, std::regex::extended);
         return "";
-      } catch (const std::regex_error&) {
-        return "is not a valid regular expression";
-      }
+      } catch (const std::regex_error&) { return "is not a valid regular expression"; }
     case FlagValue::color:
-      return value == "auto" || value_problem(FlagValue::boolean, value, given).empty() ? ""
-                                                                                         : "expects auto, true or false";
+      return value == "auto" || value_problem(FlagValue::boolean, value, given).empty()
+                 ? ""
+                 : "expects auto, true or false";
     case FlagValue::key_values:
-      return std::regex_match(value, std::regex("[^,=]+=[^,]*(,[^,=]+=[^,]*)*")) ? "" : "expects key=value[,key=value]";
-    case FlagValue::any: return "";
+      return std::regex_match(value, std::regex("[^,=]+=[^,]*(,[^,=]+=[^,]*)*"))
+                 ? ""
+                 : "expects key=value[,key=value]";
+    case FlagValue::any:
+      return "";
   }
   return "";
 }
@@ -84,17 +87,23 @@ std::string value_problem(FlagValue kind, const std::string& value, bool given) 
 void check_benchmark_flags(const std::vector<std::string>& flags) {
   for (const auto& flag : flags) {
     if (flag.rfind("--benchmark_", 0) != 0)
-      throw UsageError(fmt::format("'{}' after -- is not a Google Benchmark flag (--benchmark_...)", flag));
+      throw UsageError(
+          fmt::format("'{}' after -- is not a Google Benchmark flag (--benchmark_...)", flag));
     const auto equals = flag.find('=');
-    const std::string name = flag.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+    const std::string name =
+        flag.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
     const std::string value = equals == std::string::npos ? "" : flag.substr(equals + 1);
     for (const auto& [refused, instead] : kRefused)
-      if (name == refused) throw UsageError(fmt::format("'{}' is not allowed after --: {}", flag, instead));
+      if (name == refused)
+        throw UsageError(fmt::format("'{}' is not allowed after --: {}", flag, instead));
     const AllowedFlag* known = nullptr;
     for (const auto& allowed : kAllowed)
       if (name == allowed.name) known = &allowed;
-    if (!known) throw UsageError(fmt::format("'{}' is not a Google Benchmark flag offloadbench passes on", flag));
-    if (auto problem = value_problem(known->value, value, equals != std::string::npos); !problem.empty())
+    if (!known)
+      throw UsageError(
+          fmt::format("'{}' is not a Google Benchmark flag offloadbench passes on", flag));
+    if (auto problem = value_problem(known->value, value, equals != std::string::npos);
+        !problem.empty())
       throw UsageError(fmt::format("'{}': {}", flag, problem));
   }
 }

@@ -32,8 +32,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What a stopped child gets to end by itself (offloadbench run writes what finished and exits) before
-// its group gets SIGKILL.
+// What a stopped child gets to end by itself (offloadbench run writes what finished and exits)
+// before its group gets SIGKILL.
 constexpr auto stop_grace = std::chrono::seconds(2);
 
 // A descriptor that becomes readable when `pid` ends (Linux 5.3+), or -1 where the kernel has none:
@@ -49,9 +49,9 @@ int exit_descriptor(pid_t pid) {
 // True once `pid` has ended and is reaped, its wait status in `status`.
 bool reaped(pid_t pid, int& status) {
   pid_t got = 0;
-  while ((got = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR) {
-  }
-  if (got < 0) throw std::runtime_error(fmt::format("waiting for process {}: {}", pid, std::strerror(errno)));
+  while ((got = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR) {}
+  if (got < 0)
+    throw std::runtime_error(fmt::format("waiting for process {}: {}", pid, std::strerror(errno)));
   return got == pid;
 }
 
@@ -63,7 +63,8 @@ void nap(int exit_fd, int wake_fd, Clock::time_point until) {
   nfds_t n = 0;
   for (int fd : {exit_fd, wake_fd})
     if (fd >= 0) fds[n++] = {fd, POLLIN, 0};
-  poll(fds, n, static_cast<int>(std::clamp<long long>(left, 0, most)));  // EINTR: the caller looks again
+  poll(fds, n,
+       static_cast<int>(std::clamp<long long>(left, 0, most)));  // EINTR: the caller looks again
 }
 
 // Whether a process of `group` still runs. kill() counts zombies too, and a member orphaned by the
@@ -75,7 +76,7 @@ bool group_runs(pid_t group) {
     std::ifstream stat(entry.path() / "stat");
     std::string text;
     if (!std::getline(stat, text)) continue;  // not a process, or gone
-    const auto fields = text.rfind(')');  // after "pid (command)": state, ppid, pgrp
+    const auto fields = text.rfind(')');      // after "pid (command)": state, ppid, pgrp
     char state = 0;
     long ppid = 0, pgrp = 0;
     if (fields == std::string::npos ||
@@ -86,8 +87,8 @@ bool group_runs(pid_t group) {
   return static_cast<bool>(error);  // without /proc, assume it does
 }
 
-// Ends the child's process group: `signal`, then SIGKILL to whatever is left after the grace. Returns
-// the child's wait status once it is reaped.
+// Ends the child's process group: `signal`, then SIGKILL to whatever is left after the grace.
+// Returns the child's wait status once it is reaped.
 int stop_group(pid_t pid, int exit_fd, int signal) {
   kill(-pid, signal);
   int status = 0;
@@ -99,8 +100,7 @@ int stop_group(pid_t pid, int exit_fd, int signal) {
     nap(child_done ? -1 : exit_fd, -1, until);
   }
   kill(-pid, SIGKILL);
-  while (!child_done && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (!child_done && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return status;
 }
 
@@ -145,8 +145,8 @@ ChildEnd run_child(const std::string& executable, const std::vector<std::string>
   const auto started = Clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
-    // A group of its own, so that stopping it stops what it started too; and a parent killed outright
-    // (SIGKILL, a crash) takes the child with it.
+    // A group of its own, so that stopping it stops what it started too; and a parent killed
+    // outright (SIGKILL, a crash) takes the child with it.
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
@@ -166,13 +166,16 @@ ChildEnd run_child(const std::string& executable, const std::vector<std::string>
   pthread_sigmask(SIG_SETMASK, &mask, nullptr);
   if (log >= 0) close(log);
   if (no_input >= 0) close(no_input);
-  if (pid < 0) throw std::runtime_error(fmt::format("cannot start '{}': {}", executable, std::strerror(fork_error)));
+  if (pid < 0)
+    throw std::runtime_error(
+        fmt::format("cannot start '{}': {}", executable, std::strerror(fork_error)));
 
   if (stop) stop->set_child_group(pid);
   const int exit_fd = exit_descriptor(pid);
-  const auto deadline = time_limit_s > 0 ? started + std::chrono::duration_cast<Clock::duration>(
-                                                          std::chrono::duration<double>(time_limit_s))
-                                         : Clock::time_point::max();
+  const auto deadline = time_limit_s > 0
+                            ? started + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(time_limit_s))
+                            : Clock::time_point::max();
   int status = 0;
   while (!reaped(pid, status)) {
     if (stop && (end.stop_signal = stop->signal())) {
@@ -207,15 +210,16 @@ std::string last_log_line(const std::string& log) {
 }
 
 std::vector<std::string> child_run_arguments(const ChildRun& run) {
-  std::vector<std::string> args = {"run", "--suite", run.suites, run.full ? "--full" : "--quick", "--device", run.device};
+  std::vector<std::string> args = {
+      "run", "--suite", run.suites, run.full ? "--full" : "--quick", "--device", run.device};
   if (!run.host_numa.empty()) args.insert(args.end(), {"--host-numa", run.host_numa});
   if (!run.sizes.empty()) args.insert(args.end(), {"--sizes", run.sizes});
   if (!run.refine.empty()) args.insert(args.end(), {"--refine-at", run.refine});
   if (!run.calibrated_by.empty()) args.insert(args.end(), {"--calibrated-by", run.calibrated_by});
   // A child measures what it is asked, no more: whoever started it decides what to measure again,
   // and analyses and summarises what all of them measured.
-  args.insert(args.end(), {"--repetitions", std::to_string(run.repetitions), "--remeasure-unsteady", "0",
-                           "--refine-crossovers", "0", "--out", run.out});
+  args.insert(args.end(), {"--repetitions", std::to_string(run.repetitions), "--remeasure-unsteady",
+                           "0", "--refine-crossovers", "0", "--out", run.out});
   if (run.measure_only) args.push_back("--measure-only");
   if (!run.benchmark_flags.empty()) {
     args.push_back("--");
@@ -224,8 +228,9 @@ std::vector<std::string> child_run_arguments(const ChildRun& run) {
   return args;
 }
 
-ChildEnd start_child_run(const std::string& program, const ChildRun& run, const std::string& log_path,
-                         double time_limit_s, StopSignals* stop, std::mt19937_64& rng) {
+ChildEnd start_child_run(const std::string& program, const ChildRun& run,
+                         const std::string& log_path, double time_limit_s, StopSignals* stop,
+                         std::mt19937_64& rng) {
   std::uniform_int_distribution<std::size_t> pad(0, 4095);
   setenv("OFFLOADBENCH_LAYOUT_PAD", std::string(pad(rng), 'x').c_str(), 1);
   return run_child(program, child_run_arguments(run), log_path, time_limit_s, stop);

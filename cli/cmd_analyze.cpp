@@ -15,8 +15,9 @@ namespace offloadbench::cli {
 namespace {
 
 int execute_analyze(const std::string& path) {
-  // The lock `run` holds on the file until its last write: while it is held, what we would read is a
-  // snapshot that our rewrite would put back over the rows finished since (refused: FileError, exit 2).
+  // The lock `run` holds on the file until its last write: while it is held, what we would read is
+  // a snapshot that our rewrite would put back over the rows finished since (refused: FileError,
+  // exit 2).
   OutputLock lock(path);
   auto doc = load_results(path);
   doc["analysis"] = analyze(doc, family_analyses());
@@ -30,7 +31,8 @@ int execute_analyze(const std::string& path) {
 
 Command add_analyze_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("analyze", "Compute speedups, crossovers and fits; store them in the results file");
+  auto* cmd = app.add_subcommand(
+      "analyze", "Compute speedups, crossovers and fits; store them in the results file");
   cmd->add_option("file", *path, "Results file")->required();
   return {cmd, [path] { return execute_analyze(*path); }};
 }

@@ -53,7 +53,8 @@ struct RunOptions {
   int remeasure = 10;
   bool remeasure_given = false;
   int refine_rounds = kDefaultRefinementRounds;
-  std::string refine_at;  // a refinement round's child: only these cases (harness/analysis/refinement.h)
+  std::string
+      refine_at;  // a refinement round's child: only these cases (harness/analysis/refinement.h)
   std::string calibrated_by;  // a later process of run --processes: the first one's results file
   bool measure_only = false;  // a child: rows only; whoever started it analyses and summarises
   std::string sizes;
@@ -79,13 +80,13 @@ int count_selected(const std::vector<std::string>& flags) {
   std::regex re;
   try {
     re = std::regex(negate ? filter.substr(1) : filter, std::regex::extended);
-  } catch (const std::regex_error&) {
-    return static_cast<int>(registered_cases().size());
-  }
+  } catch (const std::regex_error&) { return static_cast<int>(registered_cases().size()); }
   // Google Benchmark matches its decorated names ("…/real_time", "…/manual_time"); so do we.
   for (const auto& c : registered_cases()) {
     const std::string decorated = reported_name(c);
-    if (filter.empty() || (std::regex_search(c.name, re) || std::regex_search(decorated, re)) != negate) ++n;
+    if (filter.empty() ||
+        (std::regex_search(c.name, re) || std::regex_search(decorated, re)) != negate)
+      ++n;
   }
   return n;
 }
@@ -133,7 +134,8 @@ ChildRun child_like_this(const RunOptions& o, const std::string& device) {
 int remeasure_repetitions(const RunOptions& o, std::optional<int> from_environment) {
   if (o.remeasure_given) {
     if (o.remeasure < 0 || o.remeasure > 1000)
-      throw UsageError(fmt::format("--remeasure-unsteady {} is out of range (0..1000)", o.remeasure));
+      throw UsageError(
+          fmt::format("--remeasure-unsteady {} is out of range (0..1000)", o.remeasure));
     return o.remeasure;
   }
   if (from_environment) return *from_environment;
@@ -146,7 +148,8 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     throw UsageError(fmt::format("--repetitions {} is out of range (1..1000)", o.repetitions));
   const int remeasure = remeasure_repetitions(o, environment().remeasure_unsteady);
   if (o.processes < 1 || o.processes > o.repetitions)
-    throw UsageError(fmt::format("--processes {} is out of range (1 to --repetitions, {})", o.processes, o.repetitions));
+    throw UsageError(fmt::format("--processes {} is out of range (1 to --repetitions, {})",
+                                 o.processes, o.repetitions));
   check_benchmark_flags(o.benchmark_flags);
 
   RunConfig config;
@@ -158,11 +161,10 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   }
   try {
     config.host_numa = parse_host_numa(o.host_numa, read_numa_topology());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  } catch (const std::invalid_argument& e) { throw UsageError(e.what()); }
   if (o.refine_rounds < 0 || o.refine_rounds > 20)
-    throw UsageError(fmt::format("--refine-crossovers {} is out of range (0..20)", o.refine_rounds));
+    throw UsageError(
+        fmt::format("--refine-crossovers {} is out of range (0..20)", o.refine_rounds));
   const auto suites = select_suites(o.suites);
   if (o.sizes_given) check_sizes_apply(suites);
   if (!o.refine_at.empty()) {
@@ -172,16 +174,19 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
       throw UsageError(fmt::format("--refine-at: {}", e.what()));
     }
     for (const auto* s : suites)
-      if (s->refinable_sweep.empty()) throw UsageError(fmt::format("--refine-at: suite {} has no sweep to refine", s->name));
+      if (s->refinable_sweep.empty())
+        throw UsageError(fmt::format("--refine-at: suite {} has no sweep to refine", s->name));
   }
-  if (o.device_given && o.device.empty()) throw UsageError("--device '' is empty (give a GPU index, all or cpu)");
+  if (o.device_given && o.device.empty())
+    throw UsageError("--device '' is empty (give a GPU index, all or cpu)");
   const std::string device = o.device.empty() ? "0" : o.device;
   config.gpu_devices = select_devices(device);
 
   // Google Benchmark parses its own flags; ours go first so that the user's override them.
-  std::vector<std::string> gb_args = {command_line.empty() ? "offloadbench" : command_line[0],
-                                      fmt::format("--benchmark_repetitions={}", o.repetitions),
-                                      fmt::format("--benchmark_min_time={}", config.quick ? 0.02 : 0.1)};
+  std::vector<std::string> gb_args = {
+      command_line.empty() ? "offloadbench" : command_line[0],
+      fmt::format("--benchmark_repetitions={}", o.repetitions),
+      fmt::format("--benchmark_min_time={}", config.quick ? 0.02 : 0.1)};
   gb_args.insert(gb_args.end(), o.benchmark_flags.begin(), o.benchmark_flags.end());
   std::vector<char*> gb_argv;
   for (auto& a : gb_args) gb_argv.push_back(a.data());
@@ -204,15 +209,19 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
   description.command_line = command_line;
 
   if (registered_cases().empty())
-    throw UsageError(fmt::format("no benchmark selected (suites {} have no case for --device {})", o.suites, device));
+    throw UsageError(fmt::format("no benchmark selected (suites {} have no case for --device {})",
+                                 o.suites, device));
   const int selected = count_selected(o.benchmark_flags);
-  if (selected == 0) throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
+  if (selected == 0)
+    throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
 
   // Everything is checked: now the results folder may be made and the file claimed.
   if (!o.out_given) {
     std::error_code error;
     std::filesystem::create_directories("results", error);
-    if (error) throw FileError(fmt::format("cannot make the default results folder 'results': {}", error.message()));
+    if (error)
+      throw FileError(
+          fmt::format("cannot make the default results folder 'results': {}", error.message()));
   }
   check_output_path(out, "--out");
   if (o.processes > 1) {  // everything is checked; the processes measure, this one only gathers
@@ -234,7 +243,8 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
                            isatty(STDERR_FILENO) != 0);
   if (!config.gpu_devices.empty() && gpu_inventory().unavailable_reason.empty()) {
     reporter.set_clock_reader(nvml_clock_reader());
-    reporter.set_clock_sampler(std::make_shared<ClockSampler>(nvml_clock_reader(), config.gpu_devices));
+    reporter.set_clock_sampler(
+        std::make_shared<ClockSampler>(nvml_clock_reader(), config.gpu_devices));
   }
   {
     InterruptWatch watch([&](int signal) {
@@ -242,10 +252,13 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
       try {
         reporter.finish("interrupted");
       } catch (const std::exception& e) {  // a full disk: the file keeps its last complete write
-        kept = fmt::format("{} keeps the benchmarks written before; marking it interrupted failed: {}", out, e.what());
+        kept =
+            fmt::format("{} keeps the benchmarks written before; marking it interrupted failed: {}",
+                        out, e.what());
       }
       lock.release();
-      fmt::print(stderr, "\noffloadbench: interrupted ({}); {}\n", signal == SIGINT ? "SIGINT" : "SIGTERM", kept);
+      fmt::print(stderr, "\noffloadbench: interrupted ({}); {}\n",
+                 signal == SIGINT ? "SIGINT" : "SIGTERM", kept);
     });
     // Once measuring began, a path that stopped being writable (its folder deleted, say) is not bad
     // input: docs/command-line.md's exit code 1, not 2.
@@ -257,7 +270,8 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     } catch (const std::exception& e) {
       try {
         reporter.finish(fmt::format("failure: {}", e.what()));
-      } catch (const std::exception&) {  // the same failure again: the first one is the one to report
+      } catch (
+          const std::exception&) {  // the same failure again: the first one is the one to report
       }
       if (dynamic_cast<const FileError*>(&e)) throw after_work_began(e);
       throw;
@@ -266,9 +280,7 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
       throw UsageError("no benchmark matches the --benchmark_filter given (see offloadbench list)");
     try {
       reporter.finish();
-    } catch (const FileError& e) {
-      throw after_work_began(e);
-    }
+    } catch (const FileError& e) { throw after_work_began(e); }
   }
   clear_registered_cases();  // cases may own GPU buffers: free them while CUDA is still up
   benchmark::Shutdown();
@@ -290,19 +302,22 @@ int execute_run(const RunOptions& o, const std::vector<std::string>& command_lin
     refine.child = child_like_this(o, device);
     refine.repetitions = o.repetitions;
     refine.out = out;
-    const int rounds = config.refine ? 0 : o.refine_rounds;  // a refinement's child refines nothing itself
+    const int rounds =
+        config.refine ? 0 : o.refine_rounds;  // a refinement's child refines nothing itself
     document = refine_crossovers(document, rounds, refinable_sweeps(suites), child_round(refine));
   }
   try {
     document["analysis"] = analyze(document, family_analyses());
     write_json_atomically(out, document);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "offloadbench: analysis failed ({}); try 'offloadbench analyze {}'\n", e.what(), out);
+    fmt::print(stderr, "offloadbench: analysis failed ({}); try 'offloadbench analyze {}'\n",
+               e.what(), out);
   }
   print_summary(stdout, document, family_analyses(), {false, &default_reference_runs(), out});
   fmt::print("results: {}\n", out);
   if (reporter.invalid_rows() > 0) {
-    fmt::print(stderr, "offloadbench: {} benchmark row(s) failed validation (see 'validated' in {})\n",
+    fmt::print(stderr,
+               "offloadbench: {} benchmark row(s) failed validation (see 'validated' in {})\n",
                reporter.invalid_rows(), out);
     return 1;
   }
@@ -317,30 +332,42 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& command_l
   run->add_option("--suite", o->suites, "Comma-separated suites, or all")->default_str("all");
   run->add_flag("--quick", o->quick, "Quick sweep (the default)");
   run->add_flag("--full", o->full, "Full sweep of every size");
-  auto* device = run->add_option("--device", o->device, "GPU index, all, or cpu (no GPU cases)")->default_str("0");
-  auto* out = run->add_option("--out", o->out, "Results file (default results/<host>-<UTC time>.json)");
+  auto* device = run->add_option("--device", o->device, "GPU index, all, or cpu (no GPU cases)")
+                     ->default_str("0");
+  auto* out =
+      run->add_option("--out", o->out, "Results file (default results/<host>-<UTC time>.json)");
   run->add_option("--repetitions", o->repetitions, "Repetitions per benchmark")->default_str("5");
   run->add_option("--processes", o->processes,
-                  "Spread the repetitions over this many fresh processes, one after another (memory layout and "
-                  "machine state drawn again in each: what compare needs to trust a change between two files)")
+                  "Spread the repetitions over this many fresh processes, one after another "
+                  "(memory layout and "
+                  "machine state drawn again in each: what compare needs to trust a change between "
+                  "two files)")
       ->default_str("1");
-  auto* remeasure = run->add_option("--remeasure-unsteady", o->remeasure,
-                  "Measure a case again, in a fresh process with this many repetitions, when its repetitions "
-                  "spread by more than 20% (0: never; default from OFFLOADBENCH_REMEASURE_UNSTEADY, else 10 with "
-                  "one process and 0 with --processes)");
-  auto* sizes = run->add_option("--sizes", o->sizes,
-                                fmt::format("Replace the size sweep, e.g. 4KiB,1Mi,64M (K, M, G with or without i/iB are "
-                                            "binary multiples) — {}; other suites refuse it", sizes_meanings()));
+  auto* remeasure = run->add_option(
+      "--remeasure-unsteady", o->remeasure,
+      "Measure a case again, in a fresh process with this many repetitions, when its repetitions "
+      "spread by more than 20% (0: never; default from OFFLOADBENCH_REMEASURE_UNSTEADY, else 10 "
+      "with "
+      "one process and 0 with --processes)");
+  auto* sizes = run->add_option(
+      "--sizes", o->sizes,
+      fmt::format("Replace the size sweep, e.g. 4KiB,1Mi,64M (K, M, G with or without i/iB are "
+                  "binary multiples) — {}; other suites refuse it",
+                  sizes_meanings()));
   run->add_option("--host-numa", o->host_numa,
-                  "Host buffers of transfer cases on: local (the GPU's NUMA node), remote, a node number, or all")
+                  "Host buffers of transfer cases on: local (the GPU's NUMA node), remote, a node "
+                  "number, or all")
       ->default_str("local");
   run->add_option("--refine-crossovers", o->refine_rounds,
-                  "Rounds of locating each GPU crossover (compute, mlp) by measuring inside its bracket until it is "
+                  "Rounds of locating each GPU crossover (compute, mlp) by measuring inside its "
+                  "bracket until it is "
                   "known to ±10% (0: interpolate between the sweep's sizes)")
       ->default_str(std::to_string(kDefaultRefinementRounds));
-  run->add_option("--refine-at", o->refine_at, "")->group("");  // a refinement round's child (cli/refine.h)
-  run->add_option("--calibrated-by", o->calibrated_by, "")->group("");  // later processes (cli/run_processes.h)
-  run->add_flag("--measure-only", o->measure_only, "")->group("");      // every child
+  run->add_option("--refine-at", o->refine_at, "")
+      ->group("");  // a refinement round's child (cli/refine.h)
+  run->add_option("--calibrated-by", o->calibrated_by, "")
+      ->group("");  // later processes (cli/run_processes.h)
+  run->add_flag("--measure-only", o->measure_only, "")->group("");  // every child
   run->add_option("benchmark_flags", o->benchmark_flags, "Google Benchmark flags, after --");
   return {run, [o, command_line, device, out, sizes, remeasure] {
             o->device_given = device->count() > 0;

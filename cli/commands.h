@@ -37,10 +37,12 @@ Command add_ab_command(CLI::App& app, const std::vector<std::string>& command_li
 Command add_export_command(CLI::App& app);
 Command add_dashboard_command(CLI::App& app);
 
-// For path options: `--json ''` is a mistake (CLI11 would read it as "not given"), a parse error (exit 2).
+// For path options: `--json ''` is a mistake (CLI11 would read it as "not given"), a parse error
+// (exit 2).
 inline CLI::Validator non_empty_path() {
-  return CLI::Validator([](std::string& value) { return value.empty() ? std::string("empty path") : std::string(); },
-                        "PATH");
+  return CLI::Validator(
+      [](std::string& value) { return value.empty() ? std::string("empty path") : std::string(); },
+      "PATH");
 }
 
 // The reference runs the verdicts compare with by default: results/reference/ of the checkout this

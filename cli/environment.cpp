@@ -20,11 +20,12 @@ using Parse = std::function<void(const std::string&, EnvironmentSettings&)>;
 // The typed parsers a declaration picks from.
 
 // A whole number in [low, high], digits only ("+5", " 5" and "5x" are refused).
-Parse whole_number(int low, int high, const std::string& what, std::optional<int> EnvironmentSettings::*field) {
+Parse whole_number(int low, int high, const std::string& what,
+                   std::optional<int> EnvironmentSettings::*field) {
   return [=](const std::string& value, EnvironmentSettings& into) {
-    const bool digits = value.size() <= 9 && std::all_of(value.begin(), value.end(), [](unsigned char c) {
-                          return c >= '0' && c <= '9';
-                        });
+    const bool digits =
+        value.size() <= 9 && std::all_of(value.begin(), value.end(),
+                                         [](unsigned char c) { return c >= '0' && c <= '9'; });
     const long number = digits ? std::stol(value) : -1;
     if (!digits || number < low || number > high)
       throw std::invalid_argument(fmt::format("is not {} ({} to {})", what, low, high));
@@ -32,11 +33,12 @@ Parse whole_number(int low, int high, const std::string& what, std::optional<int
   };
 }
 
-// One of a list of names (case-sensitive), each standing for a value; `choices` is asked when a value
-// is parsed, as what is on offer may depend on the build. `note` follows the list in the error.
+// One of a list of names (case-sensitive), each standing for a value; `choices` is asked when a
+// value is parsed, as what is on offer may depend on the build. `note` follows the list in the
+// error.
 template <typename T>
-Parse one_of(std::function<std::vector<std::pair<std::string, T>>()> choices, T EnvironmentSettings::*field,
-             std::function<std::string()> note = {}) {
+Parse one_of(std::function<std::vector<std::pair<std::string, T>>()> choices,
+             T EnvironmentSettings::*field, std::function<std::string()> note = {}) {
   return [=](const std::string& value, EnvironmentSettings& into) {
     std::string names;
     for (const auto& [name, meaning] : choices()) {
@@ -57,7 +59,8 @@ Parse text(std::string EnvironmentSettings::*field) {
 
 std::vector<std::pair<std::string, CpuGemmPin>> cpu_gemm_choices() {
   std::vector<std::pair<std::string, CpuGemmPin>> choices;
-  for (auto library : cpu_gemm_libraries()) choices.push_back({to_string(library), {true, library, false}});
+  for (auto library : cpu_gemm_libraries())
+    choices.push_back({to_string(library), {true, library, false}});
   if (cpu_gemm_available(CpuGemmLibrary::onednn))
     choices.push_back({"oneDNN-packed", {true, CpuGemmLibrary::onednn, true}});
   return choices;
@@ -70,7 +73,8 @@ void parse_slowdown(const std::string& value, EnvironmentSettings& into) {
 // OpenMP's nesting levels ("8" or "8,2"): refused only when asking for more threads than
 // omp_num_threads_problem accepts. Nothing is kept: libgomp reads the variable itself.
 void check_omp_num_threads(const std::string& value, EnvironmentSettings&) {
-  if (auto problem = omp_num_threads_problem(value.c_str(), std::thread::hardware_concurrency()); !problem.empty())
+  if (auto problem = omp_num_threads_problem(value.c_str(), std::thread::hardware_concurrency());
+      !problem.empty())
     throw std::invalid_argument(problem);
 }
 
@@ -83,18 +87,26 @@ EnvironmentSettings& loaded() {
 
 const std::vector<EnvironmentVariable>& environment_variables() {
   static const std::vector<EnvironmentVariable> variables = {
-      {"OFFLOADBENCH_REMEASURE_UNSTEADY", "--remeasure-unsteady", "default (run), 0 to 1000 repetitions",
+      {"OFFLOADBENCH_REMEASURE_UNSTEADY", "--remeasure-unsteady",
+       "default (run), 0 to 1000 repetitions",
        whole_number(0, 1000, "a number of repetitions", &EnvironmentSettings::remeasure_unsteady)},
       {"OFFLOADBENCH_CPU_GEMM", "", "pins the MLP's CPU GEMMs: OpenBLAS, oneDNN or oneDNN-packed",
-       one_of<CpuGemmPin>(cpu_gemm_choices, &EnvironmentSettings::cpu_gemm, [] {
-         return cpu_gemm_available(CpuGemmLibrary::onednn) ? "" : " (this build has no oneDNN)";
-       })},
-      {"OFFLOADBENCH_INJECT_SLOWDOWN", "", "slows cases for the self-test: <substring>=<percent>[,...]",
-       parse_slowdown},
+       one_of<CpuGemmPin>(cpu_gemm_choices, &EnvironmentSettings::cpu_gemm,
+                          [] {
+                            return cpu_gemm_available(CpuGemmLibrary::onednn)
+                                       ? ""
+                                       : " (this build has no oneDNN)";
+                          })},
+      {"OFFLOADBENCH_INJECT_SLOWDOWN", "",
+       "slows cases for the self-test: <substring>=<percent>[,...]", parse_slowdown},
       {"OFFLOADBENCH_PYTHON", "", "the Python 3 with matplotlib that plot and dashboard run",
        text(&EnvironmentSettings::python)},
-      {"OFFLOADBENCH_LAYOUT_PAD", "", "set by run for each process it starts: 0-4095 bytes of padding", {}},
-      {"OMP_NUM_THREADS", "", "read: CPU threads; at most 4 per hardware thread", check_omp_num_threads},
+      {"OFFLOADBENCH_LAYOUT_PAD",
+       "",
+       "set by run for each process it starts: 0-4095 bytes of padding",
+       {}},
+      {"OMP_NUM_THREADS", "", "read: CPU threads; at most 4 per hardware thread",
+       check_omp_num_threads},
       {"TMPDIR", "", "read: where ab and plot make their temporary files", {}},
       {"PYTHONPATH", "", "read: kept after the plots package's path for its Python",
        text(&EnvironmentSettings::pythonpath)},
@@ -104,7 +116,8 @@ const std::vector<EnvironmentVariable>& environment_variables() {
 
 EnvironmentLookup process_environment() {
   return [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());  // the program's only getenv (tests/python/test_layout.py)
+    const char* value =
+        std::getenv(name.c_str());  // the program's only getenv (tests/python/test_layout.py)
     return value ? std::optional<std::string>(value) : std::nullopt;
   };
 }
@@ -131,16 +144,19 @@ void load_environment() {
 
 const EnvironmentSettings& environment() { return loaded(); }
 
-std::vector<std::pair<std::string, std::string>> environment_in_use(const EnvironmentLookup& lookup) {
+std::vector<std::pair<std::string, std::string>> environment_in_use(
+    const EnvironmentLookup& lookup) {
   std::vector<std::pair<std::string, std::string>> in_use;
   for (const auto& variable : environment_variables())
-    if (const auto value = lookup(variable.name); value && !value->empty()) in_use.emplace_back(variable.name, *value);
+    if (const auto value = lookup(variable.name); value && !value->empty())
+      in_use.emplace_back(variable.name, *value);
   return in_use;
 }
 
 std::string environment_help() {
   std::size_t width = 0;
-  for (const auto& variable : environment_variables()) width = std::max(width, variable.name.size());
+  for (const auto& variable : environment_variables())
+    width = std::max(width, variable.name.size());
   std::string help = "Environment:";
   for (const auto& variable : environment_variables())
     help += fmt::format("\n  {:<{}}  {}{}", variable.name, width,

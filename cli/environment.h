@@ -2,8 +2,8 @@
 // how its value is parsed and its one-line doc (the idea of Google Benchmark's BM_DEFINE_*, which
 // keeps a flag and its variable in one declaration). main() parses them all once, before a command
 // runs; a bad value is bad input (exit 2). The layers below receive the parsed values
-// (set_injected_slowdown, set_cpu_gemm_pin) and read no environment themselves, except TMPDIR, which
-// harness/results reads where it makes a temporary folder.
+// (set_injected_slowdown, set_cpu_gemm_pin) and read no environment themselves, except TMPDIR,
+// which harness/results reads where it makes a temporary folder.
 #pragma once
 #include <functional>
 #include <optional>
@@ -18,16 +18,16 @@ namespace offloadbench::cli {
 
 // What the variables say, parsed. Unset and set-but-empty are the same: the default.
 struct EnvironmentSettings {
-  std::optional<int> remeasure_unsteady;       // OFFLOADBENCH_REMEASURE_UNSTEADY
-  CpuGemmPin cpu_gemm;                         // OFFLOADBENCH_CPU_GEMM
-  std::vector<SlowdownRule> inject_slowdown;   // OFFLOADBENCH_INJECT_SLOWDOWN
-  std::string python;                          // OFFLOADBENCH_PYTHON
-  std::string pythonpath;                      // PYTHONPATH, kept after the plots package's path
+  std::optional<int> remeasure_unsteady;      // OFFLOADBENCH_REMEASURE_UNSTEADY
+  CpuGemmPin cpu_gemm;                        // OFFLOADBENCH_CPU_GEMM
+  std::vector<SlowdownRule> inject_slowdown;  // OFFLOADBENCH_INJECT_SLOWDOWN
+  std::string python;                         // OFFLOADBENCH_PYTHON
+  std::string pythonpath;                     // PYTHONPATH, kept after the plots package's path
 };
 
-// One variable. `parse` stores a set, non-empty value in the settings or throws std::invalid_argument
-// with what is wrong, a phrase that follows "NAME='value' " ("is not one of …"); none for a
-// variable offloadbench only passes on or sets.
+// One variable. `parse` stores a set, non-empty value in the settings or throws
+// std::invalid_argument with what is wrong, a phrase that follows "NAME='value' " ("is not one of
+// …"); none for a variable offloadbench only passes on or sets.
 struct EnvironmentVariable {
   std::string name;
   std::string option;  // the command-line option it is the default of, or ""
@@ -53,7 +53,8 @@ void load_environment();
 const EnvironmentSettings& environment();
 
 // The registry's variables that are set (non-empty), with their values, in registry order.
-std::vector<std::pair<std::string, std::string>> environment_in_use(const EnvironmentLookup& lookup);
+std::vector<std::pair<std::string, std::string>> environment_in_use(
+    const EnvironmentLookup& lookup);
 
 // --help's closing section: "Environment:" and one line per variable (name, option, doc).
 std::string environment_help();

@@ -22,7 +22,8 @@ int signal_pipe[2] = {-1, -1};
 std::atomic<int> signals_seen{0};
 std::atomic<int> first_signal{0};
 std::atomic<pid_t> child_group{0};
-struct sigaction previous_int {}, previous_term {};
+struct sigaction previous_int {
+}, previous_term{};
 
 void on_signal_handler(int signal) {
   if (signals_seen.fetch_add(1) > 0) _exit(128 + signal);  // the second Ctrl-C: no more waiting
@@ -72,23 +73,22 @@ void close_signal_pipe() {
 
 }  // namespace
 
-InterruptWatch::InterruptWatch(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
+InterruptWatch::InterruptWatch(std::function<void(int)> on_signal)
+    : on_signal_(std::move(on_signal)) {
   open_signal_pipe();
   watcher_ = std::thread([this] {
     unsigned char number = 0;
     ssize_t got = 0;
-    while ((got = read(signal_pipe[0], &number, 1)) < 0 && errno == EINTR) {
-    }
+    while ((got = read(signal_pipe[0], &number, 1)) < 0 && errno == EINTR) {}
     if (got != 1) return;  // the pipe closed: the watch ended without a signal
     try {
       on_signal_(number);
-    } catch (const std::exception& e) {  // an exception leaving this thread would abort (134), lock left
+    } catch (
+        const std::exception& e) {  // an exception leaving this thread would abort (134), lock left
       try {
         fmt::print(stderr, "\noffloadbench: interrupted, and then: {}\n", e.what());
-      } catch (...) {
-      }
-    } catch (...) {
-    }
+      } catch (...) {}
+    } catch (...) {}
     _exit(128 + number);
   });
   handle_signals_with(on_signal_handler);

@@ -16,9 +16,10 @@
 
 namespace {
 
-// stdout is block-buffered when redirected, so a full disk or /dev/full shows only when the buffer is
-// flushed, after every print "succeeded": check once, after the command, or the results are lost with
-// exit 0. The exit codes (docs/command-line.md) have none for this; 1 as for any failure after the work was done.
+// stdout is block-buffered when redirected, so a full disk or /dev/full shows only when the buffer
+// is flushed, after every print "succeeded": check once, after the command, or the results are lost
+// with exit 0. The exit codes (docs/command-line.md) have none for this; 1 as for any failure after
+// the work was done.
 int stdout_failed(int error, int code) {
   fmt::print(stderr, "offloadbench: error: could not write to standard output{}\n",
              error ? fmt::format(": {}", std::strerror(error)) : "");
@@ -36,12 +37,14 @@ int with_stdout_checked(int code) {
 
 int main(int argc, char** argv) {
   using namespace offloadbench::cli;
-  CLI::App app{"offloadbench: when does moving work to the GPU pay off, and what does the move cost?",
-               "offloadbench"};
+  CLI::App app{
+      "offloadbench: when does moving work to the GPU pay off, and what does the move cost?",
+      "offloadbench"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("offloadbench {} ({}, {})", offloadbench::offloadbench_version(),
-                                                offloadbench::offloadbench_git_sha(),
-                                                offloadbench::offloadbench_build_type()));
+  app.set_version_flag(
+      "--version",
+      fmt::format("offloadbench {} ({}, {})", offloadbench::offloadbench_version(),
+                  offloadbench::offloadbench_git_sha(), offloadbench::offloadbench_build_type()));
   std::vector<std::string> command_line(argv, argv + argc);
   std::vector<Command> commands = {
       add_run_command(app, command_line),
@@ -56,7 +59,8 @@ int main(int argc, char** argv) {
       add_export_command(app),
       add_dashboard_command(app),
   };
-  app.footer(environment_help());  // after the subcommands: they copy their parent's footer when made
+  app.footer(
+      environment_help());  // after the subcommands: they copy their parent's footer when made
   // CLI11 would only say "a subcommand is required" for a misspelt command; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -66,20 +70,18 @@ int main(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + command.app->get_name();
     }
     if (!known) {
-      fmt::print(stderr, "offloadbench: unknown command '{}' (known: {})\n", offloadbench::printable(argv[1]), names);
+      fmt::print(stderr, "offloadbench: unknown command '{}' (known: {})\n",
+                 offloadbench::printable(argv[1]), names);
       return 2;
     }
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
+  } catch (const CLI::CallForHelp& e) { return app.exit(e); } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "offloadbench: {} (see offloadbench --help)\n", offloadbench::printable(e.what()));
+  } catch (const CLI::CallForVersion& e) { return app.exit(e); } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "offloadbench: {} (see offloadbench --help)\n",
+               offloadbench::printable(e.what()));
     return 2;
   }
   try {
@@ -91,7 +93,8 @@ int main(int argc, char** argv) {
   try {
     for (auto& command : commands)
       if (command.app->parsed()) return with_stdout_checked(command.execute());
-  } catch (const UsageError& e) {  // messages quote names and paths from input files: printable, one line
+  } catch (const UsageError&
+               e) {  // messages quote names and paths from input files: printable, one line
     fmt::print(stderr, "offloadbench: {}\n", offloadbench::printable(e.what()));
     return 2;
   } catch (const offloadbench::ResultsError& e) {
@@ -101,7 +104,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "offloadbench: {}\n", offloadbench::printable(e.what()));
     return 2;
   } catch (const std::exception& e) {
-    // fmt::print throws (errno in the code) once stdout's buffer cannot be written: name the output.
+    // fmt::print throws (errno in the code) once stdout's buffer cannot be written: name the
+    // output.
     if (std::ferror(stdout)) {
       const auto* system = dynamic_cast<const std::system_error*>(&e);
       return stdout_failed(system ? system->code().value() : 0, 1);

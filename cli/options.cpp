@@ -23,12 +23,14 @@ std::vector<const Suite*> select_suites(const std::string& text) {
   std::size_t start = 0;
   while (true) {
     const auto comma = text.find(',', start);
-    const auto name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto name =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const Suite* found = nullptr;
     for (const auto& s : all_suites())
       if (s.name == name) found = &s;
     if (!found)
-      throw UsageError(fmt::format("unknown suite '{}' (known: {}, or all)", name, fmt::join(known, ", ")));
+      throw UsageError(
+          fmt::format("unknown suite '{}' (known: {}, or all)", name, fmt::join(known, ", ")));
     bool duplicate = false;
     for (auto* s : selected) duplicate |= s == found;
     if (!duplicate) selected.push_back(found);
@@ -50,8 +52,9 @@ void check_sizes_apply(const std::vector<const Suite*>& suites) {
   for (auto* s : suites)
     if (s->sizes_meaning.empty()) fixed.push_back(s->name);
   if (fixed.empty()) return;
-  throw UsageError(fmt::format("--sizes does not apply to {} (fixed sweeps); choose suites it sizes with --suite ({})",
-                               fmt::join(fixed, ", "), sizes_meanings()));
+  throw UsageError(fmt::format(
+      "--sizes does not apply to {} (fixed sweeps); choose suites it sizes with --suite ({})",
+      fmt::join(fixed, ", "), sizes_meanings()));
 }
 
 std::vector<int> select_devices(const std::string& text) {
@@ -68,13 +71,17 @@ std::vector<int> select_devices(const std::string& text) {
   std::size_t start = 0;
   while (true) {
     const auto comma = text.find(',', start);
-    const auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     bool digits = !item.empty() && item.size() < 6;
     for (char c : item) digits &= std::isdigit(static_cast<unsigned char>(c)) != 0;
-    if (!digits) throw UsageError(fmt::format("--device '{}' is not a GPU index, a list of them, 'all' or 'cpu'", text));
+    if (!digits)
+      throw UsageError(
+          fmt::format("--device '{}' is not a GPU index, a list of them, 'all' or 'cpu'", text));
     const int index = std::stoi(item);
     if (index >= std::max(visible, 1))
-      throw UsageError(fmt::format("--device {} is out of range: {} GPU(s) visible", index, visible));
+      throw UsageError(
+          fmt::format("--device {} is out of range: {} GPU(s) visible", index, visible));
     if (std::find(chosen.begin(), chosen.end(), index) != chosen.end())
       throw UsageError(fmt::format("--device '{}' names GPU {} twice", text, index));
     chosen.push_back(index);

@@ -17,8 +17,9 @@ void check_sizes_apply(const std::vector<const Suite*>& suites);
 // One line per suite that takes --sizes: "transfer: bytes per host<->device copy; …".
 std::string sizes_meanings();
 
-// "cpu" → {}, "all" → every visible GPU, "N" → {N}, "N,M,..." → those GPUs. With no GPU visible, 0 and "all" select GPU 0 so
-// that its cases are recorded as skipped with the reason. Throws UsageError when N is out of range.
+// "cpu" → {}, "all" → every visible GPU, "N" → {N}, "N,M,..." → those GPUs. With no GPU visible, 0
+// and "all" select GPU 0 so that its cases are recorded as skipped with the reason. Throws
+// UsageError when N is out of range.
 std::vector<int> select_devices(const std::string& text);
 
 }  // namespace offloadbench::cli

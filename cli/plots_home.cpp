@@ -19,7 +19,8 @@ bool holds_plots(const fs::path& root) {
 
 }  // namespace
 
-std::optional<PlotsHome> find_plots_home(const fs::path& program_dir, const fs::path& installed_root,
+std::optional<PlotsHome> find_plots_home(const fs::path& program_dir,
+                                         const fs::path& installed_root,
                                          const fs::path& source_dir) {
   if (!program_dir.empty()) {
     const auto installed = (program_dir / installed_root).lexically_normal();
@@ -35,25 +36,30 @@ fs::path program_dir() {
   return error ? fs::path() : self.parent_path();
 }
 
-std::vector<PythonCandidate> python_candidates(const char* offloadbench_python, const PlotsHome& home) {
+std::vector<PythonCandidate> python_candidates(const char* offloadbench_python,
+                                               const PlotsHome& home) {
   if (offloadbench_python && *offloadbench_python)
-    return {{offloadbench_python, fmt::format("OFFLOADBENCH_PYTHON='{}'", offloadbench_python), true}};
+    return {
+        {offloadbench_python, fmt::format("OFFLOADBENCH_PYTHON='{}'", offloadbench_python), true}};
   std::vector<PythonCandidate> candidates;
   if (home.checkout) {
     const auto venv = home.root / ".venv" / "bin" / "python";
     std::error_code ignored;
     if (fs::exists(venv, ignored))
-      candidates.push_back({venv.string(), fmt::format("the project's Python '{}'", venv.string()), false});
+      candidates.push_back(
+          {venv.string(), fmt::format("the project's Python '{}'", venv.string()), false});
   }
   candidates.push_back({"python3", "'python3' from PATH", false});
   return candidates;
 }
 
 std::string no_matplotlib_line(const std::vector<std::string>& failures, bool checkout) {
-  return fmt::format("offloadbench: plot needs a Python with matplotlib and found none ({}): install it (Debian, "
-                     "Ubuntu: sudo apt install python3-matplotlib; elsewhere: python3 -m pip install matplotlib){}, "
-                     "or set OFFLOADBENCH_PYTHON to a Python that has it",
-                     fmt::join(failures, "; "), checkout ? ", or run scripts/setup (it makes .venv)" : "");
+  return fmt::format(
+      "offloadbench: plot needs a Python with matplotlib and found none ({}): install it (Debian, "
+      "Ubuntu: sudo apt install python3-matplotlib; elsewhere: python3 -m pip install "
+      "matplotlib){}, "
+      "or set OFFLOADBENCH_PYTHON to a Python that has it",
+      fmt::join(failures, "; "), checkout ? ", or run scripts/setup (it makes .venv)" : "");
 }
 
 }  // namespace offloadbench::cli

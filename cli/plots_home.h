@@ -1,7 +1,8 @@
-// Where `plot` finds its Python package and which Pythons it tries, for the program run from the build
-// tree of a checkout and for an installed copy (`cmake --install`, the Debian package). The installed
-// layout mirrors the checkout's: <datadir>/offloadbench holds plots/ and docs/results.schema.json, as the
-// source tree does, so the package finds the schema the same way in both.
+// Where `plot` finds its Python package and which Pythons it tries, for the program run from the
+// build tree of a checkout and for an installed copy (`cmake --install`, the Debian package). The
+// installed layout mirrors the checkout's: <datadir>/offloadbench holds plots/ and
+// docs/results.schema.json, as the source tree does, so the package finds the schema the same way
+// in both.
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -26,16 +27,17 @@ std::filesystem::path program_dir();
 
 struct PythonCandidate {
   std::string path;
-  std::string origin;     // how it was chosen, for messages: "OFFLOADBENCH_PYTHON='…'", …
-  bool explicit_choice;   // the user named it: its failure is reported, no other Python is tried
+  std::string origin;    // how it was chosen, for messages: "OFFLOADBENCH_PYTHON='…'", …
+  bool explicit_choice;  // the user named it: its failure is reported, no other Python is tried
 };
 
 // OFFLOADBENCH_PYTHON alone when it is set (the user's choice wins, in a checkout too); else the
 // checkout's .venv when there is one (what scripts/setup makes), then python3 from PATH.
-std::vector<PythonCandidate> python_candidates(const char* offloadbench_python, const PlotsHome& home);
+std::vector<PythonCandidate> python_candidates(const char* offloadbench_python,
+                                               const PlotsHome& home);
 
-// The one line for "no Python tried can load matplotlib", given why each failed ("'python3' from PATH
-// has no matplotlib"): what to install, or which variable to set.
+// The one line for "no Python tried can load matplotlib", given why each failed ("'python3' from
+// PATH has no matplotlib"): what to install, or which variable to set.
 std::string no_matplotlib_line(const std::vector<std::string>& failures, bool checkout);
 
 }  // namespace offloadbench::cli

@@ -1,8 +1,8 @@
-// Running the plots package (`python -m plots…`) for `plot` and `dashboard`: finding the package (the
-// installed copy beside the program, else the checkout's: plots_home.h) and a Python that can load
-// matplotlib ($OFFLOADBENCH_PYTHON, else the checkout's .venv, else python3), checked with
-// `python -m plots --check` before anything is written; when none can, one line says what to install
-// or which variable to fix, exit 2.
+// Running the plots package (`python -m plots…`) for `plot` and `dashboard`: finding the package
+// (the installed copy beside the program, else the checkout's: plots_home.h) and a Python that can
+// load matplotlib ($OFFLOADBENCH_PYTHON, else the checkout's .venv, else python3), checked with
+// `python -m plots --check` before anything is written; when none can, one line says what to
+// install or which variable to fix, exit 2.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -37,26 +37,32 @@ namespace {
 
 // The last non-blank line of `text`, printable (at most `limit` bytes), or "" when there is none.
 std::string last_line(std::string_view text, std::size_t limit = std::string::npos) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
   const auto newline = text.find_last_of('\n');
   if (newline != std::string_view::npos) text.remove_prefix(newline + 1);
-  if (text.size() > limit) return printable(text.substr(0, limit)) + "…";  // a cut character is escaped
+  if (text.size() > limit)
+    return printable(text.substr(0, limit)) + "…";  // a cut character is escaped
   return printable(text);
 }
 
-// How a run that did not end as the plots package ends (0, or 1/2 after its own one-line message) ended.
+// How a run that did not end as the plots package ends (0, or 1/2 after its own one-line message)
+// ended.
 std::string how_it_ended(const PlotsExit& e) {
-  if (e.signaled) return fmt::format("was killed by signal {} ({})", e.status - 128, strsignal(e.status - 128));
+  if (e.signaled)
+    return fmt::format("was killed by signal {} ({})", e.status - 128, strsignal(e.status - 128));
   const auto line = last_line(e.output, 200);
   return line.empty() ? fmt::format("exited with status {} and printed nothing", e.status)
                       : fmt::format("exited with status {}: {}", e.status, line);
 }
 
 bool ready(const PlotsExit& check) {
-  return !check.signaled && check.status == 0 && check.output.find("plots: ready") != std::string::npos;
+  return !check.signaled && check.status == 0 &&
+         check.output.find("plots: ready") != std::string::npos;
 }
 
-// The package's line when an import fails ("plots: matplotlib is not installed for …", plots/__main__.py).
+// The package's line when an import fails ("plots: matplotlib is not installed for …",
+// plots/__main__.py).
 bool lacks_a_module(const PlotsExit& check) {
   const auto line = last_line(check.output);
   return !check.signaled && check.status == 2 && line.rfind("plots: ", 0) == 0 &&
@@ -72,9 +78,11 @@ void report_unready(const Python& python, const PlotsExit& check, bool checkout)
       return;
     }
   }
-  fmt::print(stderr, "offloadbench: cannot draw the plots: {} {} when run as '{} -m plots --check' (set "
-             "OFFLOADBENCH_PYTHON to a Python 3 with matplotlib{})\n", printable(python.origin),
-             how_it_ended(check), printable(python.path), checkout ? ", or run scripts/setup" : "");
+  fmt::print(stderr,
+             "offloadbench: cannot draw the plots: {} {} when run as '{} -m plots --check' (set "
+             "OFFLOADBENCH_PYTHON to a Python 3 with matplotlib{})\n",
+             printable(python.origin), how_it_ended(check), printable(python.path),
+             checkout ? ", or run scripts/setup" : "");
 }
 
 // The check before anything is written: the first candidate whose `python -m plots --check` says
@@ -107,8 +115,9 @@ std::optional<Python> choose_python(const PlotsHome& home) {
 }  // namespace
 
 namespace {
-// Ctrl-C reaches the whole foreground group: the plots package stops cleanly on its own (exit 130, its
-// partial charts removed) while this process waits for it instead of dying first, as system(3) does.
+// Ctrl-C reaches the whole foreground group: the plots package stops cleanly on its own (exit 130,
+// its partial charts removed) while this process waits for it instead of dying first, as system(3)
+// does.
 struct IgnoreInterrupt {
   struct sigaction previous {};
   IgnoreInterrupt() {
@@ -122,7 +131,8 @@ struct IgnoreInterrupt {
 };
 }  // namespace
 
-PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture, const std::string& module) {
+PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture,
+                    const std::string& module) {
   args.insert(args.begin(), {python.path, "-m", module});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -134,21 +144,25 @@ PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool ca
   if (capture) {
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
       posix_spawn_file_actions_destroy(&actions);
-      throw std::runtime_error(fmt::format("cannot make a pipe for the plots: {}", std::strerror(errno)));
+      throw std::runtime_error(
+          fmt::format("cannot make a pipe for the plots: {}", std::strerror(errno)));
     }
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1],
+                                     STDOUT_FILENO);  // dup2 clears close-on-exec
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
   }
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   sigset_t defaults;
   sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);  // an ignored signal stays ignored across exec: the child gets its default
+  sigaddset(&defaults,
+            SIGINT);  // an ignored signal stays ignored across exec: the child gets its default
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
   const IgnoreInterrupt ignore_interrupt;
   pid_t pid = 0;
-  const int err = posix_spawnp(&pid, python.path.c_str(), &actions, &attributes, argv.data(), environ);
+  const int err =
+      posix_spawnp(&pid, python.path.c_str(), &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   PlotsExit result;
@@ -160,18 +174,22 @@ PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool ca
         const ssize_t got = read(pipe_fds[0], buffer, sizeof buffer);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) break;
-        if (result.output.size() < (64u << 10)) result.output.append(buffer, static_cast<std::size_t>(got));
+        if (result.output.size() < (64u << 10))
+          result.output.append(buffer, static_cast<std::size_t>(got));
       }
     }
     close(pipe_fds[0]);
   }
   if (err != 0)
-    throw FileError(fmt::format("cannot run {} for the plots: {} (set OFFLOADBENCH_PYTHON to a Python with "
-                                "matplotlib)", python.origin, std::strerror(err)));
+    throw FileError(
+        fmt::format("cannot run {} for the plots: {} (set OFFLOADBENCH_PYTHON to a Python with "
+                    "matplotlib)",
+                    python.origin, std::strerror(err)));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
-      throw std::runtime_error(fmt::format("waiting for {}: {}", python.origin, std::strerror(errno)));
+      throw std::runtime_error(
+          fmt::format("waiting for {}: {}", python.origin, std::strerror(errno)));
   if (WIFEXITED(status)) {
     result.status = WEXITSTATUS(status);
   } else {
@@ -182,11 +200,13 @@ PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool ca
 }
 
 std::optional<Python> plots_python() {
-  const auto home = find_plots_home(program_dir(), OFFLOADBENCH_INSTALLED_ROOT, OFFLOADBENCH_SOURCE_DIR);
+  const auto home =
+      find_plots_home(program_dir(), OFFLOADBENCH_INSTALLED_ROOT, OFFLOADBENCH_SOURCE_DIR);
   if (!home)
-    throw FileError(fmt::format("cannot find the plots package: neither '{}' beside this program nor '{}' holds "
-                                "plots/ (reinstall offloadbench)", OFFLOADBENCH_INSTALLED_ROOT,
-                                OFFLOADBENCH_SOURCE_DIR));
+    throw FileError(fmt::format(
+        "cannot find the plots package: neither '{}' beside this program nor '{}' holds "
+        "plots/ (reinstall offloadbench)",
+        OFFLOADBENCH_INSTALLED_ROOT, OFFLOADBENCH_SOURCE_DIR));
   // Its package first on the module path; and not the current folder, whose own plots/ or
   // matplotlib.py would otherwise shadow them (PYTHONSAFEPATH, Python 3.11; older ones ignore it).
   std::string path = home->root.string();
@@ -200,16 +220,21 @@ std::optional<Python> plots_python() {
 
 int plots_exit(const Python& python, const PlotsExit& drawn) {
   if (!drawn.signaled && drawn.status <= 2) return drawn.status;
-  if (!drawn.signaled && drawn.status == 128 + SIGINT) return drawn.status;  // Ctrl-C: the package said so
-  if (drawn.signaled && (drawn.status == 128 + SIGINT || drawn.status == 128 + SIGTERM)) return drawn.status;
-  fmt::print(stderr, "offloadbench: the plots stopped: {} {}\n", printable(python.origin), how_it_ended(drawn));
+  if (!drawn.signaled && drawn.status == 128 + SIGINT)
+    return drawn.status;  // Ctrl-C: the package said so
+  if (drawn.signaled && (drawn.status == 128 + SIGINT || drawn.status == 128 + SIGTERM))
+    return drawn.status;
+  fmt::print(stderr, "offloadbench: the plots stopped: {} {}\n", printable(python.origin),
+             how_it_ended(drawn));
   return 1;
 }
 
 namespace {
 std::uintmax_t inode_of(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::uintmax_t>(st.st_ino) : 0;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)
+             ? static_cast<std::uintmax_t>(st.st_ino)
+             : 0;
 }
 }  // namespace
 
@@ -220,9 +245,11 @@ int plots_exit(const Python& python, const PlotsExit& drawn, const ExpectedOutpu
   if (status != 0) return status;
   const auto inode = inode_of(expected.path);
   if (inode != 0 && inode != expected.inode_before) return 0;
-  fmt::print(stderr, "offloadbench: the plots ended with status 0 but wrote no {} ({} as '{}' is not the plots "
-             "package's Python: set OFFLOADBENCH_PYTHON to a Python 3 with matplotlib)\n", printable(expected.path),
-             printable(python.origin), printable(python.path));
+  fmt::print(
+      stderr,
+      "offloadbench: the plots ended with status 0 but wrote no {} ({} as '{}' is not the plots "
+      "package's Python: set OFFLOADBENCH_PYTHON to a Python 3 with matplotlib)\n",
+      printable(expected.path), printable(python.origin), printable(python.path));
   return 1;
 }
 

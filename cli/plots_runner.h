@@ -1,8 +1,8 @@
-// Running the plots package (`python -m plots…`) for `plot` and `dashboard`: finding the package (the
-// installed copy beside the program, else the checkout's: plots_home.h) and a Python that can load
-// matplotlib ($OFFLOADBENCH_PYTHON, else the checkout's .venv, else python3), checked with
-// `python -m plots --check` before anything is written; when none can, one line says what to install
-// or which variable to fix, exit 2.
+// Running the plots package (`python -m plots…`) for `plot` and `dashboard`: finding the package
+// (the installed copy beside the program, else the checkout's: plots_home.h) and a Python that can
+// load matplotlib ($OFFLOADBENCH_PYTHON, else the checkout's .venv, else python3), checked with
+// `python -m plots --check` before anything is written; when none can, one line says what to
+// install or which variable to fix, exit 2.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -17,14 +17,14 @@ struct Python {
 };
 
 struct PlotsExit {
-  int status = 0;      // the exit status, or 128 + the signal that ended it
+  int status = 0;  // the exit status, or 128 + the signal that ended it
   bool signaled = false;
   std::string output;  // stdout and stderr together, when captured
 };
 
-// Runs `python -m MODULE ARGS…` (the plots package by default). With `capture`, its stdout and stderr
-// are collected (at most 64 KiB kept) instead of reaching the terminal. Throws FileError when it cannot
-// be started at all.
+// Runs `python -m MODULE ARGS…` (the plots package by default). With `capture`, its stdout and
+// stderr are collected (at most 64 KiB kept) instead of reaching the terminal. Throws FileError
+// when it cannot be started at all.
 PlotsExit run_plots(const Python& python, std::vector<std::string> args, bool capture,
                     const std::string& module = "plots");
 
@@ -35,8 +35,8 @@ std::optional<Python> plots_python();
 // 0, or 1 or 2 after the package's own one-line message; anything else gets a line of its own.
 int plots_exit(const Python& python, const PlotsExit& drawn);
 
-// What a run of the package must leave behind: `path` made anew (renamed into place, so a new inode).
-// An OFFLOADBENCH_PYTHON that says it drew but wrote nothing must not pass for a success.
+// What a run of the package must leave behind: `path` made anew (renamed into place, so a new
+// inode). An OFFLOADBENCH_PYTHON that says it drew but wrote nothing must not pass for a success.
 struct ExpectedOutput {
   explicit ExpectedOutput(std::string path);  // notes what is at `path` now
   std::string path;

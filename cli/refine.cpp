@@ -14,7 +14,8 @@
 
 namespace offloadbench::cli {
 
-nlohmann::json refine_crossovers(nlohmann::json doc, int rounds, const std::map<std::string, std::string>& refinable,
+nlohmann::json refine_crossovers(nlohmann::json doc, int rounds,
+                                 const std::map<std::string, std::string>& refinable,
                                  const MeasureRound& measure) {
   for (int round = 1; round <= rounds; ++round) {
     doc["analysis"] = analyze(doc, family_analyses());
@@ -22,8 +23,11 @@ nlohmann::json refine_crossovers(nlohmann::json doc, int rounds, const std::map<
     if (sizes.empty()) break;
     std::size_t cases = 0;
     for (const auto& [group, values] : sizes) cases += values.size();
-    fmt::print(stderr, "offloadbench: locating crossovers, round {} of at most {}: {} size(s) in {} group(s) inside "
-               "their brackets\n", round, rounds, cases, sizes.size());
+    fmt::print(stderr,
+               "offloadbench: locating crossovers, round {} of at most {}: {} size(s) in {} "
+               "group(s) inside "
+               "their brackets\n",
+               round, rounds, cases, sizes.size());
     const auto more = measure(sizes, round);
     if (!more || !more->contains("benchmarks") || !(*more)["benchmarks"].is_array()) break;
     for (auto row : (*more)["benchmarks"]) {
@@ -40,7 +44,8 @@ MeasureRound child_round(const RefinePlan& plan) {
     try {
       const ProcessFolder folder(plan.out);
       auto child = plan.child;
-      std::set<std::string> families;  // a group's family is its name's first part ("compute/add/fp32")
+      std::set<std::string>
+          families;  // a group's family is its name's first part ("compute/add/fp32")
       for (const auto& [group, values] : sizes) families.insert(group.substr(0, group.find('/')));
       child.suites = fmt::format("{}", fmt::join(families, ","));
       child.sizes.clear();
@@ -52,13 +57,17 @@ MeasureRound child_round(const RefinePlan& plan) {
       std::mt19937_64 rng(std::random_device{}());
       const auto end = start_child_run(own_executable(), child, log, 0, nullptr, rng);
       if ((end.status != 0 && end.status != 1) || !std::filesystem::exists(child.out)) {
-        fmt::print(stderr, "offloadbench: locating crossovers stopped (status {}: {}); the sizes measured so far stay\n",
+        fmt::print(stderr,
+                   "offloadbench: locating crossovers stopped (status {}: {}); the sizes measured "
+                   "so far stay\n",
                    end.status, last_log_line(log));
         return std::nullopt;
       }
       return load_results(child.out);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "offloadbench: locating crossovers stopped ({}); the sizes measured so far stay\n", e.what());
+      fmt::print(stderr,
+                 "offloadbench: locating crossovers stopped ({}); the sizes measured so far stay\n",
+                 e.what());
       return std::nullopt;
     }
   };

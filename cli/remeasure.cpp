@@ -28,13 +28,16 @@ std::vector<std::string> unsteady_case_names(const nlohmann::json& doc, std::siz
   const auto cvs = unsteady_cvs(doc);
   std::vector<std::pair<double, std::string>> ranked;
   for (const auto& [name, cv] : cvs) ranked.push_back({cv, name});
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < ranked.size() && i < max_cases; ++i) names.push_back(ranked[i].second);
+  for (std::size_t i = 0; i < ranked.size() && i < max_cases; ++i)
+    names.push_back(ranked[i].second);
   return names;
 }
 
-nlohmann::json with_remeasured(nlohmann::json doc, const nlohmann::json& again, const std::vector<std::string>& names) {
+nlohmann::json with_remeasured(nlohmann::json doc, const nlohmann::json& again,
+                               const std::vector<std::string>& names) {
   const std::set<std::string> wanted(names.begin(), names.end());
   std::map<std::string, std::vector<nlohmann::json>> fresh;
   for (const auto* row : iteration_row_pointers(again)) {
@@ -50,8 +53,9 @@ nlohmann::json with_remeasured(nlohmann::json doc, const nlohmann::json& again, 
     if ((type != "iteration" && type != "aggregate") || !fresh.count(name)) continue;
     row["run_type"] = "superseded";
     const auto cv = cvs.find(name);
-    row["superseded_because"] = fmt::format("unsteady (cv {:.2f}): measured again in a fresh process",
-                                            cv == cvs.end() ? 0.0 : cv->second);
+    row["superseded_because"] =
+        fmt::format("unsteady (cv {:.2f}): measured again in a fresh process",
+                    cv == cvs.end() ? 0.0 : cv->second);
   }
   for (auto& [name, rows] : fresh)
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -67,9 +71,11 @@ nlohmann::json remeasure_unsteady(const nlohmann::json& doc, const RemeasurePlan
   if (plan.repetitions <= 0) return doc;
   const auto names = unsteady_case_names(doc, plan.max_cases);
   if (names.empty()) return doc;
-  fmt::print(stderr, "offloadbench: {} case(s) spread by more than {:.0f}% over their repetitions: measuring them "
-             "again in a fresh process ({} repetitions)\n",
-             names.size(), 100 * invariant_limits::kUnsteadyCv, plan.repetitions);
+  fmt::print(
+      stderr,
+      "offloadbench: {} case(s) spread by more than {:.0f}% over their repetitions: measuring them "
+      "again in a fresh process ({} repetitions)\n",
+      names.size(), 100 * invariant_limits::kUnsteadyCv, plan.repetitions);
   try {
     const ProcessFolder folder(plan.out);
     auto child = plan.child;
@@ -81,13 +87,16 @@ nlohmann::json remeasure_unsteady(const nlohmann::json& doc, const RemeasurePlan
     std::mt19937_64 rng(std::random_device{}());
     const auto end = start_child_run(own_executable(), child, log, 0, nullptr, rng);
     if ((end.status != 0 && end.status != 1) || !std::filesystem::exists(child.out)) {
-      fmt::print(stderr, "offloadbench: measuring again failed (status {}: {}); the first measurement stays\n",
-                 end.status, last_log_line(log));
+      fmt::print(
+          stderr,
+          "offloadbench: measuring again failed (status {}: {}); the first measurement stays\n",
+          end.status, last_log_line(log));
       return doc;
     }
     return with_remeasured(doc, load_results(child.out), names);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "offloadbench: measuring again failed ({}); the first measurement stays\n", e.what());
+    fmt::print(stderr, "offloadbench: measuring again failed ({}); the first measurement stays\n",
+               e.what());
     return doc;
   }
 }

@@ -29,13 +29,15 @@ namespace fs = std::filesystem;
 
 std::vector<int> repetition_shares(int repetitions, int processes) {
   if (processes < 1 || processes > repetitions)
-    throw std::invalid_argument(fmt::format("{} processes cannot share {} repetitions", processes, repetitions));
+    throw std::invalid_argument(
+        fmt::format("{} processes cannot share {} repetitions", processes, repetitions));
   std::vector<int> shares(static_cast<std::size_t>(processes), repetitions / processes);
   for (int i = 0; i < repetitions % processes; ++i) ++shares[static_cast<std::size_t>(i)];
   return shares;
 }
 
-nlohmann::json merge_process_results(const std::vector<nlohmann::json>& documents, int planned, int repetitions,
+nlohmann::json merge_process_results(const std::vector<nlohmann::json>& documents, int planned,
+                                     int repetitions,
                                      const std::vector<std::string>& command_line) {
   if (documents.empty()) throw std::invalid_argument("no process wrote results");
   nlohmann::json merged = documents.front();
@@ -73,7 +75,8 @@ nlohmann::json merge_process_results(const std::vector<nlohmann::json>& document
 
 ProcessFolder::ProcessFolder(const std::string& out) {
   const fs::path target(out);
-  path_ = make_owned_folder(target.parent_path().string(), "." + target.filename().string() + ".processes");
+  path_ = make_owned_folder(target.parent_path().string(),
+                            "." + target.filename().string() + ".processes");
 }
 
 ProcessFolder::~ProcessFolder() {
@@ -84,7 +87,9 @@ ProcessFolder::~ProcessFolder() {
 std::string own_executable() {
   std::error_code error;
   const auto path = fs::read_symlink("/proc/self/exe", error);
-  if (error) throw std::runtime_error(fmt::format("cannot find this program's own path: {}", error.message()));
+  if (error)
+    throw std::runtime_error(
+        fmt::format("cannot find this program's own path: {}", error.message()));
   return path.string();
 }
 
@@ -109,15 +114,18 @@ int run_in_processes(const ProcessRunPlan& plan) {
       child.out = out;
       child.measure_only = true;
       // Later processes take the first one's iteration counts and set-up choices: without them each
-      // process would search and plan again, which costs more than its measuring (lab/records/regression.md).
-      if (i > 0 && !documents.empty()) child.calibrated_by = (folder.path() / "process001.json").string();
+      // process would search and plan again, which costs more than its measuring
+      // (lab/records/regression.md).
+      if (i > 0 && !documents.empty())
+        child.calibrated_by = (folder.path() / "process001.json").string();
       const auto end = start_child_run(program, child, log, 0, &stop, rng);
       const bool wrote = fs::exists(out);
       if (wrote) {
         try {
           documents.push_back(load_results(out));
         } catch (const std::exception& e) {
-          stopped_because = fmt::format("process {} wrote results that cannot be read: {}", i + 1, e.what());
+          stopped_because =
+              fmt::format("process {} wrote results that cannot be read: {}", i + 1, e.what());
           break;
         }
       }
@@ -127,36 +135,43 @@ int run_in_processes(const ProcessRunPlan& plan) {
         break;
       }
       const auto last = last_log_line(log);
-      if (end.status == 2 && documents.empty()) {  // bad input only a process could see: its one line is ours
-        fmt::print(stderr, "{}\n", last.empty() ? "offloadbench: the first process refused its input" : last);
+      if (end.status == 2 &&
+          documents.empty()) {  // bad input only a process could see: its one line is ours
+        fmt::print(stderr, "{}\n",
+                   last.empty() ? "offloadbench: the first process refused its input" : last);
         return 2;
       }
-      const auto log_said = last.empty() ? std::string() : fmt::format(" (its log ended: \"{}\")", last);
+      const auto log_said =
+          last.empty() ? std::string() : fmt::format(" (its log ended: \"{}\")", last);
       if (end.status != 0 && end.status != 1) {  // 1: rows failed validation; the file is whole
-        stopped_because =
-            fmt::format("process {} of {} exited with status {}{}", i + 1, shares.size(), end.status, log_said);
+        stopped_because = fmt::format("process {} of {} exited with status {}{}", i + 1,
+                                      shares.size(), end.status, log_said);
         break;
       }
       if (!wrote) {
-        stopped_because = fmt::format("process {} of {} wrote no results{}", i + 1, shares.size(), log_said);
+        stopped_because =
+            fmt::format("process {} of {} wrote no results{}", i + 1, shares.size(), log_said);
         break;
       }
       invalid_rows |= end.status == 1;
-      fmt::print(stderr, "offloadbench: process {} of {} done in {:.0f} s ({} repetition(s) of each benchmark)\n",
-                 i + 1, shares.size(), end.seconds, shares[i]);
+      fmt::print(
+          stderr,
+          "offloadbench: process {} of {} done in {:.0f} s ({} repetition(s) of each benchmark)\n",
+          i + 1, shares.size(), end.seconds, shares[i]);
       if (i + 1 < shares.size())  // what finished is on disk before the next process starts
-        write_json_atomically(plan.out, merge_process_results(documents, plan.processes, plan.repetitions,
-                                                              plan.command_line));
+        write_json_atomically(plan.out, merge_process_results(documents, plan.processes,
+                                                              plan.repetitions, plan.command_line));
     }
     stop_signal = stop_signal ? stop_signal : stop.signal();
     if (stop_signal) stopped_because = "interrupted";
   }
   if (documents.empty()) {
-    fmt::print(stderr, "offloadbench: {}; no results written\n", stopped_because.empty() ? "no process wrote results"
-                                                                                      : stopped_because);
+    fmt::print(stderr, "offloadbench: {}; no results written\n",
+               stopped_because.empty() ? "no process wrote results" : stopped_because);
     return stop_signal ? 128 + stop_signal : 1;
   }
-  auto merged = merge_process_results(documents, plan.processes, plan.repetitions, plan.command_line);
+  auto merged =
+      merge_process_results(documents, plan.processes, plan.repetitions, plan.command_line);
   if (!stopped_because.empty()) {
     merged["context"]["offloadbench"]["incomplete"] = true;
     merged["context"]["offloadbench"]["stopped_because"] = stopped_because;
@@ -176,7 +191,8 @@ int run_in_processes(const ProcessRunPlan& plan) {
   try {
     merged["analysis"] = analyze(merged, family_analyses());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "offloadbench: analysis failed ({}); try 'offloadbench analyze {}'\n", e.what(), plan.out);
+    fmt::print(stderr, "offloadbench: analysis failed ({}); try 'offloadbench analyze {}'\n",
+               e.what(), plan.out);
   }
   write_json_atomically(plan.out, merged);
   lock.release();
@@ -187,7 +203,8 @@ int run_in_processes(const ProcessRunPlan& plan) {
   print_summary(stdout, merged, family_analyses(), {false, &default_reference_runs(), plan.out});
   fmt::print("results: {}\n", plan.out);
   if (invalid_rows) {
-    fmt::print(stderr, "offloadbench: benchmark row(s) failed validation (see 'validated' in {})\n", plan.out);
+    fmt::print(stderr, "offloadbench: benchmark row(s) failed validation (see 'validated' in {})\n",
+               plan.out);
     return 1;
   }
   return 0;

@@ -29,14 +29,16 @@ const nlohmann::json* calibration_row_of(const CaseSpec& spec) {
 // The case whose function Google Benchmark is running (it runs one at a time, on this thread).
 thread_local const std::string* running_case = nullptr;
 
-void mark_row(benchmark::State& state, RowMarkKind kind, const char* prefix, const std::string& reason) {
+void mark_row(benchmark::State& state, RowMarkKind kind, const char* prefix,
+              const std::string& reason) {
   const std::string text = prefix + reason;
   if (running_case) registry().marks[{*running_case, text}] = RowMark{kind, reason};
   state.SkipWithError(text.c_str());
 }
 }  // namespace
 
-CaseSpec measured_case(std::string name, std::string family, nlohmann::json fields, Clock clock, CaseSetup setup) {
+CaseSpec measured_case(std::string name, std::string family, nlohmann::json fields, Clock clock,
+                       CaseSetup setup) {
   const bool manual_time = clock != Clock::host_wall;
   CaseSpec spec{name, std::move(family), std::move(fields), clock, {}};
   spec.run = [name, setup = std::move(setup), manual_time](benchmark::State& state) {
@@ -47,7 +49,8 @@ CaseSpec measured_case(std::string name, std::string family, nlohmann::json fiel
 
 void register_case(CaseSpec spec) {
   auto& r = registry();
-  if (r.by_name.count(spec.name)) throw std::logic_error("benchmark case registered twice: " + spec.name);
+  if (r.by_name.count(spec.name))
+    throw std::logic_error("benchmark case registered twice: " + spec.name);
   spec.fields["family"] = spec.family;
   // A CUDA error or failed allocation inside a case skips that case with the error's text; the run
   // goes on. (Google Benchmark accepts an early return once an error is set, even mid-loop.)
@@ -63,17 +66,23 @@ void register_case(CaseSpec spec) {
   };
   auto* bench = benchmark::RegisterBenchmark(spec.name.c_str(), guarded);
   bench->Unit(benchmark::kMicrosecond);
-  if (spec.clock != Clock::host_wall) bench->UseManualTime();
-  else bench->UseRealTime();
+  if (spec.clock != Clock::host_wall)
+    bench->UseManualTime();
+  else
+    bench->UseRealTime();
   const auto* earlier = calibration_row_of(spec);
   const auto iterations = earlier ? earlier->value("iterations", std::int64_t{0}) : 0;
-  if (iterations > 0) bench->Iterations(iterations);  // Google Benchmark allows one of the two
-  else if (spec.min_time_s > 0) bench->MinTime(spec.min_time_s);
+  if (iterations > 0)
+    bench->Iterations(iterations);  // Google Benchmark allows one of the two
+  else if (spec.min_time_s > 0)
+    bench->MinTime(spec.min_time_s);
   r.by_name[spec.name] = r.cases.size();
   r.cases.push_back(std::move(spec));
 }
 
-void set_calibration_rows(std::map<std::string, nlohmann::json> rows) { calibration() = std::move(rows); }
+void set_calibration_rows(std::map<std::string, nlohmann::json> rows) {
+  calibration() = std::move(rows);
+}
 
 const nlohmann::json* calibration_row(const std::string& case_name) {
   const auto& r = registry();

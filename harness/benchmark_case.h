@@ -24,9 +24,10 @@ enum class Clock {
 };
 
 struct CaseSpec {
-  std::string name;       // "transfer/h2d/pinned/16MiB"; unique
-  std::string family;     // the suite name
-  nlohmann::json fields;  // every parameter: {"direction": "h2d", "bytes": 16777216, "device": 0, ...}
+  std::string name;    // "transfer/h2d/pinned/16MiB"; unique
+  std::string family;  // the suite name
+  nlohmann::json
+      fields;  // every parameter: {"direction": "h2d", "bytes": 16777216, "device": 0, ...}
   Clock clock = Clock::host_wall;
   std::function<void(benchmark::State&)> run;  // set by measured_case(); raw only in tests
   // > 0: this case's own minimum (measured) time per repetition, in place of --benchmark_min_time.
@@ -35,7 +36,8 @@ struct CaseSpec {
 };
 
 // A case timed by the measurement layer (harness/measure.h): `setup` runs once per case.
-CaseSpec measured_case(std::string name, std::string family, nlohmann::json fields, Clock clock, CaseSetup setup);
+CaseSpec measured_case(std::string name, std::string family, nlohmann::json fields, Clock clock,
+                       CaseSetup setup);
 
 // Registers with Google Benchmark. An exception escaping `run` (a CudaError, std::bad_alloc) is
 // caught and recorded as a skip with its text, so one failing case never ends the run.
@@ -44,7 +46,8 @@ void register_case(CaseSpec spec);
 // The fields a case was registered with (family included); null when the name is unknown.
 nlohmann::json case_fields(const std::string& name);
 
-// The name Google Benchmark gives the case's rows: its own, decorated with its clock ("…/real_time").
+// The name Google Benchmark gives the case's rows: its own, decorated with its clock
+// ("…/real_time").
 std::string reported_name(const CaseSpec& spec);
 
 // Every case registered so far, in registration order.
@@ -54,14 +57,16 @@ const std::vector<CaseSpec>& registered_cases();
 void clear_registered_cases();
 
 // ---- what the first process of a run learned (run --processes) ----
-// Its iteration rows by case name. Cases registered afterwards run that row's iteration count (Google
-// Benchmark's search for one is skipped: in a one-process run every repetition after the first reuses
-// the count the first found, and this does the same across processes), and the measurement layer
-// reuses the row's calls per batch. Families may read a row for what a case chose by timing at set-up.
+// Its iteration rows by case name. Cases registered afterwards run that row's iteration count
+// (Google Benchmark's search for one is skipped: in a one-process run every repetition after the
+// first reuses the count the first found, and this does the same across processes), and the
+// measurement layer reuses the row's calls per batch. Families may read a row for what a case chose
+// by timing at set-up.
 void set_calibration_rows(std::map<std::string, nlohmann::json> rows);
 const nlohmann::json* calibration_row(const std::string& case_name);  // null: none
-// Whether a case checks every output element: true unless this is such a later process, which runs the
-// code the first one checked, on the same inputs, and may check a sample spread over the output.
+// Whether a case checks every output element: true unless this is such a later process, which runs
+// the code the first one checked, on the same inputs, and may check a sample spread over the
+// output.
 bool check_outputs_in_full();
 
 // ---- inside a case ----
@@ -71,7 +76,8 @@ void skip_case(benchmark::State& state, const std::string& reason);
 void invalidate_case(benchmark::State& state, const std::string& what_was_wrong);
 
 // How a row was marked by skip_case or invalidate_case. Google Benchmark carries only the error
-// text of a stopped run; the reporter looks the mark up by case and text (it never parses the text).
+// text of a stopped run; the reporter looks the mark up by case and text (it never parses the
+// text).
 enum class RowMarkKind { skipped, invalid };
 struct RowMark {
   RowMarkKind kind;
@@ -80,7 +86,8 @@ struct RowMark {
 // The mark recorded for `case_name` with Google Benchmark error text `error_message`, if any.
 std::optional<RowMark> row_mark(const std::string& case_name, const std::string& error_message);
 
-// Used by the measurement layer (harness/measure.h). The output check passed (call once, outside the timed region).
+// Used by the measurement layer (harness/measure.h). The output check passed (call once, outside
+// the timed region).
 void mark_validated(benchmark::State& state);
 // A physical limit this case's bytes_per_second must not exceed (PCIe link, DRAM peak). A row above
 // it is kept but marked invalid with above_ceiling: that is how a missing synchronize shows itself.

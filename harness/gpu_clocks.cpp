@@ -7,14 +7,16 @@
 
 namespace offloadbench {
 
-bool clocks_locked(const SmClockReading& r) { return (r.reasons & kClockReasonApplicationsSetting) != 0; }
+bool clocks_locked(const SmClockReading& r) {
+  return (r.reasons & kClockReasonApplicationsSetting) != 0;
+}
 
 bool read_idle(const SmClockReading& r) { return (r.reasons & kClockReasonGpuIdle) != 0; }
 
 bool is_throttled(const SmClockReading& r, double threshold) {
   if (read_idle(r)) return false;
-  const unsigned long long slowdowns =
-      kClockReasonHwSlowdown | kClockReasonSwThermal | kClockReasonHwThermal | kClockReasonHwPowerBrake;
+  const unsigned long long slowdowns = kClockReasonHwSlowdown | kClockReasonSwThermal |
+                                       kClockReasonHwThermal | kClockReasonHwPowerBrake;
   if (r.reasons & slowdowns) return true;
   return !clocks_locked(r) && r.max_sm_mhz > 0 && r.sm_mhz < threshold * r.max_sm_mhz;
 }
@@ -24,11 +26,14 @@ void annotate_clock(nlohmann::json& row, const std::optional<SmClockReading>& re
   row["sm_clock_mhz"] = reading->sm_mhz;
   row["clock_throttled"] = is_throttled(*reading);
   row["clocks_locked"] = clocks_locked(*reading);
-  if (row["clock_throttled"] == true) {  // why, for the verdicts (verdicts.h): the maximum and NVML's reasons
+  if (row["clock_throttled"] ==
+      true) {  // why, for the verdicts (verdicts.h): the maximum and NVML's reasons
     row["sm_clock_max_mhz"] = reading->max_sm_mhz;
     nlohmann::json reasons = nlohmann::json::array();
-    for (const auto& [bit, name] : {std::pair{kClockReasonSwPowerCap, "power cap"}, {kClockReasonHwSlowdown, "hw slowdown"},
-                                    {kClockReasonSwThermal, "sw thermal"}, {kClockReasonHwThermal, "hw thermal"},
+    for (const auto& [bit, name] : {std::pair{kClockReasonSwPowerCap, "power cap"},
+                                    {kClockReasonHwSlowdown, "hw slowdown"},
+                                    {kClockReasonSwThermal, "sw thermal"},
+                                    {kClockReasonHwThermal, "hw thermal"},
                                     {kClockReasonHwPowerBrake, "power brake"}})
       if (reading->reasons & bit) reasons.push_back(name);
     row["clock_reasons"] = reasons;
@@ -38,8 +43,10 @@ void annotate_clock(nlohmann::json& row, const std::optional<SmClockReading>& re
 
 std::optional<SmClockReading> summarize_readings(std::vector<SmClockReading> readings) {
   if (readings.empty()) return std::nullopt;
-  std::sort(readings.begin(), readings.end(), [](const auto& a, const auto& b) { return a.sm_mhz < b.sm_mhz; });
-  SmClockReading summary = readings[(readings.size() - 1) / 2];  // the lower median: an actual reading
+  std::sort(readings.begin(), readings.end(),
+            [](const auto& a, const auto& b) { return a.sm_mhz < b.sm_mhz; });
+  SmClockReading summary =
+      readings[(readings.size() - 1) / 2];  // the lower median: an actual reading
   for (const auto& r : readings) {
     summary.max_sm_mhz = std::max(summary.max_sm_mhz, r.max_sm_mhz);
     summary.reasons |= r.reasons;
@@ -48,8 +55,11 @@ std::optional<SmClockReading> summarize_readings(std::vector<SmClockReading> rea
   return summary;
 }
 
-ClockSampler::ClockSampler(SmClockReader reader, std::vector<int> devices, std::chrono::milliseconds period)
-    : reader_(std::move(reader)), devices_(std::move(devices)), period_(period),
+ClockSampler::ClockSampler(SmClockReader reader, std::vector<int> devices,
+                           std::chrono::milliseconds period)
+    : reader_(std::move(reader)),
+      devices_(std::move(devices)),
+      period_(period),
       thread_([this] { sample_until_stopped(); }) {}
 
 ClockSampler::~ClockSampler() {

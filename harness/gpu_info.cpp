@@ -12,12 +12,13 @@
 
 namespace offloadbench {
 
-
 double PcieLink::theoretical_bytes_per_second() const {
   return pcie_link_bytes_per_second(current_generation, current_width);
 }
 
-int PcieLink::ceiling_generation() const { return std::max({max_generation, current_generation, gpu_max_generation}); }
+int PcieLink::ceiling_generation() const {
+  return std::max({max_generation, current_generation, gpu_max_generation});
+}
 int PcieLink::ceiling_width() const { return std::max({max_width, current_width, gpu_max_width}); }
 
 double PcieLink::ceiling_bytes_per_second() const {
@@ -64,8 +65,13 @@ double link_ceiling_under_load(const PcieLink& first, const PcieLink& now) {
 PcieLink read_pcie_link(const std::string& pci_bus_id) {
   PcieLink nvml;
   if (auto link = Nvml::instance().pcie_link(pci_bus_id)) {
-    nvml = {link->current_generation, link->max_generation, link->current_width, link->max_width, "nvml",
-            link->gpu_max_generation, 0};
+    nvml = {link->current_generation,
+            link->max_generation,
+            link->current_width,
+            link->max_width,
+            "nvml",
+            link->gpu_max_generation,
+            0};
   }
   return merge_link_readings(nvml, read_sysfs_link(pci_bus_id));
 }
@@ -79,11 +85,14 @@ std::string link_warning(const GpuInfo& gpu) {
   const auto& l = gpu.link;
   if (!l.degraded()) return "";
   return fmt::format(
-      "GPU {} link runs at PCIe Gen{} x{}, below its maximum Gen{} x{}: host<->device copies are capped at "
-      "{:.1f} GB/s instead of {:.1f} GB/s (check the slot, riser and BIOS; an idle GPU may also downclock "
+      "GPU {} link runs at PCIe Gen{} x{}, below its maximum Gen{} x{}: host<->device copies are "
+      "capped at "
+      "{:.1f} GB/s instead of {:.1f} GB/s (check the slot, riser and BIOS; an idle GPU may also "
+      "downclock "
       "its link until it is busy)",
       gpu.index, l.current_generation, l.current_width, l.max_generation, l.max_width,
-      l.theoretical_bytes_per_second() / 1e9, pcie_link_bytes_per_second(l.max_generation, l.max_width) / 1e9);
+      l.theoretical_bytes_per_second() / 1e9,
+      pcie_link_bytes_per_second(l.max_generation, l.max_width) / 1e9);
 }
 
 std::string cuda_version_string(int encoded) {
@@ -93,8 +102,10 @@ std::string cuda_version_string(int encoded) {
 
 nlohmann::json to_json(const GpuInfo& gpu) {
   const auto& l = gpu.link;
-  nlohmann::json link = {{"current_generation", l.current_generation}, {"max_generation", l.max_generation},
-                         {"current_width", l.current_width},           {"max_width", l.max_width},
+  nlohmann::json link = {{"current_generation", l.current_generation},
+                         {"max_generation", l.max_generation},
+                         {"current_width", l.current_width},
+                         {"max_width", l.max_width},
                          {"gpu_max_generation", l.gpu_max_generation},
                          {"gpu_max_width", l.gpu_max_width},
                          {"source", l.source},
@@ -117,9 +128,12 @@ nlohmann::json to_json(const GpuInfo& gpu) {
           {"numa_node", gpu.numa_node},
           {"local_cpus", gpu.local_cpus},
           {"pcie_link", link},
-          {"persistence_mode", gpu.persistence_mode < 0 ? "unknown" : gpu.persistence_mode ? "on" : "off"},
-          {"other_compute_processes",
-           gpu.other_compute_processes < 0 ? nlohmann::json(nullptr) : nlohmann::json(gpu.other_compute_processes)}};
+          {"persistence_mode", gpu.persistence_mode < 0 ? "unknown"
+                               : gpu.persistence_mode   ? "on"
+                                                        : "off"},
+          {"other_compute_processes", gpu.other_compute_processes < 0
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(gpu.other_compute_processes)}};
 }
 
 nlohmann::json to_json(const GpuInventory& inv) {
@@ -144,18 +158,23 @@ std::string gpu_unavailable_reason(int index) {
 
 std::string broken_context_reason(int first, int second, const std::string& error_text) {
   if (first == 0 || second == 0) return "";
-  return fmt::format("an earlier GPU case broke this process's CUDA context ({}); every later GPU case is "
-                     "skipped: run the failing case alone (--benchmark_filter) to see which",
-                     error_text);
+  return fmt::format(
+      "an earlier GPU case broke this process's CUDA context ({}); every later GPU case is "
+      "skipped: run the failing case alone (--benchmark_filter) to see which",
+      error_text);
 }
 
-std::string device_count_failure_reason(int status, int driver_version, const std::string& error_text) {
-  constexpr int kInsufficientDriver = 35, kNoDevice = 100;  // cudaErrorInsufficientDriver, cudaErrorNoDevice
+std::string device_count_failure_reason(int status, int driver_version,
+                                        const std::string& error_text) {
+  constexpr int kInsufficientDriver = 35,
+                kNoDevice = 100;  // cudaErrorInsufficientDriver, cudaErrorNoDevice
   if (driver_version == 0) return "no usable GPU: no NVIDIA driver installed";
   if (status == kNoDevice) return "no usable GPU: the NVIDIA driver sees no device";
   if (status == kInsufficientDriver)
-    return fmt::format("no usable GPU: the NVIDIA driver (CUDA {}.{}) is older than this build's CUDA runtime needs",
-                       driver_version / 1000, driver_version % 1000 / 10);
+    return fmt::format(
+        "no usable GPU: the NVIDIA driver (CUDA {}.{}) is older than this build's CUDA runtime "
+        "needs",
+        driver_version / 1000, driver_version % 1000 / 10);
   return "no usable GPU: cudaGetDeviceCount failed with " + error_text;
 }
 

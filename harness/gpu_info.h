@@ -12,7 +12,8 @@ namespace offloadbench {
 
 struct PcieLink {
   int current_generation = 0;  // 0 = unknown
-  int max_generation = 0;      // NVML: "possible with this device and system" (a VM's root port can cap it)
+  int max_generation =
+      0;  // NVML: "possible with this device and system" (a VM's root port can cap it)
   int current_width = 0;
   int max_width = 0;
   std::string source;  // "nvml", "sysfs", "nvml+sysfs" or "" when unknown
@@ -51,14 +52,15 @@ struct GpuInfo {
   int numa_node = -1;
   std::vector<int> local_cpus;  // sysfs local_cpulist: the CPUs nearest the GPU; empty when unknown
   PcieLink link;
-  int persistence_mode = -1;         // 1 on, 0 off, -1 unknown (no NVML)
-  int other_compute_processes = -1;  // other processes with a context on it when queried; -1 unknown
+  int persistence_mode = -1;  // 1 on, 0 off, -1 unknown (no NVML)
+  int other_compute_processes =
+      -1;  // other processes with a context on it when queried; -1 unknown
 };
 
 struct GpuInventory {
   bool built_with_cuda = false;
-  int runtime_version = 0;  // 13000 = 13.0
-  int driver_version = 0;   // highest CUDA version the driver supports, same encoding
+  int runtime_version = 0;     // 13000 = 13.0
+  int driver_version = 0;      // highest CUDA version the driver supports, same encoding
   std::string driver_release;  // NVML's driver version ("570.86.15"), "" when NVML is absent
   std::string nvml_status;     // "available" or why not
   std::vector<GpuInfo> gpus;
@@ -85,7 +87,8 @@ std::string broken_context_reason(int first, int second, const std::string& erro
 // Why cudaGetDeviceCount gave no GPU, in the user's terms: `status` is what it returned,
 // `driver_version` what cudaDriverGetVersion said (0: no driver library at all), `error_text` the
 // CUDA error's text. No driver installed is said as such, not as an "insufficient" driver.
-std::string device_count_failure_reason(int status, int driver_version, const std::string& error_text);
+std::string device_count_failure_reason(int status, int driver_version,
+                                        const std::string& error_text);
 
 // A plain sentence when a GPU's link runs below its maximum, else "".
 std::string link_warning(const GpuInfo& gpu);
@@ -108,7 +111,9 @@ PcieLink merge_link_readings(const PcieLink& nvml, const PcieLink& sysfs);
 double link_ceiling_under_load(const PcieLink& first, const PcieLink& now);
 
 // PCIe link from /sys/bus/pci/devices/<bus id>/{current,max}_link_{speed,width}; empty when absent.
-PcieLink read_sysfs_link(const std::string& pci_bus_id, const std::string& sysfs_root = "/sys/bus/pci/devices");
-int read_sysfs_numa_node(const std::string& pci_bus_id, const std::string& sysfs_root = "/sys/bus/pci/devices");
+PcieLink read_sysfs_link(const std::string& pci_bus_id,
+                         const std::string& sysfs_root = "/sys/bus/pci/devices");
+int read_sysfs_numa_node(const std::string& pci_bus_id,
+                         const std::string& sysfs_root = "/sys/bus/pci/devices");
 
 }  // namespace offloadbench

@@ -11,7 +11,8 @@ namespace offloadbench {
 
 namespace {
 std::string cuda_error_text(cudaError_t rc) {
-  return fmt::format("{} ({}): {}", cudaGetErrorName(rc), static_cast<int>(rc), cudaGetErrorString(rc));
+  return fmt::format("{} ({}): {}", cudaGetErrorName(rc), static_cast<int>(rc),
+                     cudaGetErrorString(rc));
 }
 
 GpuInfo query_one(int index) {
@@ -39,8 +40,10 @@ GpuInfo query_one(int index) {
   g.numa_node = read_sysfs_numa_node(g.pci_bus_id);
   g.local_cpus = read_sysfs_local_cpus(g.pci_bus_id);
   g.link = read_pcie_link(g.pci_bus_id);
-  if (const auto on = Nvml::instance().persistence_mode(g.pci_bus_id)) g.persistence_mode = *on ? 1 : 0;
-  if (const auto others = Nvml::instance().other_compute_processes(g.pci_bus_id)) g.other_compute_processes = *others;
+  if (const auto on = Nvml::instance().persistence_mode(g.pci_bus_id))
+    g.persistence_mode = *on ? 1 : 0;
+  if (const auto others = Nvml::instance().other_compute_processes(g.pci_bus_id))
+    g.other_compute_processes = *others;
   return g;
 }
 }  // namespace
@@ -52,7 +55,8 @@ std::string gpu_context_error() {
   if (first == cudaSuccess) return "";
   cudaGetLastError();  // a non-sticky error is cleared by this, a sticky one is not
   const cudaError_t second = cudaDeviceSynchronize();
-  broken = broken_context_reason(static_cast<int>(first), static_cast<int>(second), cuda_error_text(second));
+  broken = broken_context_reason(static_cast<int>(first), static_cast<int>(second),
+                                 cuda_error_text(second));
   return broken;
 }
 
@@ -69,7 +73,8 @@ const GpuInventory& gpu_inventory() {
     const cudaError_t rc = cudaGetDeviceCount(&count);
     // No driver (cudaErrorInsufficientDriver) is the same situation as no device for us.
     if (rc != cudaSuccess) {
-      inv.unavailable_reason = device_count_failure_reason(rc, inv.driver_version, cuda_error_text(rc));
+      inv.unavailable_reason =
+          device_count_failure_reason(rc, inv.driver_version, cuda_error_text(rc));
       cudaGetLastError();  // clear the sticky-free error so later calls start clean
       return inv;
     }

@@ -31,8 +31,8 @@ std::vector<SlowdownRule> parse_injected_slowdown(const std::string& text) {
     if (!number.empty() && number.back() == '%') number.pop_back();
     char* parsed_end = nullptr;
     const double percent = number.empty() ? NAN : std::strtod(number.c_str(), &parsed_end);
-    if (equals == std::string::npos || equals == 0 || parsed_end != number.c_str() + number.size() ||
-        !(percent >= 0 && percent <= 1000))
+    if (equals == std::string::npos || equals == 0 ||
+        parsed_end != number.c_str() + number.size() || !(percent >= 0 && percent <= 1000))
       throw std::invalid_argument(
           fmt::format("has an entry '{}' that is not <substring>=<percent> (0 to 1000)", entry));
     rules.push_back({entry.substr(0, equals), percent / 100});
@@ -51,7 +51,9 @@ void set_injected_slowdown(std::vector<SlowdownRule> rules) { rules_in_use() = s
 
 const std::vector<SlowdownRule>& injected_slowdown() { return rules_in_use(); }
 
-double injected_slowdown_fraction(const std::string& case_name) { return slowdown_for(rules_in_use(), case_name); }
+double injected_slowdown_fraction(const std::string& case_name) {
+  return slowdown_for(rules_in_use(), case_name);
+}
 
 double DeviceSlowdownInjector::delay_for(int calls) const {
   if (!(last_per_call_ > 0) || calls <= 0) return 0;
@@ -67,7 +69,8 @@ void DeviceSlowdownInjector::measured(int calls, double device_seconds, double d
 }
 
 DeviceSlowdownInjector& device_slowdown_injector(const std::string& case_name, double fraction) {
-  static std::map<std::string, DeviceSlowdownInjector> injectors;  // one per slowed case, a few at most
+  static std::map<std::string, DeviceSlowdownInjector>
+      injectors;  // one per slowed case, a few at most
   auto [it, made] = injectors.try_emplace(case_name, fraction);
   if (!made && it->second.fraction() != fraction) it->second = DeviceSlowdownInjector(fraction);
   return it->second;
@@ -76,8 +79,7 @@ DeviceSlowdownInjector& device_slowdown_injector(const std::string& case_name, d
 void spin_for_seconds(double seconds) {
   if (!(seconds > 0)) return;
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-  }
+  while (std::chrono::steady_clock::now() < until) {}
 }
 
 }  // namespace offloadbench

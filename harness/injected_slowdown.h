@@ -1,8 +1,9 @@
 // A calibrated slowdown for the regression self-test (lab/tools/regression-selftest): with
-// OFFLOADBENCH_INJECT_SLOWDOWN="<substring>=<percent>[,…]", a case whose name contains <substring> gets
-// slower by <percent> of its own time, inside the timed region: a host-clocked case busy-waits after
-// every call; a device-timed case gets a delay kernel on its stream in every batch (DeviceSlowdownInjector).
-// The measured code path gets slower for real; no number is ever edited. Unset, it costs one branch.
+// OFFLOADBENCH_INJECT_SLOWDOWN="<substring>=<percent>[,…]", a case whose name contains <substring>
+// gets slower by <percent> of its own time, inside the timed region: a host-clocked case busy-waits
+// after every call; a device-timed case gets a delay kernel on its stream in every batch
+// (DeviceSlowdownInjector). The measured code path gets slower for real; no number is ever edited.
+// Unset, it costs one branch.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -36,7 +37,8 @@ double injected_slowdown_fraction(const std::string& case_name);
 void spin_for_seconds(double seconds);
 
 // The cheapest steady tick counter: the invariant TSC on x86 (~10 ns to read; steady_clock::now()
-// costs ~250 ns on a VM, which for a 1 µs call would inject far more than asked), else steady_clock.
+// costs ~250 ns on a VM, which for a 1 µs call would inject far more than asked), else
+// steady_clock.
 #if defined(__x86_64__) || defined(__i386__)
 inline std::uint64_t spin_ticks() { return __rdtsc(); }
 #else
@@ -47,7 +49,8 @@ inline std::uint64_t spin_ticks() {
 
 // The slowdown of one case, made before its timed loop. It keeps the shortest call seen so far: a
 // call that took much longer was preempted (waiting, not working), and spinning for a fraction of
-// the wait would turn waiting into work — on a loaded machine that injects several times what was asked.
+// the wait would turn waiting into work — on a loaded machine that injects several times what was
+// asked.
 class SlowdownInjector {
  public:
   explicit SlowdownInjector(double fraction) : fraction_(fraction) {}
@@ -66,7 +69,8 @@ class SlowdownInjector {
 };
 
 // One timed call: construct at the start of the body; the destructor spins for the injector's share
-// of the call (two tick reads per call and one per spin step; nothing at all when the fraction is 0).
+// of the call (two tick reads per call and one per spin step; nothing at all when the fraction is
+// 0).
 class InjectedSlowdown {
  public:
   explicit InjectedSlowdown(SlowdownInjector& injector)
@@ -75,8 +79,7 @@ class InjectedSlowdown {
     if (!(injector_.fraction() > 0)) return;
     const std::uint64_t now = spin_ticks();
     const std::uint64_t until = now + injector_.spin_after(now - start_);
-    while (spin_ticks() < until) {
-    }
+    while (spin_ticks() < until) {}
   }
   InjectedSlowdown(const InjectedSlowdown&) = delete;
   InjectedSlowdown& operator=(const InjectedSlowdown&) = delete;
@@ -88,11 +91,11 @@ class InjectedSlowdown {
 
 // The device side. A device batch is timed by events on its stream, and the copy gate holds that
 // stream while the host enqueues, so a host spin would fall outside the timed span: the delay is a
-// kernel that waits (__nanosleep) on the batch's stream after its calls and side streams, before the
-// end event (DeviceTimer::delay_batch, harness/cuda/injected_delay.cu). Its length must be a share of
-// the batch's own device time, known only once the batch is done, so it comes from the batches
-// before: their device time less the delay they were given, per call, capped at twice the shortest
-// as on the host (a batch that waited on a preempted host's enqueue is not work to scale).
+// kernel that waits (__nanosleep) on the batch's stream after its calls and side streams, before
+// the end event (DeviceTimer::delay_batch, harness/cuda/injected_delay.cu). Its length must be a
+// share of the batch's own device time, known only once the batch is done, so it comes from the
+// batches before: their device time less the delay they were given, per call, capped at twice the
+// shortest as on the host (a batch that waited on a preempted host's enqueue is not work to scale).
 class DeviceSlowdownInjector {
  public:
   explicit DeviceSlowdownInjector(double fraction) : fraction_(fraction) {}
@@ -100,14 +103,14 @@ class DeviceSlowdownInjector {
   // Seconds of delay for a batch of `calls` calls; 0 until a batch has been measured.
   double delay_for(int calls) const;
   bool calibrated() const { return last_per_call_ > 0; }
-  // A batch of `calls` calls took `device_seconds` by the device timer, `delay_seconds` of them asked
-  // of the delay kernel.
+  // A batch of `calls` calls took `device_seconds` by the device timer, `delay_seconds` of them
+  // asked of the delay kernel.
   void measured(int calls, double device_seconds, double delay_seconds);
 
  private:
   double fraction_;
-  double last_per_call_ = 0;       // own device seconds per call of the last batch
-  double shortest_per_call_ = 0;   // of all batches so far (0: none yet)
+  double last_per_call_ = 0;      // own device seconds per call of the last batch
+  double shortest_per_call_ = 0;  // of all batches so far (0: none yet)
 };
 
 // The device injector of `case_name` for the rest of the process, made on first use (and again if

@@ -23,7 +23,8 @@ namespace {
 class SteadyWallClock : public WallClock {
  public:
   double now_seconds() override {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 };
 
@@ -32,7 +33,7 @@ class SteadyWallClock : public WallClock {
 struct SetUpCase {
   std::string name;
   MeasuredCase measured;
-  std::string invalid_reason;  // verify's finding, the same for every call
+  std::string invalid_reason;             // verify's finding, the same for every call
   bool checked_by_first_process = false;  // verify was left to the run's first process
 };
 
@@ -68,7 +69,8 @@ void warm_up(Measurement& m) {
   m.calls_per_batch = 1;
   if (!m.device && call_seconds < kMinHostBatchSeconds)
     m.calls_per_batch = call_seconds > 0
-                            ? static_cast<int>(std::min<double>(std::ceil(kMinHostBatchSeconds / call_seconds), kMaxHostBatch))
+                            ? static_cast<int>(std::min<double>(
+                                  std::ceil(kMinHostBatchSeconds / call_seconds), kMaxHostBatch))
                             : kMaxHostBatch;
 }
 
@@ -82,10 +84,11 @@ std::map<std::string, int>& chosen_batches() {
 }
 
 // A later process of a run (the first process's row of the case is at hand) does not check again a
-// host case whose verify only checks, whose output the first process found right, and whose call took
-// 10 ms or more there: it runs the code the first process checked on the same inputs. Nor does it warm
-// such a case up: its arrays are touched at set-up and the thread pool is running, so what a warm-up
-// removes (µs) is far below the call's noise. That one untimed run cost as much as the case's measuring.
+// host case whose verify only checks, whose output the first process found right, and whose call
+// took 10 ms or more there: it runs the code the first process checked on the same inputs. Nor does
+// it warm such a case up: its arrays are touched at set-up and the thread pool is running, so what
+// a warm-up removes (µs) is far below the call's noise. That one untimed run cost as much as the
+// case's measuring.
 constexpr double kCheckedOnceCallSeconds = 10e-3;
 bool checked_by_first_process(const Measurement& m, const nlohmann::json* earlier) {
   if (!earlier || m.device || !m.verify || !m.verify_only_checks) return false;
@@ -98,7 +101,7 @@ bool checked_by_first_process(const Measurement& m, const nlohmann::json* earlie
 SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
   auto& current = set_up_case();
   if (current && current->name == name) return *current;
-  current.reset();  // the previous case's buffers go before this case's are made
+  current.reset();            // the previous case's buffers go before this case's are made
   static std::string family;  // host blocks are kept between one family's cases only
   const auto fields = case_fields(name);
   const std::string now = fields.is_object() ? fields.value("family", "") : "";
@@ -115,8 +118,10 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
       if (m.verify && !made->checked_by_first_process) made->invalid_reason = m.verify();
       if (made->invalid_reason.empty()) {
         const auto chosen = chosen_batches().find(name);
-        if (m.calls_per_batch <= 0 && chosen != chosen_batches().end()) m.calls_per_batch = chosen->second;
-        else if (m.calls_per_batch <= 0 && earlier) m.calls_per_batch = earlier->value("calls_per_batch", 0);
+        if (m.calls_per_batch <= 0 && chosen != chosen_batches().end())
+          m.calls_per_batch = chosen->second;
+        else if (m.calls_per_batch <= 0 && earlier)
+          m.calls_per_batch = earlier->value("calls_per_batch", 0);
         // The warm-up's one call only repeats verify's when the batch needs no timing to choose it
         // (a later process's warm-ups cost as much as its measuring of the largest cases); a long
         // case whose check was left to the first process needs none (above).
@@ -139,7 +144,8 @@ SetUpCase& prepare(const std::string& name, const CaseSetup& setup) {
 
 // A case's host work before a batch, outside every clock: a device batch starts after it; a host
 // batch's clock (and Google Benchmark's own, whose real_time host rates are divided by) restarts.
-void run_untimed(benchmark::State& state, Measurement& m, WallClock& wall, double& host_batch_start) {
+void run_untimed(benchmark::State& state, Measurement& m, WallClock& wall,
+                 double& host_batch_start) {
   if (m.device) return m.before_batch();
   state.PauseTiming();
   m.before_batch();
@@ -155,14 +161,22 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
   // Host batches are timed back to back, each from the previous one's end, so their sum is the
   // loop's whole wall time, as Google Benchmark's own real time measures it.
   double host_batch_start = wall.now_seconds();
-  // The regression self-test (lab/tools/regression-selftest) may ask for a calibrated slowdown of this
-  // case: on the host clock a busy-wait after every call, on a device timer a delay kernel per batch.
+  // The regression self-test (lab/tools/regression-selftest) may ask for a calibrated slowdown of
+  // this case: on the host clock a busy-wait after every call, on a device timer a delay kernel per
+  // batch.
   const double slowdown = injected_slowdown_fraction(case_name);
   SlowdownInjector injected(m.device ? 0 : slowdown);
-  DeviceSlowdownInjector* delayed = m.device && slowdown > 0 ? &device_slowdown_injector(case_name, slowdown) : nullptr;
-  if (delayed && !delayed->calibrated()) {  // once per case and process: an untimed batch to take a share of
+  DeviceSlowdownInjector* delayed =
+      m.device && slowdown > 0 ? &device_slowdown_injector(case_name, slowdown) : nullptr;
+  if (delayed &&
+      !delayed->calibrated()) {  // once per case and process: an untimed batch to take a share of
     if (m.before_batch) m.before_batch();
-    delayed->measured(batch, time_once(*m.device, [&] { for (int i = 0; i < batch; ++i) m.call(); }), 0);
+    delayed->measured(batch,
+                      time_once(*m.device,
+                                [&] {
+                                  for (int i = 0; i < batch; ++i) m.call();
+                                }),
+                      0);
   }
   while (state.KeepRunningBatch(batch)) {
     if (state.error_occurred()) continue;  // lets KeepRunningBatch end the loop
@@ -171,7 +185,8 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
     const double start = m.device ? wall.now_seconds() : host_batch_start;
     if (m.device) m.device->begin_batch();
     for (int i = 0; i < batch; ++i) {
-      const InjectedSlowdown slowed(injected);  // the regression self-test's busy-wait, inside the window
+      const InjectedSlowdown slowed(
+          injected);  // the regression self-test's busy-wait, inside the window
       m.call();
     }
     double seconds = 0;
@@ -183,14 +198,18 @@ Totals time_batches(benchmark::State& state, const std::string& case_name, Measu
       const DeviceBatch measured = m.device->wait(m.while_waiting);
       const double done = wall.now_seconds();
       if (measured.gate_timed_out) {
-        invalidate_case(state, fmt::format("the gate timed out on batch {}: its calls were not timed", t.batches + 1));
+        invalidate_case(
+            state,
+            fmt::format("the gate timed out on batch {}: its calls were not timed", t.batches + 1));
         continue;
       }
       seconds = measured.seconds;
       if (delayed) delayed->measured(batch, seconds, delay);
       t.device_seconds += seconds;
-      if (t.lane_seconds.size() < measured.lane_seconds.size()) t.lane_seconds.resize(measured.lane_seconds.size());
-      for (std::size_t i = 0; i < measured.lane_seconds.size(); ++i) t.lane_seconds[i] += measured.lane_seconds[i];
+      if (t.lane_seconds.size() < measured.lane_seconds.size())
+        t.lane_seconds.resize(measured.lane_seconds.size());
+      for (std::size_t i = 0; i < measured.lane_seconds.size(); ++i)
+        t.lane_seconds[i] += measured.lane_seconds[i];
       t.enqueue_seconds += enqueued - start;
       t.host_seconds += done - start;
     } else {
@@ -217,7 +236,8 @@ WallClock& steady_wall_clock() {
 int calls_per_batch_moving(double bytes, int min_calls, int max_calls) {
   constexpr double kBatchBytes = 64.0 * (1 << 20);
   const double calls = std::floor(kBatchBytes / std::max(bytes, 1.0));
-  return static_cast<int>(std::clamp(calls, static_cast<double>(min_calls), static_cast<double>(max_calls)));
+  return static_cast<int>(
+      std::clamp(calls, static_cast<double>(min_calls), static_cast<double>(max_calls)));
 }
 
 double wall_seconds(const std::function<void()>& work, WallClock& wall) {
@@ -250,17 +270,22 @@ void release_case_setup(const std::string& case_name) {
   if (current && (case_name.empty() || current->name == case_name)) current.reset();
 }
 
-void report_rates(benchmark::State& state, const Work& work, const Totals& totals, bool has_device) {
+void report_rates(benchmark::State& state, const Work& work, const Totals& totals,
+                  bool has_device) {
   if (totals.calls <= 0 || totals.seconds <= 0) return;
   const auto calls = static_cast<double>(totals.calls);
   // Work done in all: Google Benchmark divides a rate counter by the same seconds its real_time
   // comes from (the case's clock for device cases, whose batch times the layer hands it; its own
   // wall clock around the same loop for host cases), so a rate and real_time always agree.
-  const auto rate = [&](double per_call) { return benchmark::Counter(per_call * calls, benchmark::Counter::kIsRate); };
+  const auto rate = [&](double per_call) {
+    return benchmark::Counter(per_call * calls, benchmark::Counter::kIsRate);
+  };
   if (work.bytes > 0) state.counters["bytes_per_second"] = rate(work.bytes);
   if (work.flops > 0) state.counters["flop_per_second"] = rate(work.flops);
-  if (work.items > 0 && !work.items_rate.empty()) state.counters[work.items_rate] = rate(work.items);
-  if (work.latency_steps > 0) state.counters["latency_ns"] = totals.seconds / calls / work.latency_steps * 1e9;
+  if (work.items > 0 && !work.items_rate.empty())
+    state.counters[work.items_rate] = rate(work.items);
+  if (work.latency_steps > 0)
+    state.counters["latency_ns"] = totals.seconds / calls / work.latency_steps * 1e9;
   state.counters["host_time_s"] = totals.host_seconds / calls;
   if (has_device) {
     state.counters["device_time_s"] = totals.device_seconds / calls;
@@ -288,7 +313,8 @@ void measure_case(benchmark::State& state, const std::string& case_name, const C
   if (!set_up.invalid_reason.empty()) return invalidate_case(state, set_up.invalid_reason);
   Measurement& m = set_up.measured.measurement;
   if (m.device && !manual_time)
-    return invalidate_case(state, "timed by a device timer but registered with the host wall clock");
+    return invalidate_case(state,
+                           "timed by a device timer but registered with the host wall clock");
   if (m.verify) mark_validated(state);
   if (set_up.checked_by_first_process) state.counters["checked_by_first_process"] = 1;
 

@@ -18,10 +18,10 @@ namespace offloadbench {
 
 // What one call of the timed body does; rates are these × calls ÷ seconds. Zero: not reported.
 struct Work {
-  double bytes = 0;          // counted as the family documents (BabelStream weights; per direction)
-  double flops = 0;          // 2·M·N·K per GEMM
-  double items = 0;          // e.g. samples of a training step
-  std::string items_rate;    // the counter items go to, e.g. "samples_per_second"
+  double bytes = 0;        // counted as the family documents (BabelStream weights; per direction)
+  double flops = 0;        // 2·M·N·K per GEMM
+  double items = 0;        // e.g. samples of a training step
+  std::string items_rate;  // the counter items go to, e.g. "samples_per_second"
   // > 0: dependent steps one call makes (a pointer chase's loads; 1 for a round trip), for cases
   // whose figure is a time, not a rate: the row's latency_ns = seconds per call ÷ latency_steps.
   double latency_steps = 0;
@@ -40,7 +40,8 @@ struct DeviceBatch {
   double seconds = 0;           // between the batch's start and end, by the device's clock
   bool gate_timed_out = false;  // the gate gave up before it was opened: the batch was not timed
   // With side streams: each stream's own time, from the batch's start to its last call's end (the
-  // main stream first), as nvbandwidth times each direction of a bidirectional copy. Empty otherwise.
+  // main stream first), as nvbandwidth times each direction of a bidirectional copy. Empty
+  // otherwise.
   std::vector<double> lane_seconds;
 };
 
@@ -77,10 +78,11 @@ struct SideRate {
 struct Totals {
   std::int64_t calls = 0;
   int batches = 0;
-  double seconds = 0;          // by the case's clock (device, or wall when it has none)
-  double device_seconds = 0;   // device timer only
-  double host_seconds = 0;     // wall clock, batch start to the end of the wait
-  double enqueue_seconds = 0;  // wall clock, batch start to the last call's return (device timer only)
+  double seconds = 0;         // by the case's clock (device, or wall when it has none)
+  double device_seconds = 0;  // device timer only
+  double host_seconds = 0;    // wall clock, batch start to the end of the wait
+  double enqueue_seconds =
+      0;  // wall clock, batch start to the last call's return (device timer only)
   std::vector<SideRate> side_rates;  // the case's side rates, measured
   std::vector<double> lane_seconds;  // per stream, summed over batches (DeviceBatch::lane_seconds)
   // The measured side rate named `rate_counter` (0 when the case has none of that name).
@@ -88,15 +90,15 @@ struct Totals {
 };
 
 struct Measurement {
-  std::function<void()> call;               // one call: runs (host) or enqueues (device) the work
-  Work work;                                // per call
-  std::function<std::string()> verify;      // "" when the output is right; never inside a timed window
+  std::function<void()> call;           // one call: runs (host) or enqueues (device) the work
+  Work work;                            // per call
+  std::function<std::string()> verify;  // "" when the output is right; never inside a timed window
   // Calls between the clock's start and end; 0: the layer chooses (device: 1; host: enough calls
   // for a batch of at least 50 µs, from the warm-up).
   int calls_per_batch = 0;
-  int warmup_calls = 1;                     // once per case, after verify
-  // verify runs the case's work as a call does (same buffers, threads, pages): a host case whose batch
-  // size is already known takes that run as its warm-up instead of making one more call.
+  int warmup_calls = 1;  // once per case, after verify
+  // verify runs the case's work as a call does (same buffers, threads, pages): a host case whose
+  // batch size is already known takes that run as its warm-up instead of making one more call.
   bool verify_warms_up = false;
   // verify only checks: its run leaves nothing the timed calls or the row's counters depend on (no
   // state carried into the calls, nothing recorded for the report), so a later process of a run may
@@ -105,14 +107,14 @@ struct Measurement {
   // Host work before every batch, the warm-up's included (rewriting a buffer the calls consume):
   // it ends before the batch's clock starts (a host-clocked case's timing is paused around it).
   std::function<void()> before_batch;
-  std::shared_ptr<DeviceTimer> device;      // null: the wall clock times the batch
-  std::function<void()> while_waiting;      // host work done while a device batch runs
-  double bytes_ceiling = 0;                 // physical limits the rates must not exceed (0: none)
+  std::shared_ptr<DeviceTimer> device;  // null: the wall clock times the batch
+  std::function<void()> while_waiting;  // host work done while a device batch runs
+  double bytes_ceiling = 0;             // physical limits the rates must not exceed (0: none)
   double flops_ceiling = 0;
-  std::vector<SideRate> side_rates;         // measured once per case, after the warm-up
+  std::vector<SideRate> side_rates;  // measured once per case, after the warm-up
   // Counters that describe the case (calibration, losses, link state), set after every timed call.
   std::function<void(benchmark::State&, const Totals&)> report;
-  WallClock* wall = nullptr;                // null: steady_wall_clock()
+  WallClock* wall = nullptr;  // null: steady_wall_clock()
 };
 
 // What a case's setup gives the layer: a measurement, or why the case cannot run here.
@@ -144,8 +146,10 @@ int calls_per_batch_moving(double bytes, int min_calls = 1, int max_calls = 64);
 // Side measurements a case reports beside its timed calls (a synchronous copy, a pinning call),
 // by the same wall clock: seconds `work` takes, and the median of `runs` such samples.
 double wall_seconds(const std::function<void()>& work, WallClock& wall = steady_wall_clock());
-double median_wall_seconds(int runs, const std::function<void()>& work, WallClock& wall = steady_wall_clock());
-// Device seconds of one untimed-by-Google-Benchmark batch: what `enqueue` puts on the timer's stream.
+double median_wall_seconds(int runs, const std::function<void()>& work,
+                           WallClock& wall = steady_wall_clock());
+// Device seconds of one untimed-by-Google-Benchmark batch: what `enqueue` puts on the timer's
+// stream.
 double time_once(DeviceTimer& timer, const std::function<void()>& enqueue);
 // The median of `runs` samples that time themselves (device-event stage times, for instance).
 double median_of(int runs, const std::function<double()>& sample);

@@ -19,7 +19,7 @@ std::vector<int> parse_cpulist(const std::string& text);
 
 // The machine's nodes as sysfs shows them (<sys_root>/devices/system/node).
 struct NumaTopology {
-  std::vector<int> nodes_with_memory;   // has_memory (online when absent)
+  std::vector<int> nodes_with_memory;    // has_memory (online when absent)
   std::map<int, std::vector<int>> cpus;  // nodeN/cpulist
   bool has_node(int node) const;
 };
@@ -41,20 +41,23 @@ HostNumaOption parse_host_numa(const std::string& text, const NumaTopology& topo
 
 // Where one case's host buffers go. node -1: left to the kernel's default (first touch).
 struct HostPlacement {
-  std::string label;    // "local", "remote", "node:1": the case's host_numa field
+  std::string label;  // "local", "remote", "node:1": the case's host_numa field
   int node = -1;
-  std::string note;     // why a requested placement is not bound (local with the GPU's node unknown)
+  std::string note;  // why a requested placement is not bound (local with the GPU's node unknown)
   std::string problem;  // not empty: the case cannot be measured so (skipped with this reason)
-  std::string name_suffix() const;  // "" for local (the names of a run without --host-numa), else "/numa:<label>"
+  std::string name_suffix()
+      const;  // "" for local (the names of a run without --host-numa), else "/numa:<label>"
 };
-// The node the default placement binds host memory to for a GPU on `gpu_node`: -1 (bind nothing) when
-// the node is unknown or the machine has at most one node with memory.
+// The node the default placement binds host memory to for a GPU on `gpu_node`: -1 (bind nothing)
+// when the node is unknown or the machine has at most one node with memory.
 int local_bind_node(int gpu_node, const NumaTopology& topology);
-// A binding that fails skips the case only when its placement was asked for (--host-numa remote or a
-// node); the default placement then runs unbound, and the row says so (host_numa_bind_failed = 1).
+// A binding that fails skips the case only when its placement was asked for (--host-numa remote or
+// a node); the default placement then runs unbound, and the row says so (host_numa_bind_failed =
+// 1).
 bool binding_failure_skips(const HostPlacement& placement);
 // The placements `option` asks for, for a GPU on `gpu_node` (-1: unknown).
-std::vector<HostPlacement> host_placements(const HostNumaOption& option, int gpu_node, const NumaTopology& topology);
+std::vector<HostPlacement> host_placements(const HostNumaOption& option, int gpu_node,
+                                           const NumaTopology& topology);
 
 // A sentence when the default placement (host memory on the GPU's node) cannot be honoured on this
 // machine, else "". One node: nothing to honour.

@@ -15,12 +15,15 @@ using shutdown_fn = int (*)();
 using handle_by_bus_fn = int (*)(const char*, nvml_device*);
 using uint_query_fn = int (*)(nvml_device, unsigned*);
 using driver_version_fn = int (*)(char*, unsigned);
-using clock_fn = int (*)(nvml_device, int, unsigned*);  // nvmlClockType_t is an int; NVML_CLOCK_SM = 1
+using clock_fn = int (*)(nvml_device, int,
+                         unsigned*);  // nvmlClockType_t is an int; NVML_CLOCK_SM = 1
 using reasons_fn = int (*)(nvml_device, unsigned long long*);
 constexpr int kNvmlClockSm = 1;
-using topology_fn = int (*)(nvml_device, nvml_device, int*);             // nvmlGpuTopologyLevel_t*
-using p2p_status_fn = int (*)(nvml_device, nvml_device, int, int*);      // caps index, nvmlGpuP2PStatus_t*
-using nvlink_uint_fn = int (*)(nvml_device, unsigned, unsigned*);        // state (nvmlEnableState_t), version
+using topology_fn = int (*)(nvml_device, nvml_device, int*);  // nvmlGpuTopologyLevel_t*
+using p2p_status_fn = int (*)(nvml_device, nvml_device, int,
+                              int*);  // caps index, nvmlGpuP2PStatus_t*
+using nvlink_uint_fn = int (*)(nvml_device, unsigned,
+                               unsigned*);  // state (nvmlEnableState_t), version
 constexpr int kP2pCapsRead = 0, kP2pCapsNvlink = 2;
 constexpr unsigned kMaxNvlinks = 32;  // above NVML_NVLINK_MAX_LINKS of any driver so far (18)
 // nvmlPciInfo_t as nvmlDeviceGetNvLinkRemotePciInfo_v2 fills it.
@@ -104,8 +107,8 @@ std::optional<PcieLinkState> Nvml::pcie_link(const std::string& pci_bus_id) cons
   if (cur_gen(device, &values[0]) || max_gen(device, &values[1]) || cur_width(device, &values[2]) ||
       max_width(device, &values[3]))
     return std::nullopt;
-  PcieLinkState state{static_cast<int>(values[0]), static_cast<int>(values[1]), static_cast<int>(values[2]),
-                      static_cast<int>(values[3])};
+  PcieLinkState state{static_cast<int>(values[0]), static_cast<int>(values[1]),
+                      static_cast<int>(values[2]), static_cast<int>(values[3])};
   // Newer drivers only; NVML has no such query for the width (sysfs gives the GPU function's).
   unsigned gpu_max = 0;
   if (auto gpu_max_gen = symbol<uint_query_fn>(library_, "nvmlDeviceGetGpuMaxPcieLinkGeneration");
@@ -119,7 +122,9 @@ std::optional<SmClockReading> Nvml::sm_clock(const std::string& pci_bus_id) cons
   auto current = symbol<clock_fn>(library_, "nvmlDeviceGetClockInfo");
   auto maximum = symbol<clock_fn>(library_, "nvmlDeviceGetMaxClockInfo");
   auto reasons = symbol<reasons_fn>(library_, "nvmlDeviceGetCurrentClocksEventReasons");
-  if (!reasons) reasons = symbol<reasons_fn>(library_, "nvmlDeviceGetCurrentClocksThrottleReasons");  // older drivers
+  if (!reasons)
+    reasons =
+        symbol<reasons_fn>(library_, "nvmlDeviceGetCurrentClocksThrottleReasons");  // older drivers
   nvml_device device = device_at(library_, pci_bus_id);
   if (!device || !current || !maximum || !reasons) return std::nullopt;
   SmClockReading r;
@@ -147,14 +152,17 @@ std::optional<int> Nvml::other_compute_processes(const std::string& pci_bus_id) 
   NvmlProcessInfo infos[64] = {};
   unsigned count = 64;
   const int rc = query(device, &count, infos);
-  if (rc == kNvmlInsufficientSize) return static_cast<int>(count);  // more than 64: all of them others, near enough
+  if (rc == kNvmlInsufficientSize)
+    return static_cast<int>(count);  // more than 64: all of them others, near enough
   if (rc != 0) return std::nullopt;
   int others = 0;
-  for (unsigned i = 0; i < count && i < 64; ++i) others += infos[i].pid != static_cast<unsigned>(getpid());
+  for (unsigned i = 0; i < count && i < 64; ++i)
+    others += infos[i].pid != static_cast<unsigned>(getpid());
   return others;
 }
 
-std::optional<NvmlPeerLink> Nvml::peer_link(const std::string& bus_a, const std::string& bus_b) const {
+std::optional<NvmlPeerLink> Nvml::peer_link(const std::string& bus_a,
+                                            const std::string& bus_b) const {
   if (!available_) return std::nullopt;
   nvml_device a = device_at(library_, bus_a), b = device_at(library_, bus_b);
   if (!a || !b) return std::nullopt;
@@ -177,7 +185,8 @@ std::optional<NvmlPeerLink> Nvml::peer_link(const std::string& bus_a, const std:
     ++link.active_nvlinks;
     if (link.nvlink_version == 0 && version) version(a, l, &link.nvlink_version);
     NvmlPciInfo info{};
-    if (remote && remote(a, l, &info) == 0 && normalized_pci_bus_id(info.bus_id) == far_end) ++link.direct_nvlinks;
+    if (remote && remote(a, l, &info) == 0 && normalized_pci_bus_id(info.bus_id) == far_end)
+      ++link.direct_nvlinks;
   }
   return link;
 }

@@ -8,13 +8,20 @@ namespace offloadbench {
 
 double pcie_gigatransfers_per_second(int generation) {
   switch (generation) {
-    case 1: return 2.5;
-    case 2: return 5.0;
-    case 3: return 8.0;
-    case 4: return 16.0;
-    case 5: return 32.0;
-    case 6: return 64.0;
-    default: return 0.0;
+    case 1:
+      return 2.5;
+    case 2:
+      return 5.0;
+    case 3:
+      return 8.0;
+    case 4:
+      return 16.0;
+    case 5:
+      return 32.0;
+    case 6:
+      return 64.0;
+    default:
+      return 0.0;
   }
 }
 

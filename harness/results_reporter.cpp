@@ -16,10 +16,14 @@ namespace offloadbench {
 namespace {
 const char* time_unit_name(benchmark::TimeUnit unit) {
   switch (unit) {
-    case benchmark::kNanosecond: return "ns";
-    case benchmark::kMicrosecond: return "us";
-    case benchmark::kMillisecond: return "ms";
-    case benchmark::kSecond: return "s";
+    case benchmark::kNanosecond:
+      return "ns";
+    case benchmark::kMicrosecond:
+      return "us";
+    case benchmark::kMillisecond:
+      return "ms";
+    case benchmark::kSecond:
+      return "s";
   }
   return "ns";
 }
@@ -43,14 +47,16 @@ void check_ceiling(nlohmann::json& row, const char* rate_key, const char* ceilin
   if (ceiling > 0 && rate > ceiling) {
     row["above_ceiling"] = true;
     row["validated"] = false;
-    row["suspect_reason"] = fmt::format("{} {:.4g} is above the physical ceiling {:.4g}", rate_key, rate, ceiling);
+    row["suspect_reason"] =
+        fmt::format("{} {:.4g} is above the physical ceiling {:.4g}", rate_key, rate, ceiling);
   }
 }
 // Device-timed rows: the host took longer to enqueue the work than the device to run it, so the
 // figure measures the launch path, not the device (what users of that path get, but say so).
 void mark_enqueue_bound(nlohmann::json& row) {
   if (!row.contains("host_enqueue_time_s") || !row.contains("device_time_s")) return;
-  row["enqueue_bound"] = row["host_enqueue_time_s"].get<double>() > row["device_time_s"].get<double>();
+  row["enqueue_bound"] =
+      row["host_enqueue_time_s"].get<double>() > row["device_time_s"].get<double>();
 }
 
 // Copy rows: the link's state read right after the copies ran. Below its maximum even under load
@@ -72,7 +78,8 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
   // case's name ("…/iterations:N" in Google Benchmark's), so every process's rows match.
   auto run_name = run.run_name;
   run_name.iterations.clear();
-  row["name"] = run.run_type == Run::RT_Aggregate ? run_name.str() + "_" + run.aggregate_name : run_name.str();
+  row["name"] = run.run_type == Run::RT_Aggregate ? run_name.str() + "_" + run.aggregate_name
+                                                  : run_name.str();
   row["family_index"] = run.family_index;
   row["per_family_instance_index"] = run.per_family_instance_index;
   row["run_name"] = run_name.str();
@@ -89,9 +96,11 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
     row["error_message"] = run.error_message;
   }
   row["iterations"] = run.iterations;
-  // A percentage aggregate (cv) is a fraction, not a time per iteration: Google Benchmark's own JSON
-  // writes its accumulated value as is; scaling it by time unit and iterations made cv 0.43 read 143482.
-  const bool percentage = run.run_type == Run::RT_Aggregate && run.aggregate_unit == benchmark::kPercentage;
+  // A percentage aggregate (cv) is a fraction, not a time per iteration: Google Benchmark's own
+  // JSON writes its accumulated value as is; scaling it by time unit and iterations made cv 0.43
+  // read 143482.
+  const bool percentage =
+      run.run_type == Run::RT_Aggregate && run.aggregate_unit == benchmark::kPercentage;
   row["real_time"] = percentage ? run.real_accumulated_time : run.GetAdjustedRealTime();
   row["cpu_time"] = percentage ? run.cpu_accumulated_time : run.GetAdjustedCPUTime();
   row["time_unit"] = time_unit_name(run.time_unit);
@@ -123,8 +132,10 @@ nlohmann::json run_to_row(const benchmark::BenchmarkReporter::Run& run) {
   row["validated"] = validated;
   // A later process of a run left this case's check to the first process (harness/measure.cpp).
   if (row.contains("checked_by_first_process")) {
-    if (spread_row) row.erase("checked_by_first_process");
-    else row["checked_by_first_process"] = true;
+    if (spread_row)
+      row.erase("checked_by_first_process");
+    else
+      row["checked_by_first_process"] = true;
   }
   // Aggregates such as stddev or cv are not rates; only means, medians and single runs are checked.
   if (!spread_row && !run.error_occurred) {
@@ -158,8 +169,8 @@ bool ResultsReporter::ReportContext(const Context& context) {
   ctx["cpu_scaling_enabled"] = cpu.scaling == benchmark::CPUInfo::ENABLED;
   nlohmann::json caches = nlohmann::json::array();
   for (const auto& c : cpu.caches)
-    caches.push_back({{"type", c.type}, {"level", c.level}, {"size", c.size},
-                      {"num_sharing", c.num_sharing}});
+    caches.push_back(
+        {{"type", c.type}, {"level", c.level}, {"size", c.size}, {"num_sharing", c.num_sharing}});
   ctx["caches"] = caches;
   ctx["load_avg"] = cpu.load_avg;
 #ifdef NDEBUG
@@ -174,12 +185,14 @@ void ResultsReporter::ReportRuns(const std::vector<Run>& runs) {
   // Google Benchmark reports a case once all its repetitions ran: its setup can go.
   if (!runs.empty()) release_case_setup(runs.front().run_name.function_name);
   std::lock_guard<std::mutex> lock(mutex_);
-  std::map<int, std::vector<SmClockReading>> sampled;  // per device: what the sampler saw while this case ran
+  std::map<int, std::vector<SmClockReading>>
+      sampled;  // per device: what the sampler saw while this case ran
   for (const auto& run : runs) {
     auto row = run_to_row(run);
-    if (row["skipped"] == true && !skipped_cases_.insert(row["run_name"].get<std::string>()).second) continue;
-    if ((clock_reader_ || clock_sampler_) && run.run_type == Run::RT_Iteration && !run.error_occurred &&
-        row.contains("device") && row["device"].is_number_integer()) {
+    if (row["skipped"] == true && !skipped_cases_.insert(row["run_name"].get<std::string>()).second)
+      continue;
+    if ((clock_reader_ || clock_sampler_) && run.run_type == Run::RT_Iteration &&
+        !run.error_occurred && row.contains("device") && row["device"].is_number_integer()) {
       const int device = row["device"].get<int>();
       if (clock_sampler_ && !sampled.count(device)) sampled[device] = clock_sampler_->take(device);
       const auto during = clock_sampler_ ? summarize_readings(sampled[device]) : std::nullopt;

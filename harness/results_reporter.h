@@ -1,10 +1,10 @@
-// Receives Google Benchmark's runs and keeps the results file current: after a benchmark finishes the
-// whole file is rewritten atomically (marked incomplete), at most once a second so that a sweep of
-// thousands of quick cases is not dominated by rewriting, so a crash leaves a valid file holding
-// everything that finished up to a second before; Ctrl-C loses nothing (finish() from another thread
-// writes at once). Nothing is written before the first case finishes: an existing file at the path
-// stays until there is something to replace it with. finish() marks it complete.
-// A skipped case is recorded once, not once per repetition: its repetitions all say the same.
+// Receives Google Benchmark's runs and keeps the results file current: after a benchmark finishes
+// the whole file is rewritten atomically (marked incomplete), at most once a second so that a sweep
+// of thousands of quick cases is not dominated by rewriting, so a crash leaves a valid file holding
+// everything that finished up to a second before; Ctrl-C loses nothing (finish() from another
+// thread writes at once). Nothing is written before the first case finishes: an existing file at
+// the path stays until there is something to replace it with. finish() marks it complete. A skipped
+// case is recorded once, not once per repetition: its repetitions all say the same.
 #pragma once
 #include <chrono>
 #include <mutex>
@@ -32,8 +32,8 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override {}
 
-  // Marks the file complete (or records why it stopped) and writes it a last time. Safe to call from
-  // another thread while Google Benchmark runs (the Ctrl-C watcher does).
+  // Marks the file complete (or records why it stopped) and writes it a last time. Safe to call
+  // from another thread while Google Benchmark runs (the Ctrl-C watcher does).
   void finish(const std::string& stopped_because = "");
 
   // Reads the SM clock for each GPU row as it is reported (right after its repetition when Google
@@ -41,8 +41,11 @@ class ResultsReporter : public benchmark::BenchmarkReporter {
   // clocks_locked. Without a reader (the default) rows carry no clock.
   void set_clock_reader(SmClockReader reader) { clock_reader_ = std::move(reader); }
   // With a sampler, a GPU row's clock is the summary of the busy readings taken while its case ran
-  // (summarize_readings; clock_samples says how many), the reader's reading only when there are none.
-  void set_clock_sampler(std::shared_ptr<ClockSampler> sampler) { clock_sampler_ = std::move(sampler); }
+  // (summarize_readings; clock_samples says how many), the reader's reading only when there are
+  // none.
+  void set_clock_sampler(std::shared_ptr<ClockSampler> sampler) {
+    clock_sampler_ = std::move(sampler);
+  }
 
   int invalid_rows() const { return invalid_rows_; }
   bool started() const { return started_run_; }  // Google Benchmark reported its context

@@ -30,11 +30,12 @@ nlohmann::json machine_fingerprint() {
   const auto& inv = gpu_inventory();
   nlohmann::json models = nlohmann::json::array();
   for (const auto& g : inv.gpus) models.push_back(g.name);
-  nlohmann::json fp = {{"gpu_models", models},
-                       {"driver", inv.driver_release.empty() ? cuda_version_string(inv.driver_version)
-                                                             : inv.driver_release},
-                       {"cuda_runtime", cuda_version_string(inv.runtime_version)},
-                       {"cpu_model", query_host_info().cpu_model}};
+  nlohmann::json fp = {
+      {"gpu_models", models},
+      {"driver",
+       inv.driver_release.empty() ? cuda_version_string(inv.driver_version) : inv.driver_release},
+      {"cuda_runtime", cuda_version_string(inv.runtime_version)},
+      {"cpu_model", query_host_info().cpu_model}};
   fp["id"] = fnv1a_hex(fp.dump());
   return fp;
 }

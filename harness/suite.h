@@ -13,16 +13,17 @@
 namespace offloadbench {
 
 struct RunConfig {
-  bool quick = true;               // --quick (default) or --full
-  std::vector<int> gpu_devices;    // GPU indices to register GPU cases for; empty with --device cpu
+  bool quick = true;             // --quick (default) or --full
+  std::vector<int> gpu_devices;  // GPU indices to register GPU cases for; empty with --device cpu
   std::optional<std::vector<std::uint64_t>> sizes;  // --sizes: overrides byte-size sweeps
-  HostNumaOption host_numa;        // --host-numa: where transfer cases put their host buffers
-  // Crossover refinement (run's extra rounds, harness/analysis/refinement.h): compare_group -> sweep
-  // values inside a crossover's bracket. When set, a suite registers those cases of those groups and
-  // nothing else (one whose sweeps cannot be refined registers nothing).
+  HostNumaOption host_numa;  // --host-numa: where transfer cases put their host buffers
+  // Crossover refinement (run's extra rounds, harness/analysis/refinement.h): compare_group ->
+  // sweep values inside a crossover's bracket. When set, a suite registers those cases of those
+  // groups and nothing else (one whose sweeps cannot be refined registers nothing).
   std::optional<std::map<std::string, std::vector<std::uint64_t>>> refine;
 
-  // What tells one GPU's case names from another's: "/gpu:1" when the run has several GPUs, else "".
+  // What tells one GPU's case names from another's: "/gpu:1" when the run has several GPUs, else
+  // "".
   std::string gpu_suffix(int device) const {
     return gpu_devices.size() > 1 ? "/gpu:" + std::to_string(device) : "";
   }

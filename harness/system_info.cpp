@@ -68,11 +68,14 @@ std::uint64_t host_memory_available_bytes() { return meminfo_bytes("MemAvailable
 std::string host_fit_problem(std::uint64_t bytes_needed) {
   const auto available = host_memory_available_bytes();
   if (available != 0 && bytes_needed + (512ull << 20) > available)
-    return fmt::format("needs {} of host memory, {} available", format_size(bytes_needed), format_size(available));
+    return fmt::format("needs {} of host memory, {} available", format_size(bytes_needed),
+                       format_size(available));
   return "";
 }
 
-unsigned max_threads_accepted(unsigned hardware_threads) { return 4 * std::max(hardware_threads, 1u); }
+unsigned max_threads_accepted(unsigned hardware_threads) {
+  return 4 * std::max(hardware_threads, 1u);
+}
 
 std::string omp_num_threads_problem(const char* value, unsigned hardware_threads) {
   if (!value || !*value) return "";
@@ -82,18 +85,25 @@ std::string omp_num_threads_problem(const char* value, unsigned hardware_threads
   while (true) {  // OpenMP's nesting levels: "8" or "8,2"
     const std::size_t end = std::min(text.find(',', start), text.size());
     const std::string item = text.substr(start, end - start);
-    const bool digits = !item.empty() && item.size() <= 9 &&
-                        std::all_of(item.begin(), item.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
-    if (!digits) {  // too long a number is still too many; other text libgomp ignores, with its own warning
+    const bool digits =
+        !item.empty() && item.size() <= 9 &&
+        std::all_of(item.begin(), item.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+    if (!digits) {  // too long a number is still too many; other text libgomp ignores, with its own
+                    // warning
       if (!item.empty() && item.size() > 9 &&
-          std::all_of(item.begin(), item.end(), [](unsigned char c) { return c >= '0' && c <= '9'; }))
-        return fmt::format("asks for more threads than this machine can run ({} hardware threads; at most {} "
-                           "are accepted)", hardware_threads, most);
+          std::all_of(item.begin(), item.end(),
+                      [](unsigned char c) { return c >= '0' && c <= '9'; }))
+        return fmt::format(
+            "asks for more threads than this machine can run ({} hardware threads; at most {} "
+            "are accepted)",
+            hardware_threads, most);
       return "";
     }
     if (std::stoul(item) > most)
-      return fmt::format("asks for more threads than this machine can run ({} hardware threads; at most {} are "
-                         "accepted)", hardware_threads, most);
+      return fmt::format(
+          "asks for more threads than this machine can run ({} hardware threads; at most {} are "
+          "accepted)",
+          hardware_threads, most);
     if (end == text.size()) return "";
     start = end + 1;
   }
@@ -112,7 +122,9 @@ HostInfo query_host_info() {
   host.memory_available_bytes = meminfo_bytes("MemAvailable");
   const int parallel = openblas_get_parallel();
   host.blas_library = fmt::format("{} ({})", openblas_get_config(),
-                                  parallel == 2 ? "OpenMP" : parallel == 1 ? "pthreads" : "sequential");
+                                  parallel == 2   ? "OpenMP"
+                                  : parallel == 1 ? "pthreads"
+                                                  : "sequential");
   host.blas_threads = openblas_get_num_threads();
   utsname uts{};
   if (uname(&uts) == 0) host.os = std::string(uts.sysname) + " " + uts.release + " " + uts.machine;

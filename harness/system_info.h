@@ -11,14 +11,16 @@ struct HostInfo {
   std::string hostname;
   std::string cpu_model;
   int logical_cpus = 0;
-  int omp_threads = 0;           // what "all threads" means for the CPU cases
+  int omp_threads = 0;  // what "all threads" means for the CPU cases
   std::uint64_t memory_total_bytes = 0;
   std::uint64_t memory_available_bytes = 0;
-  std::string blas_library;      // openblas_get_config() and how it threads: "… (OpenMP)"
+  std::string blas_library;  // openblas_get_config() and how it threads: "… (OpenMP)"
   int blas_threads = 0;
   std::string os;
-  std::string cpu_governor;  // cpufreq scaling_governor of CPU 0 ("performance", "powersave"); "" when none
-  std::string thp_enabled;   // the bracketed word of transparent_hugepage/enabled; "" when unreadable
+  std::string
+      cpu_governor;  // cpufreq scaling_governor of CPU 0 ("performance", "powersave"); "" when none
+  std::string
+      thp_enabled;  // the bracketed word of transparent_hugepage/enabled; "" when unreadable
 };
 
 HostInfo query_host_info();
@@ -34,11 +36,13 @@ std::string host_fit_problem(std::uint64_t bytes_needed);
 // little is an experiment a user may want; 100,000 OpenMP threads made libgomp crash (SIGSEGV).
 unsigned max_threads_accepted(unsigned hardware_threads);
 // "" unless OMP_NUM_THREADS's `value` asks, at any nesting level ("8" or "8,2"), for more threads
-// than max_threads_accepted; then why, a phrase to follow "OMP_NUM_THREADS='…' " (bad input: exit 2).
-// Text that is not a number libgomp ignores itself, with its own warning, before offloadbench starts.
+// than max_threads_accepted; then why, a phrase to follow "OMP_NUM_THREADS='…' " (bad input: exit
+// 2). Text that is not a number libgomp ignores itself, with its own warning, before offloadbench
+// starts.
 std::string omp_num_threads_problem(const char* value, unsigned hardware_threads);
 
-// Current UTC time as ISO 8601 ("2026-11-22T16:30:05Z") and as a file-name stamp ("20261122T163005Z").
+// Current UTC time as ISO 8601 ("2026-11-22T16:30:05Z") and as a file-name stamp
+// ("20261122T163005Z").
 std::string utc_now_iso8601();
 std::string utc_now_stamp();
 

@@ -1,4 +1,5 @@
-// CPU twins of the transfer family's kernels (see copy_kernels.h) and the pointer-chase chain builder.
+// CPU twins of the transfer family's kernels (see copy_kernels.h) and the pointer-chase chain
+// builder.
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -11,7 +12,9 @@ namespace offloadbench {
 
 void copy_bytes(void* dst, const void* src, std::uint64_t bytes) { std::memcpy(dst, src, bytes); }
 
-void copy_bytes_uncached(void* dst, const void* src, std::uint64_t bytes) { std::memcpy(dst, src, bytes); }
+void copy_bytes_uncached(void* dst, const void* src, std::uint64_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
 
 void sum_words(std::uint64_t* sum, const std::uint32_t* words, std::uint64_t n) {
   std::uint64_t total = 0;
@@ -19,7 +22,8 @@ void sum_words(std::uint64_t* sum, const std::uint32_t* words, std::uint64_t n) 
   *sum = total;
 }
 
-void build_pointer_chase(std::uint64_t* next, std::uint64_t nodes, std::uint64_t stride_slots, unsigned seed) {
+void build_pointer_chase(std::uint64_t* next, std::uint64_t nodes, std::uint64_t stride_slots,
+                         unsigned seed) {
   if (stride_slots == 0 || nodes == 0 || nodes % stride_slots != 0)
     throw std::invalid_argument("pointer chase: nodes must be a positive multiple of stride_slots");
   const std::uint64_t lines = nodes / stride_slots;
@@ -33,7 +37,8 @@ void build_pointer_chase(std::uint64_t* next, std::uint64_t nodes, std::uint64_t
     std::swap(order[i], order[j]);
   }
   // order is a cycle as a permutation: line l is followed by line order[l].
-  for (std::uint64_t line = 0; line < lines; ++line) next[line * stride_slots] = order[line] * stride_slots;
+  for (std::uint64_t line = 0; line < lines; ++line)
+    next[line * stride_slots] = order[line] * stride_slots;
 }
 
 void pointer_chase(std::uint64_t* position, const std::uint64_t* next, std::uint64_t steps) {

@@ -1,6 +1,6 @@
 // The inputs the elementwise benchmarks start from and the check of their outputs: every element
-// against the op's own math evaluated in double on the same inputs (kernels/elementwise.h), with the
-// shared tolerance rule (kernels/tolerance.h).
+// against the op's own math evaluated in double on the same inputs (kernels/elementwise.h), with
+// the shared tolerance rule (kernels/tolerance.h).
 #include <omp.h>
 
 #include <algorithm>
@@ -22,8 +22,9 @@ constexpr std::size_t kPeriodX = 97, kPeriodY = 89;
 constexpr std::size_t kPeriodXY = kPeriodX * kPeriodY;  // (x[i], y[i]) repeats every 8633 elements
 
 namespace {
-// [begin, end) of `n` that this thread of the team streams in the CPU kernels (elementwise_cpu.cpp's
-// on_threads: one contiguous chunk each), so a fill first-touches the pages each thread later streams.
+// [begin, end) of `n` that this thread of the team streams in the CPU kernels
+// (elementwise_cpu.cpp's on_threads: one contiguous chunk each), so a fill first-touches the pages
+// each thread later streams.
 std::pair<std::size_t, std::size_t> kernel_share(std::size_t n) {
   const auto team = static_cast<std::size_t>(omp_get_num_threads());
   const auto t = static_cast<std::size_t>(omp_get_thread_num());
@@ -33,7 +34,9 @@ std::pair<std::size_t, std::size_t> kernel_share(std::size_t n) {
 
 // Values with few mantissa bits (multiples of 1/128 below 2): exact in fp32, so the reference sees
 // exactly the inputs the kernel saw. The two periods differ so that x[i] and y[i] are not tied.
-double elementwise_input_x(std::size_t i) { return 1.0 + static_cast<double>(i % kPeriodX) / 128.0; }
+double elementwise_input_x(std::size_t i) {
+  return 1.0 + static_cast<double>(i % kPeriodX) / 128.0;
+}
 double elementwise_input_y(std::size_t i) { return 2.0 - static_cast<double>(i % kPeriodY) / 64.0; }
 
 namespace {
@@ -87,17 +90,19 @@ std::string check_output(const T* z, double sum, std::size_t n, std::size_t peri
     // Every term of dot on these inputs is below 4 in magnitude (x < 1.76, |y| <= 2).
     const auto tol = reduction_tolerance(roundoff, n, 4.0);
     if (within_tolerance(sum, expected, tol)) return "";
-    return fmt::format("{} over {} elements: got {:.17g}, expected {:.17g}", Op::info.name, n, sum, expected);
+    return fmt::format("{} over {} elements: got {:.17g}, expected {:.17g}", Op::info.name, n, sum,
+                       expected);
   } else {
     const auto tol = elementwise_tolerance(roundoff);
     std::vector<double> bound(kPeriodXY);
     for (std::size_t i = 0; i < kPeriodXY; ++i) bound[i] = tol.atol + tol.rtol * std::abs(ref[i]);
-    // Counted in parallel, a period at a time (a 2^28-element check is seconds on one core otherwise);
-    // described serially only on failure.
+    // Counted in parallel, a period at a time (a 2^28-element check is seconds on one core
+    // otherwise); described serially only on failure.
     const auto periods = static_cast<std::int64_t>((n + kPeriodXY - 1) / kPeriodXY);
     const auto stride = static_cast<std::int64_t>(std::max<std::size_t>(period_stride, 1));
     // Periods 0, k, 2k, … and the last one.
-    const std::int64_t checked = periods == 0 ? 0 : (periods - 1) / stride + 1 + ((periods - 1) % stride != 0);
+    const std::int64_t checked =
+        periods == 0 ? 0 : (periods - 1) / stride + 1 + ((periods - 1) % stride != 0);
     std::int64_t failures = 0;
 #pragma omp parallel for reduction(+ : failures) schedule(static)
     for (std::int64_t k = 0; k < checked; ++k) {
@@ -117,15 +122,19 @@ std::string check_output(const T* z, double sum, std::size_t n, std::size_t peri
 }  // namespace
 
 template <typename T>
-std::string check_elementwise_output(ElementwiseOp op, const T* z, double sum, std::size_t n, std::size_t period_stride) {
+std::string check_elementwise_output(ElementwiseOp op, const T* z, double sum, std::size_t n,
+                                     std::size_t period_stride) {
   using Check = std::string (*)(const T*, double, std::size_t, std::size_t);
-  static constexpr auto table = per_elementwise_op([](auto o) -> Check { return &check_output<decltype(o), T>; });
+  static constexpr auto table =
+      per_elementwise_op([](auto o) -> Check { return &check_output<decltype(o), T>; });
   return table.at(static_cast<std::size_t>(op))(z, sum, n, period_stride);
 }
 
 template void fill_elementwise_inputs<float>(float*, float*, std::size_t, int);
 template void fill_elementwise_inputs<double>(double*, double*, std::size_t, int);
-template std::string check_elementwise_output<float>(ElementwiseOp, const float*, double, std::size_t, std::size_t);
-template std::string check_elementwise_output<double>(ElementwiseOp, const double*, double, std::size_t, std::size_t);
+template std::string check_elementwise_output<float>(ElementwiseOp, const float*, double,
+                                                     std::size_t, std::size_t);
+template std::string check_elementwise_output<double>(ElementwiseOp, const double*, double,
+                                                      std::size_t, std::size_t);
 
 }  // namespace offloadbench

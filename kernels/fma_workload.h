@@ -21,6 +21,7 @@ void fma_workload(float* out, const float* in, std::uint64_t n, int fma_iteratio
 
 // GPU: out, in are device pointers; enqueued on `stream` (nullptr = the legacy default stream);
 // the launch is checked, the work is not waited for. Defined in fma_workload.cu (CUDA builds only).
-void fma_workload(float* out, const float* in, std::uint64_t n, int fma_iterations, CUstream_st* stream);
+void fma_workload(float* out, const float* in, std::uint64_t n, int fma_iterations,
+                  CUstream_st* stream);
 
 }  // namespace offloadbench

@@ -1,4 +1,5 @@
-// CPU twin of the FMA workload (see fma_workload.h): the reference the GPU output is checked against.
+// CPU twin of the FMA workload (see fma_workload.h): the reference the GPU output is checked
+// against.
 #include "kernels/fma_workload.h"
 
 #include <cmath>

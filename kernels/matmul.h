@@ -22,7 +22,7 @@ enum class GemmPrecision {
 };
 const char* to_string(GemmPrecision precision);
 std::size_t input_element_bytes(GemmPrecision precision);  // 4, 4, 2, 2
-double input_roundoff(GemmPrecision precision);             // unit roundoff of the inputs
+double input_roundoff(GemmPrecision precision);            // unit roundoff of the inputs
 
 // Row-major float matrices whose values are multiples of 1/64 in [-1, 1]: exact in fp32, tf32, bf16
 // and fp16, so every precision multiplies the same numbers and only accumulation can differ.
@@ -30,8 +30,8 @@ void fill_exact_matrix(float* data, std::size_t count, unsigned seed);
 
 // "" when C matches A·B (computed in double) at `samples` spread entries, else what differs.
 // Checks a large product in O(samples·k) rather than O(m·n·k).
-std::string sampled_matmul_mismatches(const float* c, const float* a, const float* b, int m, int n, int k,
-                                      double input_roundoff, int samples = 256);
+std::string sampled_matmul_mismatches(const float* c, const float* a, const float* b, int m, int n,
+                                      int k, double input_roundoff, int samples = 256);
 
 // Keeps OpenBLAS at `threads` for its lifetime and restores the previous count afterwards.
 class BlasThreads {
@@ -46,15 +46,15 @@ class BlasThreads {
 };
 
 namespace cpu {
-// cblas_sgemm (OpenBLAS) or dnnl_sgemm (oneDNN) with `threads` threads (the library's count, restored
-// afterwards: OpenBLAS's pthreads or OpenMP's team).
+// cblas_sgemm (OpenBLAS) or dnnl_sgemm (oneDNN) with `threads` threads (the library's count,
+// restored afterwards: OpenBLAS's pthreads or OpenMP's team).
 void matmul(float* c, const float* a, const float* b, int m, int n, int k, int threads,
             CpuGemmLibrary library = CpuGemmLibrary::openblas);
 }  // namespace cpu
 
-// The project's own SGEMM kernels (matmul.cu), both 128×128 C tiles with an 8×8 register sub-tile per
-// thread: `tiled` (scalar loads, K step 16) and `vectorized` (float4 loads, K step 8, the next step's
-// slices loaded while this one multiplies). Both bounds-checked for any shape.
+// The project's own SGEMM kernels (matmul.cu), both 128×128 C tiles with an 8×8 register sub-tile
+// per thread: `tiled` (scalar loads, K step 16) and `vectorized` (float4 loads, K step 8, the next
+// step's slices loaded while this one multiplies). Both bounds-checked for any shape.
 enum class MatmulKernel { tiled, vectorized };
 
 namespace gpu {
@@ -63,8 +63,8 @@ void matmul(float* c, const float* a, const float* b, int m, int n, int k, CUstr
             MatmulKernel kernel = MatmulKernel::tiled);
 // cuBLAS: a and b hold float (fp32, tf32), __nv_bfloat16 (bf16) or __half (fp16); c is float.
 // Throws CublasError naming the status when cuBLAS refuses.
-void matmul_cublas(cublasContext* handle, GemmPrecision precision, float* c, const void* a, const void* b, int m,
-                   int n, int k, CUstream_st* stream);
+void matmul_cublas(cublasContext* handle, GemmPrecision precision, float* c, const void* a,
+                   const void* b, int m, int n, int k, CUstream_st* stream);
 }  // namespace gpu
 
 }  // namespace offloadbench

@@ -28,10 +28,12 @@ float round_to_precision(float value, Precision precision) {
   int exponent = 0;
   std::frexp(magnitude, &exponent);  // magnitude = m·2^exponent, m in [0.5, 1)
   const float step = std::ldexp(1.0f, std::max(exponent - 11, -24));
-  return std::copysign(std::nearbyint(magnitude / step) * step, value);  // exact: step is a power of 2
+  return std::copysign(std::nearbyint(magnitude / step) * step,
+                       value);  // exact: step is a power of 2
 }
 
-void round_mlp_inputs(float* params, float* x, std::size_t x_count, const MlpShape& shape, Precision precision) {
+void round_mlp_inputs(float* params, float* x, std::size_t x_count, const MlpShape& shape,
+                      Precision precision) {
   if (precision == Precision::fp32) return;
   const auto l = mlp_param_layout(shape);
   auto round = [precision](float* values, std::size_t n) {
@@ -44,15 +46,18 @@ void round_mlp_inputs(float* params, float* x, std::size_t x_count, const MlpSha
 
 double mlp_loss_rtol(Precision precision) {
   switch (precision) {
-    case Precision::fp32: return 1e-4;
-    case Precision::bf16: return 2e-2;
-    case Precision::fp16: return 5e-3;
+    case Precision::fp32:
+      return 1e-4;
+    case Precision::bf16:
+      return 2e-2;
+    case Precision::fp16:
+      return 5e-3;
   }
   return 0;
 }
 
-std::string mlp_gradient_mismatch(const float* got, const float* ref, std::size_t n, Precision precision,
-                                  const float* allowance) {
+std::string mlp_gradient_mismatch(const float* got, const float* ref, std::size_t n,
+                                  Precision precision, const float* allowance) {
   double max_ref = 0, diff_sq = 0, ref_sq = 0;
   for (std::size_t i = 0; i < n; ++i) {
     max_ref = std::max(max_ref, std::abs(static_cast<double>(ref[i])));
@@ -63,8 +68,9 @@ std::string mlp_gradient_mismatch(const float* got, const float* ref, std::size_
     const double rtol = precision == Precision::bf16 ? 6e-2 : 5e-3;
     const double relative = std::sqrt(diff_sq / std::max(ref_sq, 1e-300));
     if (std::isfinite(relative) && relative <= rtol) return "";
-    return fmt::format("{} values differ from the CPU reference by {:.3g} of their norm (allowed {:.3g})",
-                       to_string(precision), relative, rtol);
+    return fmt::format(
+        "{} values differ from the CPU reference by {:.3g} of their norm (allowed {:.3g})",
+        to_string(precision), relative, rtol);
   }
   std::size_t bad = 0;
   std::string first;
@@ -88,8 +94,9 @@ ReluTieAllowance mlp_relu_tie_allowance(const float* params, const float* x, con
   const float* w2 = params + l.w2;
   // The pre-activations as a third summation order; the tie width covers its error too.
   std::vector<float> pre(static_cast<std::size_t>(B * H));
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, static_cast<int>(H), static_cast<int>(D), 1.0f, x,
-              static_cast<int>(D), w1, static_cast<int>(D), 0.0f, pre.data(), static_cast<int>(H));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, static_cast<int>(H), static_cast<int>(D),
+              1.0f, x, static_cast<int>(D), w1, static_cast<int>(D), 0.0f, pre.data(),
+              static_cast<int>(H));
   std::vector<double> w1_norm(static_cast<std::size_t>(H));
   for (std::int64_t h = 0; h < H; ++h) {
     double sq = 0;
@@ -102,10 +109,12 @@ ReluTieAllowance mlp_relu_tie_allowance(const float* params, const float* x, con
   for (int b = 0; b < B; ++b) {
     const float* xb = x + static_cast<std::int64_t>(b) * D;
     double x_max = 0;
-    for (std::int64_t k = 0; k < D; ++k) x_max = std::max(x_max, std::abs(static_cast<double>(xb[k])));
+    for (std::int64_t k = 0; k < D; ++k)
+      x_max = std::max(x_max, std::abs(static_cast<double>(xb[k])));
     const float* db = dlogits + static_cast<std::int64_t>(b) * C;
     for (std::int64_t h = 0; h < H; ++h) {
-      const double tie_width = 8 * kUnitRoundoff * std::sqrt(static_cast<double>(D)) * x_max * w1_norm[h];
+      const double tie_width =
+          8 * kUnitRoundoff * std::sqrt(static_cast<double>(D)) * x_max * w1_norm[h];
       const double pre_bh = static_cast<double>(pre[b * H + h]) + b1[h];
       if (!(std::abs(pre_bh) <= tie_width)) continue;
       ++a.ties;

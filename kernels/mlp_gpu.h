@@ -16,14 +16,15 @@ namespace offloadbench {
 
 // ---- layers (GPU); semantics and shapes as in kernels/mlp.h ----
 template <typename T>
-void matmul_forward(float* out, const T* inp, const T* weight, int B, int IC, int OC, cublasHandle_t handle,
-                    cudaStream_t stream);
+void matmul_forward(float* out, const T* inp, const T* weight, int B, int IC, int OC,
+                    cublasHandle_t handle, cudaStream_t stream);
 template <typename T>
-void bias_relu_forward(T* act, const float* pre, const float* bias, int B, int N, cudaStream_t stream);
+void bias_relu_forward(T* act, const float* pre, const float* bias, int B, int N,
+                       cudaStream_t stream);
 void bias_add_forward(float* out, const float* bias, int B, int N, cudaStream_t stream);
 template <typename T>
-void softmax_cross_entropy(TrainScalars* scalars, T* dlogits, const float* logits, const int* labels,
-                           int accum_steps, int B, int C, cudaStream_t stream);
+void softmax_cross_entropy(TrainScalars* scalars, T* dlogits, const float* logits,
+                           const int* labels, int accum_steps, int B, int C, cudaStream_t stream);
 template <typename T>
 void matmul_backward_weight(float* dweight, const T* dout, const T* inp, int B, int IC, int OC,
                             cublasHandle_t handle, cudaStream_t stream);
@@ -34,13 +35,16 @@ void matmul_backward_input(float* dinp, const T* dout, const T* weight, int B, i
                            cublasHandle_t handle, cudaStream_t stream);
 template <typename T>
 void relu_backward(T* dact, const float* dpre, const T* act, std::int64_t n, cudaStream_t stream);
-void grad_norm_squared(TrainScalars* scalars, const float* grads, std::int64_t n, cudaStream_t stream);
+void grad_norm_squared(TrainScalars* scalars, const float* grads, std::int64_t n,
+                       cudaStream_t stream);
 void prepare_update(TrainScalars* scalars, const OptimizerConfig& config, cudaStream_t stream);
-void sgd_update(float* params, const float* grads, const TrainScalars* scalars, const OptimizerConfig& config,
-                std::int64_t n, cudaStream_t stream);
-void adamw_update(float* params, float* m, float* v, const float* grads, const TrainScalars* scalars,
-                  const OptimizerConfig& config, std::int64_t n, cudaStream_t stream);
-void mlp_begin_step(float* grads, TrainScalars* scalars, std::int64_t n_params, cudaStream_t stream);
+void sgd_update(float* params, const float* grads, const TrainScalars* scalars,
+                const OptimizerConfig& config, std::int64_t n, cudaStream_t stream);
+void adamw_update(float* params, float* m, float* v, const float* grads,
+                  const TrainScalars* scalars, const OptimizerConfig& config, std::int64_t n,
+                  cudaStream_t stream);
+void mlp_begin_step(float* grads, TrainScalars* scalars, std::int64_t n_params,
+                    cudaStream_t stream);
 // out (n) = in rounded to T: the compute copy of the master weights, or of an fp32 input batch.
 template <typename T>
 void convert_to(T* out, const float* in, std::int64_t n, cudaStream_t stream);
@@ -50,12 +54,14 @@ void convert_to(T* out, const float* in, std::int64_t n, cudaStream_t stream);
 // enqueue work on `stream` (so a step can be captured into a CUDA Graph) except the read-backs.
 class MlpGpuModel {
  public:
-  MlpGpuModel(const MlpShape& shape, int batch, Precision precision, const std::vector<float>& host_params);
+  MlpGpuModel(const MlpShape& shape, int batch, Precision precision,
+              const std::vector<float>& host_params);
   ~MlpGpuModel();
   MlpGpuModel(const MlpGpuModel&) = delete;
   MlpGpuModel& operator=(const MlpGpuModel&) = delete;
 
-  // Device bytes a model of this shape allocates (parameters, moments, activations, cuBLAS workspace).
+  // Device bytes a model of this shape allocates (parameters, moments, activations, cuBLAS
+  // workspace).
   static std::size_t device_bytes(const MlpShape& shape, int batch, Precision precision);
 
   // x (B,D) fp32 and labels (B) are device pointers.
@@ -63,9 +69,11 @@ class MlpGpuModel {
   void forward(const float* x, cudaStream_t stream);
   void forward_backward(const float* x, const int* labels, int accum_steps, cudaStream_t stream);
   void optimizer_step(const OptimizerConfig& config, cudaStream_t stream);
-  void train_step(const float* x, const int* labels, const OptimizerConfig& config, cudaStream_t stream);
+  void train_step(const float* x, const int* labels, const OptimizerConfig& config,
+                  cudaStream_t stream);
 
-  // Mean loss of x's first B rows with the current weights (forward only; zeroes the gradients). Synchronizes.
+  // Mean loss of x's first B rows with the current weights (forward only; zeroes the gradients).
+  // Synchronizes.
   float loss(const float* x, const int* labels, cudaStream_t stream);
 
   // Read-backs: synchronize the device first.

@@ -1,8 +1,9 @@
 // An image batch as a model's input layer wants it: uint8 HWC pixels in, (x/255 − mean[c]) / std[c]
-// out, transposed to CHW (what torchvision's ToTensor + Normalize do, per image). Both twins compute
-// x·scale[c] + bias[c] with scale = 1/(255·std) and bias = −mean/std: one FMA per element. The CPU
-// twin (normalize_image_cpu.cpp, vectorized, OpenMP over images and rows) writes fp32; the CUDA
-// kernel (normalize_image.cu) writes fp32, bf16 or fp16, one thread per pixel, one grid row per image.
+// out, transposed to CHW (what torchvision's ToTensor + Normalize do, per image). Both twins
+// compute x·scale[c] + bias[c] with scale = 1/(255·std) and bias = −mean/std: one FMA per element.
+// The CPU twin (normalize_image_cpu.cpp, vectorized, OpenMP over images and rows) writes fp32; the
+// CUDA kernel (normalize_image.cu) writes fp32, bf16 or fp16, one thread per pixel, one grid row
+// per image.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,13 +32,14 @@ NormalizeParams normalize_params(const double* mean, const double* std, int chan
 // ImageNet's mean and std for 3 channels; mean 0.5, std 0.25 for 1 (grayscale).
 NormalizeParams default_normalize_params(int channels);
 
-// The exact value of output element (c, y, x) for input byte `value`, in double: (value/255 − mean)/std.
+// The exact value of output element (c, y, x) for input byte `value`, in double: (value/255 −
+// mean)/std.
 double normalized_reference(std::uint8_t value, int channel, const NormalizeParams& p);
 
-// A normalized element rounded to a type of unit roundoff `roundoff` (fp32's, bf16's, fp16's): the fp32
-// FMA form x·scale + bias cancels where the output is near 0, so its error is bounded by the terms'
-// size (255·|scale| + |bias|), not the output's: a few fp32 roundings of that as atol; the output's
-// own rounding is relative to it: a few of its roundoff as rtol.
+// A normalized element rounded to a type of unit roundoff `roundoff` (fp32's, bf16's, fp16's): the
+// fp32 FMA form x·scale + bias cancels where the output is near 0, so its error is bounded by the
+// terms' size (255·|scale| + |bias|), not the output's: a few fp32 roundings of that as atol; the
+// output's own rounding is relative to it: a few of its roundoff as rtol.
 Tolerance normalize_tolerance(const NormalizeParams& p, double roundoff);
 
 enum class NormalizedType { fp32, bf16, fp16 };
@@ -61,8 +63,8 @@ const char* normalize_vector_level();
 namespace gpu {
 // The twin of cpu::normalize_hwc_to_chw, on device pointers, enqueued on `stream`; out holds
 // elements of `type` (float, __nv_bfloat16 or __half), rounded to nearest from the fp32 FMA.
-void normalize_hwc_to_chw(void* out, NormalizedType type, const std::uint8_t* in, int batch, int height, int width,
-                          const NormalizeParams& p, CUstream_st* stream);
+void normalize_hwc_to_chw(void* out, NormalizedType type, const std::uint8_t* in, int batch,
+                          int height, int width, const NormalizeParams& p, CUstream_st* stream);
 }  // namespace gpu
 
 // Decoders for checking GPU output on the host (round to nearest even is what the kernel did).
@@ -73,7 +75,7 @@ float normalized_element(const void* out, NormalizedType type, std::size_t i);
 
 // "" when out (an output of `type`, [batch][c][h][w]) matches the double reference of `in`
 // within normalize_tolerance, else what differs.
-std::string check_normalized(const void* out, NormalizedType type, const std::uint8_t* in, int batch, int height,
-                             int width, const NormalizeParams& p);
+std::string check_normalized(const void* out, NormalizedType type, const std::uint8_t* in,
+                             int batch, int height, int width, const NormalizeParams& p);
 
 }  // namespace offloadbench

@@ -11,7 +11,7 @@
 namespace offloadbench {
 
 struct ParameterList {
-  std::string name;                 // "bert_tiny_layer"
+  std::string name;                  // "bert_tiny_layer"
   std::vector<std::uint64_t> bytes;  // one entry per tensor, in the model's order
 };
 
@@ -22,10 +22,12 @@ const ParameterList& mlp_784_128_10_parameters();
 
 // n sizes drawn uniformly with replacement from list.bytes, seeded: index = mt19937_64() mod size,
 // which (unlike std::uniform_int_distribution) gives the same draw with every standard library.
-std::vector<std::uint64_t> draw_tensor_sizes(const ParameterList& list, std::uint64_t n, std::uint64_t seed);
+std::vector<std::uint64_t> draw_tensor_sizes(const ParameterList& list, std::uint64_t n,
+                                             std::uint64_t seed);
 
 // Where each tensor sits in the packed buffer: offsets aligned to `alignment` (a power of two; 256
-// matches cudaMalloc's, so a view is aligned like a separate allocation), in order, not overlapping.
+// matches cudaMalloc's, so a view is aligned like a separate allocation), in order, not
+// overlapping.
 struct PackedLayout {
   std::vector<std::uint64_t> sizes, offsets;
   std::uint64_t total_bytes = 0;    // end of the last tensor: what one packed copy moves

@@ -27,13 +27,15 @@ const ParameterList& mlp_784_128_10_parameters() {
   // The tensors of the MLP's own flat parameter layout (fp32), so the two cannot drift apart.
   static const ParameterList list = [] {
     const auto l = mlp_param_layout(MlpShape{784, 128, 10});
-    return ParameterList{"mlp_784_128_10",
-                         {(l.b1 - l.w1) * 4, (l.w2 - l.b1) * 4, (l.b2 - l.w2) * 4, (l.count - l.b2) * 4}};
+    return ParameterList{
+        "mlp_784_128_10",
+        {(l.b1 - l.w1) * 4, (l.w2 - l.b1) * 4, (l.b2 - l.w2) * 4, (l.count - l.b2) * 4}};
   }();
   return list;
 }
 
-std::vector<std::uint64_t> draw_tensor_sizes(const ParameterList& list, std::uint64_t n, std::uint64_t seed) {
+std::vector<std::uint64_t> draw_tensor_sizes(const ParameterList& list, std::uint64_t n,
+                                             std::uint64_t seed) {
   if (list.bytes.empty()) throw std::invalid_argument("draw_tensor_sizes: empty parameter list");
   std::mt19937_64 rng(seed);
   std::vector<std::uint64_t> sizes(n);

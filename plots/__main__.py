@@ -6,6 +6,7 @@ cannot be made or written in, or this Python cannot load matplotlib (not install
 1 with a one-line message when an output could not be written part way (a full disk). Every chart
 and report.html is written to a temporary file and renamed, so none is ever left half-written.
 """
+
 import argparse
 import os
 import pathlib
@@ -19,6 +20,7 @@ def chart_families():
     (plots/families.py) in their ORDER; imported here so that a Python without matplotlib gets one
     clear line."""
     from . import families, timing
+
     found = [(timing.TITLE, timing)] + [(m.TITLE, m) for m in families.modules()]
     return sorted(found, key=lambda entry: entry[1].ORDER)
 
@@ -27,11 +29,15 @@ def matplotlib_problem(error):
     """One line for an error raised while matplotlib loads, naming MPLBACKEND when that is the cause."""
     backend = os.environ.get("MPLBACKEND")
     if backend is not None and "backend" in str(error):
-        return (f"MPLBACKEND={backend!r} is not a backend matplotlib knows (unset it: the charts are always "
-                "drawn with the headless Agg backend)")
+        return (
+            f"MPLBACKEND={backend!r} is not a backend matplotlib knows (unset it: the charts are always "
+            "drawn with the headless Agg backend)"
+        )
     why = " ".join(str(error).split())  # one line
-    return (f"matplotlib cannot be loaded by {sys.executable}: {type(error).__name__}: {why} (run scripts/setup, "
-            "or set OFFLOADBENCH_PYTHON to a Python with a working matplotlib)")
+    return (
+        f"matplotlib cannot be loaded by {sys.executable}: {type(error).__name__}: {why} (run scripts/setup, "
+        "or set OFFLOADBENCH_PYTHON to a Python with a working matplotlib)"
+    )
 
 
 def remove_if_empty(outdir, made_here):
@@ -55,21 +61,35 @@ def main(argv=None):
 
 def draw(argv):
     # (__doc__ or ""): python -OO (PYTHONOPTIMIZE=2) drops docstrings
-    parser = argparse.ArgumentParser(prog="python -m plots", description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m plots", description=(__doc__ or "").split("\n")[0]
+    )
     parser.add_argument("file", nargs="?", help="offloadbench results file (JSON)")
-    parser.add_argument("--out", help="folder for the charts (default: <file stem>-plots beside the file)")
-    parser.add_argument("--analysis", help="a JSON file holding the analysis block to draw from, for a results "
-                        "file that has none (`offloadbench plot` passes one; FILE itself is never written)")
-    parser.add_argument("--check", action="store_true", help="only check that matplotlib can be imported")
+    parser.add_argument(
+        "--out", help="folder for the charts (default: <file stem>-plots beside the file)"
+    )
+    parser.add_argument(
+        "--analysis",
+        help="a JSON file holding the analysis block to draw from, for a results "
+        "file that has none (`offloadbench plot` passes one; FILE itself is never written)",
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="only check that matplotlib can be imported"
+    )
     args = parser.parse_args(argv)
     try:  # first, so that a Python without matplotlib leaves nothing behind
         families = chart_families()
     except ImportError as e:
-        print(f"plots: {e.name or e} is not installed for {sys.executable} (install matplotlib: sudo apt install "
-              f"python3-matplotlib, or {sys.executable} -m pip install matplotlib; in a checkout, scripts/setup; "
-              "or set OFFLOADBENCH_PYTHON to a Python with matplotlib)", file=sys.stderr)
+        print(
+            f"plots: {e.name or e} is not installed for {sys.executable} (install matplotlib: sudo apt install "
+            f"python3-matplotlib, or {sys.executable} -m pip install matplotlib; in a checkout, scripts/setup; "
+            "or set OFFLOADBENCH_PYTHON to a Python with matplotlib)",
+            file=sys.stderr,
+        )
         return 2
-    except Exception as e:  # matplotlib refuses its settings at import: a bad MPLBACKEND, a broken install
+    except (
+        Exception
+    ) as e:  # matplotlib refuses its settings at import: a bad MPLBACKEND, a broken install
         print(f"plots: {matplotlib_problem(e)}", file=sys.stderr)
         return 2
     if args.check:
@@ -116,8 +136,15 @@ def draw(argv):
         remove_if_empty(outdir, made_outdir)
         raise
     absent = report.no_gpu_measured(doc)
-    print(f"plots: {len(charts)} chart(s), " + (f"{len(missing)} not applicable on this machine ({absent})" if absent
-                                                 else f"{len(missing)} missing") + f"; report: {path}")
+    print(
+        f"plots: {len(charts)} chart(s), "
+        + (
+            f"{len(missing)} not applicable on this machine ({absent})"
+            if absent
+            else f"{len(missing)} missing"
+        )
+        + f"; report: {path}"
+    )
     return 0
 
 

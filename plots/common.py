@@ -1,4 +1,5 @@
 """What every chart shares: the headless backend, saving PNG + SVG, readable log axes."""
+
 import math
 import re
 
@@ -11,7 +12,13 @@ from . import files
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.category import StrCategoryFormatter  # noqa: E402
-from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import (
+    FixedFormatter,
+    FixedLocator,
+    FuncFormatter,
+    NullFormatter,
+    NullLocator,
+)  # noqa: E402
 
 UNITS = ["", "Ki", "Mi", "Gi", "Ti"]
 PNG_DPI = 110
@@ -35,8 +42,12 @@ def sweep_size(sweep, value):
     return f"{value:.0f}" if value >= 10 else f"{value:.3g}"
 
 
-SWEEP_LABEL = {"bytes": "size (bytes, binary multiples)", "elements": "elements", "n": "matrix size N",
-               "batch": "batch size"}
+SWEEP_LABEL = {
+    "bytes": "size (bytes, binary multiples)",
+    "elements": "elements",
+    "n": "matrix size N",
+    "batch": "batch size",
+}
 
 
 def size_axis(ax, sweep, values):
@@ -48,7 +59,7 @@ def size_axis(ax, sweep, values):
         return
     lo, hi = math.floor(math.log2(min(values))), math.ceil(math.log2(max(values)))
     step = max(1, math.ceil((hi - lo + 1) / 8))
-    ticks = [2.0 ** e for e in range(lo, hi + 1, step)]
+    ticks = [2.0**e for e in range(lo, hi + 1, step)]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: sweep_size(sweep, v)))
     ax.xaxis.set_minor_locator(NullLocator())
@@ -67,6 +78,7 @@ def plain_log_formatter(ax_axis):
 
 def si_log_formatter(ax_axis):
     """Log axis labels with SI prefixes (10k, 1M) for counts such as samples per second."""
+
     def fmt(v, _):
         for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
             if v >= scale:
@@ -117,12 +129,17 @@ def literal_texts(fig):
             ticks.add(axis.offsetText)
             for tick in axis.get_major_ticks() + axis.get_minor_ticks():
                 ticks.update((tick.label1, tick.label2))
-            for which, formatter in (("major", axis.get_major_formatter()), ("minor", axis.get_minor_formatter())):
+            for which, formatter in (
+                ("major", axis.get_major_formatter()),
+                ("minor", axis.get_minor_formatter()),
+            ):
                 if isinstance(formatter, FixedFormatter):
                     formatter.seq = [literal(t) for t in formatter.seq]
                 elif isinstance(formatter, StrCategoryFormatter):
                     escaped = FuncFormatter(lambda v, pos, f=formatter: literal(f(v, pos)))
-                    (axis.set_major_formatter if which == "major" else axis.set_minor_formatter)(escaped)
+                    (axis.set_major_formatter if which == "major" else axis.set_minor_formatter)(
+                        escaped
+                    )
     for text in fig.findobj(matplotlib.text.Text):
         if text not in ticks:
             text.set_parse_math(False)
@@ -134,8 +151,13 @@ MAX_SERIES = 8  # more lines than this on one axes and no single one can be foll
 def _series_count(ax):
     """Data series on `ax`: labelled lines in data coordinates with two or more points (not a marked
     size or level), and bar groups."""
-    lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_") and ln.get_transform() == ax.transData
-             and sum(1 for x, y in ln.get_xydata() if math.isfinite(x) and math.isfinite(y)) >= 2]
+    lines = [
+        ln
+        for ln in ax.get_lines()
+        if not ln.get_label().startswith("_")
+        and ln.get_transform() == ax.transData
+        and sum(1 for x, y in ln.get_xydata() if math.isfinite(x) and math.isfinite(y)) >= 2
+    ]
     return len(lines) + len(ax.containers)
 
 
@@ -150,8 +172,16 @@ def _legend_outside(fig):
         texts = legend.get_texts()
         size = texts[0].get_fontsize() if texts else "x-small"
         title = legend.get_title().get_text() or None
-        ax.legend(legend.legend_handles, [t.get_text() for t in texts], loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  borderaxespad=0.0, fontsize=size, title=title, title_fontsize=size)
+        ax.legend(
+            legend.legend_handles,
+            [t.get_text() for t in texts],
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0.0,
+            fontsize=size,
+            title=title,
+            title_fontsize=size,
+        )
         moved = True
     return moved
 
@@ -160,7 +190,11 @@ def _widen_for_legends(fig):
     """The figure made wider by its widest legend, so that the data area (and its title) keeps its width.
     A legend's width is its texts' and handles': no drawing of the figure is needed to measure it."""
     renderer = fig.canvas.get_renderer()
-    widths = [ax.get_legend().get_window_extent(renderer).width for ax in fig.axes if ax.get_legend() is not None]
+    widths = [
+        ax.get_legend().get_window_extent(renderer).width
+        for ax in fig.axes
+        if ax.get_legend() is not None
+    ]
     if widths:
         fig.set_figwidth(fig.get_figwidth() + max(widths) / fig.dpi + 0.1)
 
@@ -176,12 +210,15 @@ def _single_points_as_markers(fig):
 
 def _overlapping(extents):
     boxes = sorted(extents, key=lambda b: b.x0)
-    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:i + 2])
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 : i + 2])
 
 
 def _tick_labels(axis, renderer):
-    return [t.get_window_extent(renderer) for t in axis.get_ticklabels(which="both")
-            if t.get_visible() and t.get_text().strip()]
+    return [
+        t.get_window_extent(renderer)
+        for t in axis.get_ticklabels(which="both")
+        if t.get_visible() and t.get_text().strip()
+    ]
 
 
 def _readable_ticks(fig):
@@ -230,33 +267,49 @@ def save(fig, outdir, stem, title, caption=""):
     png, svg = outdir / f"{stem}.png", outdir / f"{stem}.svg"
     try:
         _single_points_as_markers(fig)
-        moved = _legend_outside(fig)  # a moved legend is a new one: its texts are made literal below
+        moved = _legend_outside(
+            fig
+        )  # a moved legend is a new one: its texts are made literal below
         literal_texts(fig)
         if moved:
             _widen_for_legends(fig)
-        fig.set_dpi(PNG_DPI)  # drawn once at the PNG's resolution: its pixels are the PNG (no savefig redraw)
+        fig.set_dpi(
+            PNG_DPI
+        )  # drawn once at the PNG's resolution: its pixels are the PNG (no savefig redraw)
         fig.canvas.draw()
         if _readable_ticks(fig):
             fig.canvas.draw()
         problems = chart_problems(fig, drawn=True)
         # What savefig(format="png") writes, less its own draw of the figure: the canvas holds this draw.
-        files.write_atomically(png, lambda f: matplotlib.image.imsave(
-            f, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi))
+        files.write_atomically(
+            png,
+            lambda f: matplotlib.image.imsave(
+                f, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi
+            ),
+        )
         # The layout is settled (in fractions of the figure, whatever the resolution): the SVG keeps it
         # rather than solving it again.
         fig.set_layout_engine("none")
         files.write_atomically(svg, lambda f: fig.savefig(f, format="svg"))
     finally:
         plt.close(fig)
-    return {"title": title, "png": png.name, "svg": svg.name, "caption": caption, "problems": problems}
+    return {
+        "title": title,
+        "png": png.name,
+        "svg": svg.name,
+        "caption": caption,
+        "problems": problems,
+    }
 
 
 def crossover_where(c, size_text):
     """Where an analysis crossover lies, in words: "≈ 287" once located (its range within ±10%),
     else "in 256–1024" (the whole range: between measured sizes nothing is known). Files analysed
     before `located` existed read as not located."""
+
     def text(key, otherwise):
         return size_text(c[key]) if isinstance(c.get(key), (int, float)) else otherwise
+
     if c.get("located"):
         return f"≈ {text('size', '?')}"
     return f"in {text('low', 'below the smallest')}–{text('high', 'beyond the largest')}"
@@ -268,7 +321,9 @@ def crossover(packed, other):
     packed wins at every N; None when it loses at the largest N both measured. The analysis block's
     crossovers (find_crossover) follow the same rule; this is for files analysed before they existed."""
     t_other = dict((n, t) for n, t, *_ in other)
-    ratios = [(n, t_other[n] / t) for n, t, *_ in packed if n in t_other and t > 0 and t_other[n] > 0]
+    ratios = [
+        (n, t_other[n] / t) for n, t, *_ in packed if n in t_other and t > 0 and t_other[n] > 0
+    ]
     if not ratios or ratios[-1][1] < 1:
         return None
     losing = [i for i, (_, r) in enumerate(ratios) if r < 1]

@@ -1,5 +1,6 @@
 """python -m plots.contact_sheet DIR [--out FILE]: every chart PNG of a plots folder tiled into one
 image, each under its file name, so that a reviewer sees a whole report's charts at once."""
+
 import argparse
 import math
 import pathlib
@@ -12,9 +13,15 @@ def draw(pngs, out, columns=4, tile_inches=4.0):
     """Tiles `pngs` (sorted as given) into `out`, `columns` to a row; returns how many were placed."""
     from . import common  # matplotlib with the Agg backend
     import matplotlib.image as mpimg
+
     rows = max(1, math.ceil(len(pngs) / columns))
-    fig, axes = common.plt.subplots(rows, columns, figsize=(columns * tile_inches, rows * tile_inches * 0.7),
-                                    squeeze=False, layout="constrained")
+    fig, axes = common.plt.subplots(
+        rows,
+        columns,
+        figsize=(columns * tile_inches, rows * tile_inches * 0.7),
+        squeeze=False,
+        layout="constrained",
+    )
     for ax in axes.flat:
         ax.axis("off")
     for ax, png in zip(axes.flat, pngs):
@@ -28,7 +35,9 @@ def draw(pngs, out, columns=4, tile_inches=4.0):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m plots.contact_sheet", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m plots.contact_sheet", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("folder", help="a folder of chart PNGs (what offloadbench plot wrote)")
     parser.add_argument("--out", help="the sheet (default: <folder>/contact-sheet.png)")
     args = parser.parse_args(argv)

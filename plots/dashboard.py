@@ -10,6 +10,7 @@ benchmark's trend: median, noise band, change points with their commit), charts 
 JavaScript. The site is built in a new folder beside SITE and renamed into place when complete, so a
 failure leaves the previous site as it was. Exit 2 with one line for bad input, 1 when writing failed.
 """
+
 import argparse
 import concurrent.futures
 import os
@@ -26,12 +27,30 @@ _NUMBER = {"type": ["number", "null"]}
 AB_SCHEMA = {  # what the pages use of an `offloadbench ab --out` file (cli/cmd_ab.cpp), typed before any use
     "type": "object",
     "properties": {
-        "counts": {"type": "object", "properties": {k: {"type": "integer", "minimum": 0}
-                                                    for k in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")}},
-        "benchmarks": {"type": "array", "items": {"type": "object", "properties": {
-            "name": {"type": "string"}, "verdict": {"type": "string"}, "reason": {"type": "string"},
-            "change": _NUMBER, "interval_low": _NUMBER, "interval_high": _NUMBER}}},
-        "context": {"type": "object"}}}
+        "counts": {
+            "type": "object",
+            "properties": {
+                k: {"type": "integer", "minimum": 0}
+                for k in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")
+            },
+        },
+        "benchmarks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "verdict": {"type": "string"},
+                    "reason": {"type": "string"},
+                    "change": _NUMBER,
+                    "interval_low": _NUMBER,
+                    "interval_high": _NUMBER,
+                },
+            },
+        },
+        "context": {"type": "object"},
+    },
+}
 
 
 def in_tree(tree, path):
@@ -44,8 +63,11 @@ def in_tree(tree, path):
 
 def open_regressions(history):
     """Benchmarks whose latest change point is a slowdown: the level they are at now is the slower one."""
-    return [(b, b["change_points"][-1]) for b in history["benchmarks"]
-            if b["change_points"] and b["change_points"][-1]["verdict"] == "SLOWER"]
+    return [
+        (b, b["change_points"][-1])
+        for b in history["benchmarks"]
+        if b["change_points"] and b["change_points"][-1]["verdict"] == "SLOWER"
+    ]
 
 
 def machine_description(run_path):
@@ -60,9 +82,11 @@ def machine_description(run_path):
         gpus.append(str(gpu.get("name", "?")))
         link = gpu.get("pcie_link") or {}
         if link.get("current_generation"):
-            links.append(f"PCIe Gen{link['current_generation']} x{link.get('current_width', '?')}, "
-                         f"{(link.get('theoretical_bytes_per_second') or 0) / 1e9:.1f} GB/s per direction"
-                         + (" (degraded)" if link.get("degraded") else ""))
+            links.append(
+                f"PCIe Gen{link['current_generation']} x{link.get('current_width', '?')}, "
+                f"{(link.get('theoretical_bytes_per_second') or 0) / 1e9:.1f} GB/s per direction"
+                + (" (degraded)" if link.get("degraded") else "")
+            )
     return {
         "gpu": ", ".join(gpus) or "none (CPU only)",
         "gpu_note": "" if gpus else cuda.get("unavailable_reason") or "",
@@ -85,10 +109,18 @@ def newest_ab(tree, folder):
         ab = results.load_json(path, AB_SCHEMA)
     except results.ResultsError as e:
         raise InputError(f"cannot read the A/B verdict: {e}") from None
-    if not isinstance(ab, dict) or not isinstance(ab.get("counts"), dict) or not isinstance(ab.get("benchmarks"), list):
+    if (
+        not isinstance(ab, dict)
+        or not isinstance(ab.get("counts"), dict)
+        or not isinstance(ab.get("benchmarks"), list)
+    ):
         raise InputError(f"{path}: not an offloadbench ab file (no 'counts' and 'benchmarks')")
-    return {"file": path.name, "counts": ab["counts"], "benchmarks": ab["benchmarks"],
-            "context": ab.get("context") if isinstance(ab.get("context"), dict) else {}}
+    return {
+        "file": path.name,
+        "counts": ab["counts"],
+        "benchmarks": ab["benchmarks"],
+        "context": ab.get("context") if isinstance(ab.get("context"), dict) else {},
+    }
 
 
 def baseline_commit(tree, path):
@@ -106,18 +138,25 @@ def read_machine(tree, folder, metric, offloadbench):
     families = {}
     for bench in history["benchmarks"]:
         families.setdefault(dashboard_pages.family_of(bench["name"]), []).append(bench)
-    return {"name": folder.name, "history": history, "families": families, "open": open_regressions(history),
-            "description": machine_description(history["runs"][-1]["path"]),
-            "ab": newest_ab(tree, tree / "ab" / folder.name),
-            "baseline": baseline_commit(tree, tree / "baselines" / f"{folder.name}.sha")}
+    return {
+        "name": folder.name,
+        "history": history,
+        "families": families,
+        "open": open_regressions(history),
+        "description": machine_description(history["runs"][-1]["path"]),
+        "ab": newest_ab(tree, tree / "ab" / folder.name),
+        "baseline": baseline_commit(tree, tree / "baselines" / f"{folder.name}.sha"),
+    }
 
 
 def read_tree(tree, metric, offloadbench):
     """Every machine folder under TREE/history with at least one results file, by name."""
     root = tree / "history"
     if not root.is_dir():
-        raise InputError(f"{tree}: no history/ folder (the layout of the nightly results branch: "
-                         "history/<machine>/*.json)")
+        raise InputError(
+            f"{tree}: no history/ folder (the layout of the nightly results branch: "
+            "history/<machine>/*.json)"
+        )
     folders = sorted(p for p in root.iterdir() if p.is_dir() and any(p.glob("*.json")))
     if not folders:
         raise InputError(f"{root}: no machine folder with results files (history/<machine>/*.json)")
@@ -141,8 +180,10 @@ def prepare_out(out):
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
-        raise InputError(f"--out {out} is a folder with other files in it (not a dashboard this command made); "
-                         "choose a new or empty folder")
+        raise InputError(
+            f"--out {out} is a folder with other files in it (not a dashboard this command made); "
+            "choose a new or empty folder"
+        )
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         files.check_writable(out.parent)
@@ -173,11 +214,17 @@ def build(tree, out, metric="real_time", offloadbench=None, jobs=None):
     try:
         charts = dashboard_pages.write_site(staged, machines)
         draw_trends(jobs or min(8, os.cpu_count() or 1), charts)
-        files.write_text_atomically(staged / MARKER, "made by offloadbench dashboard; replaced whole on each build\n")
-        files.write_text_atomically(staged / ".nojekyll", "")  # GitHub Pages: serve the files as they are
+        files.write_text_atomically(
+            staged / MARKER, "made by offloadbench dashboard; replaced whole on each build\n"
+        )
+        files.write_text_atomically(
+            staged / ".nojekyll", ""
+        )  # GitHub Pages: serve the files as they are
         swap_into_place(staged, out)
     except OSError as e:
-        raise files.OutputError(f"cannot write the site in {out.parent}: {e.strerror or e}") from None
+        raise files.OutputError(
+            f"cannot write the site in {out.parent}: {e.strerror or e}"
+        ) from None
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     return machines, len(charts)
@@ -185,13 +232,18 @@ def build(tree, out, metric="real_time", offloadbench=None, jobs=None):
 
 def main(argv=None):
     files.honour_ctrl_c()
-    parser = argparse.ArgumentParser(prog="python -m plots.dashboard",
-                                     description=(__doc__ or "").split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m plots.dashboard", description=(__doc__ or "").split("\n\n")[0]
+    )
     parser.add_argument("tree", help="the nightly results tree (with history/<machine>/*.json)")
-    parser.add_argument("--out", required=True, help="folder of the site (new, empty, or a previous dashboard)")
+    parser.add_argument(
+        "--out", required=True, help="folder of the site (new, empty, or a previous dashboard)"
+    )
     parser.add_argument("--metric", default="real_time", help="row field the trends follow")
     parser.add_argument("--offloadbench", help="path of the offloadbench executable")
-    parser.add_argument("--jobs", type=int, help="processes drawing charts (default: CPUs, at most 8)")
+    parser.add_argument(
+        "--jobs", type=int, help="processes drawing charts (default: CPUs, at most 8)"
+    )
     args = parser.parse_args(argv)
     try:
         if args.jobs is not None and args.jobs < 1:
@@ -203,15 +255,19 @@ def main(argv=None):
     except InputError as e:
         print(f"dashboard: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # the staged site is removed on the way out; the previous one is left as it was
+    except (
+        KeyboardInterrupt
+    ):  # the staged site is removed on the way out; the previous one is left as it was
         print("dashboard: interrupted; the previous site (if any) is unchanged", file=sys.stderr)
         return 130
     except files.OutputError as e:
         print(f"dashboard: {e}", file=sys.stderr)
         return 1
     regressions = sum(len(m["open"]) for m in machines)
-    print(f"dashboard: {len(machines)} machine(s), {charts} chart(s), {regressions} open regression(s); "
-          f"site: {out / 'index.html'}")
+    print(
+        f"dashboard: {len(machines)} machine(s), {charts} chart(s), {regressions} open regression(s); "
+        f"site: {out / 'index.html'}"
+    )
     return 0
 
 

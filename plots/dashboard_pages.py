@@ -5,6 +5,7 @@
     <machine>/<family>.html     each benchmark's trend, its change points and their commits
     <machine>/charts/*.svg      one trend chart per benchmark
 Every link is relative, so the folder can be opened from disk or served as it is (gh-pages)."""
+
 import hashlib
 import html
 import re
@@ -12,10 +13,12 @@ import urllib.parse
 
 from . import files, trend
 
-STYLE = ("<style>body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
-         "table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ccc;padding:3px 8px;"
-         "text-align:left;vertical-align:top}img{max-width:100%}.SLOWER{color:#b00}.FASTER{color:#070}"
-         "nav{margin-bottom:1em}.note{color:#555}</style>")
+STYLE = (
+    "<style>body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
+    "table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ccc;padding:3px 8px;"
+    "text-align:left;vertical-align:top}img{max-width:100%}.SLOWER{color:#b00}.FASTER{color:#070}"
+    "nav{margin-bottom:1em}.note{color:#555}</style>"
+)
 e = html.escape
 
 
@@ -33,15 +36,30 @@ def href(*parts):
 
 
 def page(title, nav, body):
-    return "\n".join(["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{e(title)}</title>", STYLE,
-                      "</head><body>", f"<nav>{nav}</nav>" if nav else "", f"<h1>{e(title)}</h1>", *body,
-                      "</body></html>", ""])
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            "<html><head><meta charset='utf-8'>",
+            f"<title>{e(title)}</title>",
+            STYLE,
+            "</head><body>",
+            f"<nav>{nav}</nav>" if nav else "",
+            f"<h1>{e(title)}</h1>",
+            *body,
+            "</body></html>",
+            "",
+        ]
+    )
 
 
 def table(header, rows):
     head = "<tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>" if header else ""
-    return "<table>" + head + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
-                                                    for row in rows) + "</table>"
+    return (
+        "<table>"
+        + head
+        + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+        + "</table>"
+    )
 
 
 def value(x, metric):
@@ -63,8 +81,14 @@ def ab_summary(ab):
     if ab is None:
         return "no A/B verdict in the tree"
     counts = ab["counts"]
-    text = e(", ".join(f"{counts.get(k, 0)} {k}" for k in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")))
-    return f"<span class='SLOWER'>SLOWER</span> ({text})" if counts.get("SLOWER") else f"no slowdown ({text})"
+    text = e(
+        ", ".join(f"{counts.get(k, 0)} {k}" for k in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE"))
+    )
+    return (
+        f"<span class='SLOWER'>SLOWER</span> ({text})"
+        if counts.get("SLOWER")
+        else f"no slowdown ({text})"
+    )
 
 
 def trend_link(machine, bench, up=""):
@@ -78,89 +102,189 @@ def index_page(machines):
     for m in machines:
         d, runs = m["description"], m["history"]["runs"]
         steps = sum(len(b["change_points"]) for b in m["history"]["benchmarks"])
-        rows.append([f"<a href='{href(m['slug'], 'index.html')}'>{e(m['name'])}</a>", e(d["gpu"]), e(d["driver"]),
-                     e(d["link"]), f"{len(runs)} ({e(runs[0]['start_time_utc'][:10])} to "
-                     f"{e(runs[-1]['start_time_utc'][:10])})", ab_summary(m["ab"]), str(steps), str(len(m["open"]))])
+        rows.append(
+            [
+                f"<a href='{href(m['slug'], 'index.html')}'>{e(m['name'])}</a>",
+                e(d["gpu"]),
+                e(d["driver"]),
+                e(d["link"]),
+                f"{len(runs)} ({e(runs[0]['start_time_utc'][:10])} to "
+                f"{e(runs[-1]['start_time_utc'][:10])})",
+                ab_summary(m["ab"]),
+                str(steps),
+                str(len(m["open"])),
+            ]
+        )
         for bench, cp in m["open"]:
-            regressions.append([e(m["name"]), trend_link(m, bench), verdict(cp), f"<code>{e(cp['git_sha'])}</code>",
-                                f"<code>{e(cp['previous_git_sha'])}</code>", e(cp["start_time_utc"]),
-                                f"{value(cp['before'], m['history']['metric'])} → "
-                                f"{value(bench['points'][-1]['median'], m['history']['metric'])}"])
+            regressions.append(
+                [
+                    e(m["name"]),
+                    trend_link(m, bench),
+                    verdict(cp),
+                    f"<code>{e(cp['git_sha'])}</code>",
+                    f"<code>{e(cp['previous_git_sha'])}</code>",
+                    e(cp["start_time_utc"]),
+                    f"{value(cp['before'], m['history']['metric'])} → "
+                    f"{value(bench['points'][-1]['median'], m['history']['metric'])}",
+                ]
+            )
         for row in (m["ab"] or {"benchmarks": []})["benchmarks"]:
             if isinstance(row, dict) and row.get("verdict") == "SLOWER":
-                ab_rows.append([e(m["name"]), e(str(row.get("name"))), verdict(row), e(m["ab"]["file"])])
-    body = ["<section id='machines'><h2>Machines</h2>",
-            table(["machine", "GPU", "driver", "link", "nights", "newest A/B", "change points", "open regressions"],
-                  rows), "</section>",
-            "<section id='regressions'><h2>Open regressions</h2>",
-            "<p class='note'>Benchmarks whose latest change point is a slowdown: they are still at the slower "
-            "level. The commit is the first run at that level; the step appeared after the previous commit.</p>",
-            table(["machine", "benchmark", "step", "commit", "after", "since", "median then → now"], regressions)
-            if regressions else "<p>None: no benchmark on any machine is at a slower level than before its "
-                                "latest change point.</p>",
-            "<h3>SLOWER in the newest A/B of each machine</h3>",
-            table(["machine", "benchmark", "verdict", "A/B file"], ab_rows) if ab_rows else "<p>None.</p>",
-            "</section>"]
+                ab_rows.append(
+                    [e(m["name"]), e(str(row.get("name"))), verdict(row), e(m["ab"]["file"])]
+                )
+    body = [
+        "<section id='machines'><h2>Machines</h2>",
+        table(
+            [
+                "machine",
+                "GPU",
+                "driver",
+                "link",
+                "nights",
+                "newest A/B",
+                "change points",
+                "open regressions",
+            ],
+            rows,
+        ),
+        "</section>",
+        "<section id='regressions'><h2>Open regressions</h2>",
+        "<p class='note'>Benchmarks whose latest change point is a slowdown: they are still at the slower "
+        "level. The commit is the first run at that level; the step appeared after the previous commit.</p>",
+        table(
+            ["machine", "benchmark", "step", "commit", "after", "since", "median then → now"],
+            regressions,
+        )
+        if regressions
+        else "<p>None: no benchmark on any machine is at a slower level than before its "
+        "latest change point.</p>",
+        "<h3>SLOWER in the newest A/B of each machine</h3>",
+        table(["machine", "benchmark", "verdict", "A/B file"], ab_rows)
+        if ab_rows
+        else "<p>None.</p>",
+        "</section>",
+    ]
     return page("offloadbench nightly dashboard", "", body)
 
 
 def machine_page(m):
     d, h = m["description"], m["history"]
     gpu = f"{d['gpu']}: {d['gpu_note']}" if d["gpu_note"] else d["gpu"]
-    facts = [("fingerprint", d["fingerprint"]), ("host", d["host"]), ("GPU", gpu), ("driver", d["driver"]),
-             ("CUDA runtime", d["cuda_runtime"]), ("link", d["link"]), ("CPU", d["cpu"]),
-             ("nights", f"{len(h['runs'])}, {h['runs'][0]['start_time_utc']} to {h['runs'][-1]['start_time_utc']}"),
-             ("newest commit", h["runs"][-1]["git_sha"]), ("base (last good commit)", m["baseline"] or "not recorded"),
-             ("metric", h["metric"])]
-    body = ["<section id='machine'><h2>Machine</h2>", table(None, [[e(k), e(str(v))] for k, v in facts]),
-            "</section>", "<section id='ab'><h2>Newest A/B verdict</h2>", f"<p>{ab_summary(m['ab'])}</p>"]
+    facts = [
+        ("fingerprint", d["fingerprint"]),
+        ("host", d["host"]),
+        ("GPU", gpu),
+        ("driver", d["driver"]),
+        ("CUDA runtime", d["cuda_runtime"]),
+        ("link", d["link"]),
+        ("CPU", d["cpu"]),
+        (
+            "nights",
+            f"{len(h['runs'])}, {h['runs'][0]['start_time_utc']} to {h['runs'][-1]['start_time_utc']}",
+        ),
+        ("newest commit", h["runs"][-1]["git_sha"]),
+        ("base (last good commit)", m["baseline"] or "not recorded"),
+        ("metric", h["metric"]),
+    ]
+    body = [
+        "<section id='machine'><h2>Machine</h2>",
+        table(None, [[e(k), e(str(v))] for k, v in facts]),
+        "</section>",
+        "<section id='ab'><h2>Newest A/B verdict</h2>",
+        f"<p>{ab_summary(m['ab'])}</p>",
+    ]
     if m["ab"]:
-        changed = [r for r in m["ab"]["benchmarks"] if isinstance(r, dict) and r.get("verdict") in ("SLOWER", "FASTER")]
+        changed = [
+            r
+            for r in m["ab"]["benchmarks"]
+            if isinstance(r, dict) and r.get("verdict") in ("SLOWER", "FASTER")
+        ]
         body.append(f"<p class='note'>From ab/{e(m['name'])}/{e(m['ab']['file'])}.</p>")
         if changed:
-            body.append(table(["benchmark", "verdict", "interval", "why"],
-                              [[e(str(r.get("name"))), verdict(r), f"{percent(r.get('interval_low'))} to "
-                                f"{percent(r.get('interval_high'))}", e(str(r.get("reason", "")))]
-                               for r in changed]))
+            body.append(
+                table(
+                    ["benchmark", "verdict", "interval", "why"],
+                    [
+                        [
+                            e(str(r.get("name"))),
+                            verdict(r),
+                            f"{percent(r.get('interval_low'))} to "
+                            f"{percent(r.get('interval_high'))}",
+                            e(str(r.get("reason", ""))),
+                        ]
+                        for r in changed
+                    ],
+                )
+            )
     steps = [(b, cp) for b in h["benchmarks"] for cp in b["change_points"]]
     steps.sort(key=lambda s: s[1]["start_time_utc"], reverse=True)
-    body += ["</section>", "<section id='change-points'><h2>Change points</h2>",
-             table(["benchmark", "step", "commit", "after", "night"],
-                   [[trend_link(m, b, "../"), verdict(cp), f"<code>{e(cp['git_sha'])}</code>",
-                     f"<code>{e(cp['previous_git_sha'])}</code>", e(cp["start_time_utc"])] for b, cp in steps])
-             if steps else "<p>None found.</p>", "</section>",
-             "<section id='families'><h2>Benchmark families</h2><ul>"]
+    body += [
+        "</section>",
+        "<section id='change-points'><h2>Change points</h2>",
+        table(
+            ["benchmark", "step", "commit", "after", "night"],
+            [
+                [
+                    trend_link(m, b, "../"),
+                    verdict(cp),
+                    f"<code>{e(cp['git_sha'])}</code>",
+                    f"<code>{e(cp['previous_git_sha'])}</code>",
+                    e(cp["start_time_utc"]),
+                ]
+                for b, cp in steps
+            ],
+        )
+        if steps
+        else "<p>None found.</p>",
+        "</section>",
+        "<section id='families'><h2>Benchmark families</h2><ul>",
+    ]
     for family, benches in m["families"].items():
         found = sum(len(b["change_points"]) for b in benches)
         link = href(m["family_files"][family] + ".html")
-        body.append(f"<li><a href='{link}'>{e(family)}</a>: {len(benches)} benchmarks, "
-                    f"{found} change point(s)</li>")
+        body.append(
+            f"<li><a href='{link}'>{e(family)}</a>: {len(benches)} benchmarks, "
+            f"{found} change point(s)</li>"
+        )
     body.append("</ul></section>")
     if h["ignored"]:
-        body += ["<section id='ignored'><h2>Files left out</h2><ul>",
-                 *(f"<li>{e(why)}</li>" for why in h["ignored"]), "</ul></section>"]
+        body += [
+            "<section id='ignored'><h2>Files left out</h2><ul>",
+            *(f"<li>{e(why)}</li>" for why in h["ignored"]),
+            "</ul></section>",
+        ]
     return page(f"machine {m['name']}", "<a href='../index.html'>all machines</a>", body)
 
 
 def family_page(m, family, benches, charts_out):
     """The page, and the charts it shows as [(path, bench, runs, metric)] for draw_charts."""
     h, charts = m["history"], []
-    body = ["<section id='trends'>",
-            "<p class='note'>Median of each night's repetitions (line), their interquartile range (dark band) and "
-            "full range (light band); dashed lines mark change points, labelled with the commit of the first "
-            "night at the new level.</p>"]
+    body = [
+        "<section id='trends'>",
+        "<p class='note'>Median of each night's repetitions (line), their interquartile range (dark band) and "
+        "full range (light band); dashed lines mark change points, labelled with the commit of the first "
+        "night at the new level.</p>",
+    ]
     for bench in benches:
         anchor = m["anchors"][bench["name"]]
         chart = f"{anchor}.svg"
         charts.append((charts_out / chart, bench, h["runs"], h["metric"]))
         last = bench["points"][-1]
-        steps = "; ".join(f"{verdict(cp)} at <code>{e(cp['git_sha'])}</code> (after "
-                          f"<code>{e(cp['previous_git_sha'])}</code>, {e(cp['start_time_utc'])})"
-                          for cp in bench["change_points"]) or "no change point"
-        body += [f"<section class='benchmark' id='{e(anchor)}'><h3>{e(bench['name'])}</h3>",
-                 f"<img src='{href('charts', chart)}' alt='trend of {e(bench['name'])}'>",
-                 f"<p>{len(bench['points'])} nights; newest median {value(last['median'], h['metric'])}; {steps}</p>",
-                 "</section>"]
+        steps = (
+            "; ".join(
+                f"{verdict(cp)} at <code>{e(cp['git_sha'])}</code> (after "
+                f"<code>{e(cp['previous_git_sha'])}</code>, {e(cp['start_time_utc'])})"
+                for cp in bench["change_points"]
+            )
+            or "no change point"
+        )
+        body += [
+            f"<section class='benchmark' id='{e(anchor)}'><h3>{e(bench['name'])}</h3>",
+            f"<img src='{href('charts', chart)}' alt='trend of {e(bench['name'])}'>",
+            f"<p>{len(bench['points'])} nights; newest median {value(last['median'], h['metric'])}; {steps}</p>",
+            "</section>",
+        ]
     body.append("</section>")
     nav = f"<a href='../index.html'>all machines</a> · <a href='index.html'>machine {e(m['name'])}</a>"
     return page(f"{family} on {m['name']}", nav, body), charts
@@ -175,9 +299,11 @@ def unique_names(names, reserved=()):
         base = candidate = slug(name)
         if len(base) > files.MAX_STEM:
             digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()
-            base = candidate = f"{base[:files.MAX_STEM - 9]}-{digest[:8]}"
+            base = candidate = f"{base[: files.MAX_STEM - 9]}-{digest[:8]}"
         n = 1
-        while candidate.lower() in taken or f"{candidate.lower()}.html" in taken:  # case-insensitive too
+        while (
+            candidate.lower() in taken or f"{candidate.lower()}.html" in taken
+        ):  # case-insensitive too
             n += 1
             candidate = f"{base}-{n}"
         taken.add(candidate.lower())
@@ -187,13 +313,17 @@ def unique_names(names, reserved=()):
 
 def write_site(site, machines):
     """Writes every page under `site`; returns the charts to draw as [(path, bench, runs, metric)]."""
-    machine_dirs = unique_names((m["name"] for m in machines), reserved=("index.html",))  # the site's own page
+    machine_dirs = unique_names(
+        (m["name"] for m in machines), reserved=("index.html",)
+    )  # the site's own page
     charts = []
     for m in machines:
         m["slug"] = machine_dirs[m["name"]]
         family_files = unique_names(["index", *m["families"]])  # index.html is the machine page
         m["family_files"] = {family: family_files[family] for family in m["families"]}
-        m["anchors"] = unique_names(b["name"] for b in m["history"]["benchmarks"])  # and chart file names
+        m["anchors"] = unique_names(
+            b["name"] for b in m["history"]["benchmarks"]
+        )  # and chart file names
     files.write_text_atomically(site / "index.html", index_page(machines))
     for m in machines:
         folder = site / m["slug"]
@@ -218,8 +348,15 @@ def draw_trend(ax, bench, runs, metric):
         at = points[cp["point"]]["run"] - 0.5
         color = "tab:red" if cp["verdict"] == "SLOWER" else "tab:green"
         ax.axvline(at, color=color, linestyle="--")
-        ax.annotate(f"{cp['change'] * 100:+.1f}% at {cp['git_sha'][:12]}", (at, 1), xycoords=("data", "axes fraction"),
-                    color=color, fontsize=8, ha="left", va="top")
+        ax.annotate(
+            f"{cp['change'] * 100:+.1f}% at {cp['git_sha'][:12]}",
+            (at, 1),
+            xycoords=("data", "axes fraction"),
+            color=color,
+            fontsize=8,
+            ha="left",
+            va="top",
+        )
     ax.set_ylabel(f"{metric} [{unit}]" if unit else metric, fontsize=8)
     ax.set_xlim(-0.5, max(len(runs) - 0.5, 0.5))
     step = max(1, len(runs) // 12)
@@ -232,6 +369,7 @@ def draw_trend(ax, bench, runs, metric):
 def draw_charts(tasks):
     """Draws [(path, bench, runs, metric)] on one reused figure (a new figure per chart costs more than the chart)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -4,6 +4,7 @@ ORDER (its place in report.html), TITLE (its name in a "could not be drawn" line
 optionally FLEET_SWEEPS (its curves in the fleet report) and DRAWS_OWN_GROUPS (its compare groups are
 its own charts', not the generic time and speedup charts'). Module names are the files' stems, which
 the layout keeps unique."""
+
 import importlib
 import pathlib
 import sys

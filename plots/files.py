@@ -3,6 +3,7 @@ folder and is renamed over the target once complete, so a full disk or a failure
 leaves a truncated PNG, SVG or HTML behind (the temporary file is removed). An output folder is made
 or checked, never followed through a link; no output replaces one of the run's inputs, under any name
 (protect()); file names made from data are bounded and distinct (file_stem()). No matplotlib here."""
+
 import hashlib
 import os
 import pathlib
@@ -10,9 +11,9 @@ import signal
 import tempfile
 
 MAX_STEM = 100  # characters of a file name made from data (file systems allow 255 bytes)
-_inputs = set()   # (st_dev, st_ino) of every file this run reads
-_written = []     # what this run wrote, removed again if it is interrupted
-_stems = {}       # folder -> file stems this run gave out there
+_inputs = set()  # (st_dev, st_ino) of every file this run reads
+_written = []  # what this run wrote, removed again if it is interrupted
+_stems = {}  # folder -> file stems this run gave out there
 _interrupted = False  # Ctrl-C seen, even where Python swallowed its KeyboardInterrupt
 
 
@@ -53,8 +54,10 @@ def output_folder(folder):
     OutputError names the problem."""
     folder = pathlib.Path(folder)
     if folder.is_symlink():
-        raise OutputError(f"{folder} is a symbolic link: the output folder is not followed through one "
-                          "(name the folder itself)")
+        raise OutputError(
+            f"{folder} is a symbolic link: the output folder is not followed through one "
+            "(name the folder itself)"
+        )
     made = not os.path.lexists(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -73,12 +76,15 @@ def file_stem(folder, stem, key):
     taken = _stems.setdefault(str(folder), set())
     digest = hashlib.sha256(str(key).encode("utf-8", "surrogateescape")).hexdigest()
     if len(stem) > MAX_STEM:
-        stem = f"{stem[:MAX_STEM - 9]}-{digest[:8]}"
+        stem = f"{stem[: MAX_STEM - 9]}-{digest[:8]}"
     candidate, n = stem, 0
-    while candidate.lower() in taken or any(is_input(pathlib.Path(folder) / f"{candidate}{ext}")
-                                            for ext in (".png", ".svg")):
+    while candidate.lower() in taken or any(
+        is_input(pathlib.Path(folder) / f"{candidate}{ext}") for ext in (".png", ".svg")
+    ):
         n += 1
-        candidate = f"{stem[:MAX_STEM - 9 - len(str(n))]}-{digest[:8]}" + (f"-{n}" if n > 1 else "")
+        candidate = f"{stem[: MAX_STEM - 9 - len(str(n))]}-{digest[:8]}" + (
+            f"-{n}" if n > 1 else ""
+        )
     taken.add(candidate.lower())  # case-insensitive file systems too
     return candidate
 

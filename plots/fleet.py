@@ -7,6 +7,7 @@ block's crossovers), and charts with one series per machine, labelled from the m
 Exit codes as `python -m plots`: 0 written, 2 nothing could be done (a bad file, no folder), 1 a
 write failed part way.
 """
+
 import argparse
 import html
 import pathlib
@@ -14,19 +15,32 @@ import sys
 
 from . import files, report, results
 
-GPU_VIEW_ORDER = ["gpu_pinned", "gpu_pageable", "gpu_pinned_overlap", "gpu_kernel"]  # as the headlines prefer
-VIEW_PHRASE = {"gpu_pinned": "incl. pinned transfers", "gpu_pageable": "incl. pageable transfers",
-               "gpu_pinned_overlap": "pinned transfers overlapped", "gpu_kernel": "kernel only"}
+GPU_VIEW_ORDER = [
+    "gpu_pinned",
+    "gpu_pageable",
+    "gpu_pinned_overlap",
+    "gpu_kernel",
+]  # as the headlines prefer
+VIEW_PHRASE = {
+    "gpu_pinned": "incl. pinned transfers",
+    "gpu_pageable": "incl. pageable transfers",
+    "gpu_pinned_overlap": "pinned transfers overlapped",
+    "gpu_kernel": "kernel only",
+}
 FAMILY_ORDER = ["device_copy", "host_memcpy", "triad", "sgemm", "mlp_step"]
 
 
 # ---- one machine ----
 
+
 def _link(gpu):
     """'PCIe Gen5 x16': what the slot and GPU can reach (an idle GPU lowers its current link)."""
     link = gpu.get("pcie_link") or {}
-    for generation, width in (("ceiling_generation", "ceiling_width"), ("max_generation", "max_width"),
-                              ("current_generation", "current_width")):
+    for generation, width in (
+        ("ceiling_generation", "ceiling_width"),
+        ("max_generation", "max_width"),
+        ("current_generation", "current_width"),
+    ):
         if link.get(generation) and link.get(width):
             return f"PCIe Gen{link[generation]} x{link[width]}"
     return "link unknown"
@@ -62,6 +76,7 @@ def _size(row):
 
 def _size_text(sweep, value):
     from .common import sweep_size  # matplotlib: imported once main() has checked it loads
+
     return sweep_size(sweep, value) if sweep == "bytes" else f"{sweep} = {sweep_size(sweep, value)}"
 
 
@@ -89,8 +104,12 @@ def headline_sizes(doc):
     broken = results.broken_rows(doc)
     for row in doc["benchmarks"]:
         label = row.get("headline")
-        if (row.get("run_type") == "iteration" and isinstance(label, str) and not results.left_out(row, broken)
-                and results.usable(row)):
+        if (
+            row.get("run_type") == "iteration"
+            and isinstance(label, str)
+            and not results.left_out(row, broken)
+            and results.usable(row)
+        ):
             sizes.setdefault(label, set()).add(_size(row))
     return sizes
 
@@ -115,7 +134,11 @@ def headline_cells(doc, allowed=None):
     broken = results.broken_rows(doc)
     for row in doc["benchmarks"]:
         label = row.get("headline")
-        if row.get("run_type") != "iteration" or not isinstance(label, str) or results.left_out(row, broken):
+        if (
+            row.get("run_type") != "iteration"
+            or not isinstance(label, str)
+            or results.left_out(row, broken)
+        ):
             continue
         if not results.usable(row):
             skipped.setdefault(label, row)
@@ -125,8 +148,12 @@ def headline_cells(doc, allowed=None):
             continue
         if label not in largest or _size(row)[1] > _size(largest[label])[1]:
             largest[label] = row
-    cases = results.cases(doc, lambda row: row.get("headline") in largest
-                          and row["name"] == largest[row["headline"]]["name"])
+    cases = results.cases(
+        doc,
+        lambda row: (
+            row.get("headline") in largest and row["name"] == largest[row["headline"]]["name"]
+        ),
+    )
     cells = {}
     for label, row in largest.items():
         case = cases[row["name"]]
@@ -148,9 +175,12 @@ def headline_cells(doc, allowed=None):
         cells[label] = ("measured, but at no size the other machines measured", False)
     for label, row in skipped.items():
         if label not in cells:
-            cells[label] = ("no GPU" if _is_gpu_row(row) and not has_gpu(doc)
-                            else f"skipped: {row.get('skip_reason') or row.get('invalid_reason') or 'not valid'}",
-                            _is_gpu_row(row))
+            cells[label] = (
+                "no GPU"
+                if _is_gpu_row(row) and not has_gpu(doc)
+                else f"skipped: {row.get('skip_reason') or row.get('invalid_reason') or 'not valid'}",
+                _is_gpu_row(row),
+            )
     return cells
 
 
@@ -167,16 +197,21 @@ def crossover_cells(doc):
         if c.get("cpu_view") != "cpu_all" or c.get("view") not in GPU_VIEW_ORDER:
             continue
         key = (c.get("compare_group", ""), c.get("series", ""))
-        if key not in best or GPU_VIEW_ORDER.index(c["view"]) < GPU_VIEW_ORDER.index(best[key]["view"]):
+        if key not in best or GPU_VIEW_ORDER.index(c["view"]) < GPU_VIEW_ORDER.index(
+            best[key]["view"]
+        ):
             best[key] = c
     from .common import crossover_where, sweep_size
+
     cells = {}
     for key, c in best.items():
         sweep = c.get("sweep", "")
         size = lambda k: sweep_size(sweep, c[k]) if isinstance(c.get(k), (int, float)) else "?"  # noqa: E731
         view = VIEW_PHRASE[c["view"]]
         if c.get("kind") == "crossover":
-            text = f"wins from {sweep} {crossover_where(c, lambda v: sweep_size(sweep, v))} ({view})"
+            text = (
+                f"wins from {sweep} {crossover_where(c, lambda v: sweep_size(sweep, v))} ({view})"
+            )
         elif c.get("kind") == "gpu_wins_all":
             text = f"wins at every size, {size('smallest_size')}–{size('largest_size')} ({view})"
         else:
@@ -201,6 +236,7 @@ def largest_speedups(doc):
 
 # ---- the page ----
 
+
 def _unique_labels(docs):
     labels, seen = [], {}
     for doc in docs:
@@ -214,17 +250,33 @@ def headline_table(docs, labels):
     """Rows: the link, then every headline label any machine has; one column per machine."""
     e = html.escape
     gpu0 = [d["context"]["cuda"]["gpus"][0] if has_gpu(d) else None for d in docs]
-    rows = [("PCIe link (theoretical, per direction)",
-             [f"{_link(g)}: {_link_rate(g) / 1e9:.1f} GB/s" if g else "no GPU" for g in gpu0])]
+    rows = [
+        (
+            "PCIe link (theoretical, per direction)",
+            [f"{_link(g)}: {_link_rate(g) / 1e9:.1f} GB/s" if g else "no GPU" for g in gpu0],
+        )
+    ]
     common = common_sizes(docs)
     cells = [headline_cells(d, common) for d in docs]
     all_rows = [r for d in docs for r in d["benchmarks"]]
-    labels_in_order = sorted({label for c in cells for label in c}, key=lambda l: (_family_rank(all_rows, l), l))
+    labels_in_order = sorted(
+        {label for c in cells for label in c}, key=lambda l: (_family_rank(all_rows, l), l)
+    )
     for label in labels_in_order:
         gpu_label = any(c.get(label, ("", False))[1] for c in cells)
-        rows.append((label, [c[label][0] if label in c
-                             else "no GPU" if gpu_label and not has_gpu(d) else "not in this file"
-                             for c, d in zip(cells, docs)]))
+        rows.append(
+            (
+                label,
+                [
+                    c[label][0]
+                    if label in c
+                    else "no GPU"
+                    if gpu_label and not has_gpu(d)
+                    else "not in this file"
+                    for c, d in zip(cells, docs)
+                ],
+            )
+        )
     return _table(["measure"] + labels, rows, e)
 
 
@@ -241,8 +293,14 @@ def crossover_table(docs, labels):
                 row.append("no GPU")
             elif key in c:
                 top = s.get(key)
-                row.append(c[key] + (f"; {top['speedup']:.2f}× at the largest size" if top and c[key].startswith("w")
-                                     else ""))
+                row.append(
+                    c[key]
+                    + (
+                        f"; {top['speedup']:.2f}× at the largest size"
+                        if top and c[key].startswith("w")
+                        else ""
+                    )
+                )
             else:
                 row.append("not in this file")
         rows.append((f"{key[0]} {key[1]}".strip(), row))
@@ -254,34 +312,47 @@ def crossover_table(docs, labels):
 def _table(header, rows, e):
     parts = ["<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>"]
     for name, cells in rows:
-        parts.append(f"<tr><th>{e(name)}</th>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+        parts.append(
+            f"<tr><th>{e(name)}</th>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>"
+        )
     return "".join(parts) + "</table>"
 
 
 def write_report(docs, sources, labels, outdir, charts, missing):
     e = html.escape
-    parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'><title>offloadbench: machines side by side</title>",
-             "<style>body{font-family:sans-serif;max-width:1400px;margin:auto;padding:1em}"
-             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;"
-             "vertical-align:top}img{max-width:100%;border:1px solid #eee}.caption{color:#555;font-size:90%}"
-             "</style></head><body>",
-             f"<h1>offloadbench: {len(docs)} machines side by side</h1>", "<h2>Machines</h2><ul>"]
+    parts = [
+        "<!DOCTYPE html>",
+        "<html><head><meta charset='utf-8'><title>offloadbench: machines side by side</title>",
+        "<style>body{font-family:sans-serif;max-width:1400px;margin:auto;padding:1em}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;"
+        "vertical-align:top}img{max-width:100%;border:1px solid #eee}.caption{color:#555;font-size:90%}"
+        "</style></head><body>",
+        f"<h1>offloadbench: {len(docs)} machines side by side</h1>",
+        "<h2>Machines</h2><ul>",
+    ]
     for doc, source, label in zip(docs, sources, labels):
         ob = doc["context"].get("offloadbench", {})
         why = doc["context"].get("cuda", {}).get("unavailable_reason")
-        parts.append(f"<li><b>{e(label)}</b>: <code>{e(str(source))}</code>, {e(', '.join(ob.get('suites', [])))} · "
-                     f"{e(str(ob.get('mode', '?')))} · {e(str(ob.get('repetitions', '?')))} repetitions · "
-                     f"git {e(str(ob.get('git_sha', '?')))} · {e(str(ob.get('start_time_utc', '?')))}"
-                     + (f" · no GPU: {e(why)}" if why and not has_gpu(doc) else "") + "</li>")
-    parts += ["</ul>", "<h2>Headlines</h2>",
-              "<p class='caption'>Per machine, the rows each run marks as a headline, at the largest size every machine "
-              "measured (median of the valid repetitions); \"not in this file\": that run has no such headline "
-              "row.</p>",
-              headline_table(docs, labels),
-              "<h2>Where the GPU starts to win</h2>",
-              "<p class='caption'>Per compare group, against all CPU threads, the crossover the analysis found "
-              "(with pinned transfers where measured) and the speedup at the largest size.</p>",
-              crossover_table(docs, labels), "<h2>Charts</h2>"]
+        parts.append(
+            f"<li><b>{e(label)}</b>: <code>{e(str(source))}</code>, {e(', '.join(ob.get('suites', [])))} · "
+            f"{e(str(ob.get('mode', '?')))} · {e(str(ob.get('repetitions', '?')))} repetitions · "
+            f"git {e(str(ob.get('git_sha', '?')))} · {e(str(ob.get('start_time_utc', '?')))}"
+            + (f" · no GPU: {e(why)}" if why and not has_gpu(doc) else "")
+            + "</li>"
+        )
+    parts += [
+        "</ul>",
+        "<h2>Headlines</h2>",
+        "<p class='caption'>Per machine, the rows each run marks as a headline, at the largest size every machine "
+        'measured (median of the valid repetitions); "not in this file": that run has no such headline '
+        "row.</p>",
+        headline_table(docs, labels),
+        "<h2>Where the GPU starts to win</h2>",
+        "<p class='caption'>Per compare group, against all CPU threads, the crossover the analysis found "
+        "(with pinned transfers where measured) and the speedup at the largest size.</p>",
+        crossover_table(docs, labels),
+        "<h2>Charts</h2>",
+    ]
     parts += report.chart_sections(charts, missing, "these files", "every chart could be drawn")
     parts.append("</body></html>")
     return files.write_text_atomically(outdir / "report.html", "\n".join(parts) + "\n")
@@ -289,24 +360,39 @@ def write_report(docs, sources, labels, outdir, charts, missing):
 
 def main(argv=None):
     files.honour_ctrl_c()
-    parser = argparse.ArgumentParser(prog="python -m plots.fleet", description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m plots.fleet", description=(__doc__ or "").split("\n")[0]
+    )
     parser.add_argument("files", nargs="+", help="offloadbench results files, one per machine")
-    parser.add_argument("--out", default="fleet-plots", help="folder for report.html and the charts (default: "
-                        "fleet-plots)")
-    parser.add_argument("--analysis", action="append", default=[], metavar="N=PATH",
-                        help="the analysis block for the N-th file (from 0), for a file that has none")
+    parser.add_argument(
+        "--out",
+        default="fleet-plots",
+        help="folder for report.html and the charts (default: fleet-plots)",
+    )
+    parser.add_argument(
+        "--analysis",
+        action="append",
+        default=[],
+        metavar="N=PATH",
+        help="the analysis block for the N-th file (from 0), for a file that has none",
+    )
     args = parser.parse_args(argv)
     try:
         from . import fleet_charts  # matplotlib: a Python without it gets one line
     except ImportError as e:
-        print(f"plots: {e.name or e} is not installed for {sys.executable} (run scripts/setup)", file=sys.stderr)
+        print(
+            f"plots: {e.name or e} is not installed for {sys.executable} (run scripts/setup)",
+            file=sys.stderr,
+        )
         return 2
     try:
         docs = [results.load(f) for f in args.files]
         for item in args.analysis:
             index, _, path = item.partition("=")
             if not index.isdigit() or int(index) >= len(docs) or not path:
-                raise results.ResultsError(f"--analysis {item!r} is not N=PATH for one of the {len(docs)} files")
+                raise results.ResultsError(
+                    f"--analysis {item!r} is not N=PATH for one of the {len(docs)} files"
+                )
             if results.analysis(docs[int(index)]) is None:
                 docs[int(index)]["analysis"] = results.load_analysis(path)
     except results.ResultsError as e:
@@ -331,7 +417,9 @@ def main(argv=None):
         files.remove_written()
         print("plots: interrupted; the charts written so far were removed", file=sys.stderr)
         return 130
-    print(f"plots: {len(docs)} machines, {len(charts)} chart(s), {len(missing)} missing; report: {path}")
+    print(
+        f"plots: {len(docs)} machines, {len(charts)} chart(s), {len(missing)} missing; report: {path}"
+    )
     return 0
 
 

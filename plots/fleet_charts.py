@@ -1,14 +1,21 @@
 """The fleet report's charts: one series per machine, a table of what each chart draws. A machine
 with nothing to draw in a chart (no GPU, or the case not run) is named in that chart's caption."""
+
 from . import results
 from .common import new_figure, plain_log_formatter, save, size_axis
 
 
 def rows(view=None, groups=None, series=("",), **fields):
     """Rows of one view, compare group and series (each a tuple of the names files have used for it)."""
+
     def pick(row):
-        return ((view is None or row.get("view") == view) and (groups is None or row.get("compare_group") in groups)
-                and row.get("series", "") in series and all(row.get(k) == v for k, v in fields.items()))
+        return (
+            (view is None or row.get("view") == view)
+            and (groups is None or row.get("compare_group") in groups)
+            and row.get("series", "") in series
+            and all(row.get(k) == v for k, v in fields.items())
+        )
+
     return pick
 
 
@@ -33,6 +40,7 @@ def step_ms(case):
 # speedup over all CPU threads.
 def _declared(name):
     from . import families
+
     return [entry for module in families.modules() for entry in getattr(module, name, [])]
 
 
@@ -58,7 +66,9 @@ def _sweep_chart(docs, labels, outdir, stem, title, pick, value, ylabel, log_y):
             absent.append(label)
             continue
         points.sort()
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=label)
+        ax.plot(
+            [p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=label
+        )
         xs += [p[0] for p in points]
         drawn += 1
     if not drawn:
@@ -78,9 +88,13 @@ def _sweep_chart(docs, labels, outdir, stem, title, pick, value, ylabel, log_y):
 
 def _speedup_points(doc, groups, series, views):
     """(sweep, [(size, speedup)]) of the first view in `views` the file has for these groups and series."""
-    speedups = [s for s in (results.analysis(doc) or {}).get("speedups", [])
-                if s.get("compare_group") in groups and s.get("series", "") in series
-                and s.get("cpu_view") == "cpu_all"]
+    speedups = [
+        s
+        for s in (results.analysis(doc) or {}).get("speedups", [])
+        if s.get("compare_group") in groups
+        and s.get("series", "") in series
+        and s.get("cpu_view") == "cpu_all"
+    ]
     for view in views:
         points = sorted((s["size"], s["speedup"]) for s in speedups if s.get("view") == view)
         if points:
@@ -97,7 +111,9 @@ def _speedup_chart(docs, labels, outdir, stem, title, groups, series, views):
             absent.append(label)
             continue
         sweep = machine_sweep
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=label)
+        ax.plot(
+            [p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=label
+        )
         xs += [p[0] for p in points]
         drawn += 1
     if not drawn:

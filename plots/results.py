@@ -2,6 +2,7 @@
 
 A malformed file raises ResultsError with one line naming the file and the problem.
 """
+
 import json
 import math
 import os
@@ -12,7 +13,7 @@ import statistics
 SCHEMA_VERSION = 1
 TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 MAX_INPUT_BYTES = 128 << 20  # as harness/results/files.h
-MAX_NESTING_DEPTH = 64     # as harness/results/results.h
+MAX_NESTING_DEPTH = 64  # as harness/results/results.h
 SCHEMA_PATH = pathlib.Path(__file__).resolve().parent.parent / "docs" / "results.schema.json"
 
 
@@ -32,8 +33,12 @@ def load(path):
         raise ResultsError(f"{path}: missing 'context' object or 'benchmarks' array")
     ob = doc["context"].get("offloadbench")
     version = ob.get("schema_version") if isinstance(ob, dict) else None
-    if type(version) is not int or version != SCHEMA_VERSION:  # True == 1 and 1.0 == 1 in Python; not here
-        raise ResultsError(f"{path}: schema version {version!r} is not supported (this reads {SCHEMA_VERSION})")
+    if (
+        type(version) is not int or version != SCHEMA_VERSION
+    ):  # True == 1 and 1.0 == 1 in Python; not here
+        raise ResultsError(
+            f"{path}: schema version {version!r} is not supported (this reads {SCHEMA_VERSION})"
+        )
     for i, row in enumerate(doc["benchmarks"]):
         if not isinstance(row, dict) or not isinstance(row.get("name"), str):
             raise ResultsError(f"{path}: benchmark {i} has no 'name'")
@@ -41,7 +46,9 @@ def load(path):
             raise ResultsError(f"{path}: benchmark '{row['name']}' has no 'run_type'")
     problem = _schema_problem(doc, _schema()) or _rows_problem(doc["benchmarks"])
     if problem:
-        raise ResultsError(f"{path}: {problem[1:] if problem.startswith('.') else 'the document' + problem}")
+        raise ResultsError(
+            f"{path}: {problem[1:] if problem.startswith('.') else 'the document' + problem}"
+        )
     return doc
 
 
@@ -58,21 +65,27 @@ def _rows_problem(rows):
         j = first.setdefault(row["name"], i)
         for key in ("time_unit", "threads"):
             if j != i and not _equal(row.get(key), rows[j].get(key)):
-                return (f".benchmarks[{i}] ('{row['name']}').{key} is {json.dumps(row.get(key))}, but benchmarks[{j}] "
-                        f"of the same name has {json.dumps(rows[j].get(key))} (the rows of one name are repetitions "
-                        "of one case and must agree)")
+                return (
+                    f".benchmarks[{i}] ('{row['name']}').{key} is {json.dumps(row.get(key))}, but benchmarks[{j}] "
+                    f"of the same name has {json.dumps(rows[j].get(key))} (the rows of one name are repetitions "
+                    "of one case and must agree)"
+                )
     return ""
 
 
 def _read_regular_file(path, follow_links=True, limit=MAX_INPUT_BYTES, kind="JSON"):
     """The text of a regular file of at most `limit` bytes, UTF-8 checked. `follow_links=False`: a
     symbolic link is refused (a file of an untrusted tree must not reach outside it)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW)  # a FIFO must not block the open
+    flags = (
+        os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW)
+    )  # a FIFO must not block the open
     try:
         fd = os.open(path, flags)
     except OSError as e:
         if not follow_links and os.path.islink(path):
-            raise ResultsError(f"{path}: is a symbolic link (not read: it may point out of the tree)") from None
+            raise ResultsError(
+                f"{path}: is a symbolic link (not read: it may point out of the tree)"
+            ) from None
         raise ResultsError(f"{path}: cannot open: {e.strerror}") from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
@@ -81,14 +94,20 @@ def _read_regular_file(path, follow_links=True, limit=MAX_INPUT_BYTES, kind="JSO
         if not stat.S_ISREG(st.st_mode):
             raise ResultsError(f"{path}: is not a regular file (a device, FIFO or socket)")
         if st.st_size > limit:
-            raise ResultsError(f"{path}: is {st.st_size} bytes, more than the {limit} bytes offloadbench reads")
+            raise ResultsError(
+                f"{path}: is {st.st_size} bytes, more than the {limit} bytes offloadbench reads"
+            )
         data = f.read(limit + 1)  # a file that grows while read is still bounded
         if len(data) > limit:
             raise ResultsError(f"{path}: is more than the {limit} bytes offloadbench reads")
     try:
-        return data.decode("utf-8-sig")  # a UTF-8 byte order mark is allowed, as nlohmann::json allows it
+        return data.decode(
+            "utf-8-sig"
+        )  # a UTF-8 byte order mark is allowed, as nlohmann::json allows it
     except UnicodeDecodeError as e:
-        raise ResultsError(f"{path}: not valid {kind} (not UTF-8: {e.reason} at byte {e.start})") from None
+        raise ResultsError(
+            f"{path}: not valid {kind} (not UTF-8: {e.reason} at byte {e.start})"
+        ) from None
 
 
 def read_tree_text(path, limit=4096):
@@ -114,7 +133,9 @@ def load_json(path, schema, follow_links=False):
     doc = _parse_strict(path, text)
     problem = _schema_problem(doc, schema)
     if problem:
-        raise ResultsError(f"{path}: {problem[1:] if problem.startswith('.') else 'the document' + problem}")
+        raise ResultsError(
+            f"{path}: {problem[1:] if problem.startswith('.') else 'the document' + problem}"
+        )
     return doc
 
 
@@ -159,9 +180,15 @@ def _schema():
     return _SCHEMA[0]
 
 
-_TYPES = {"integer": lambda v: type(v) is int, "number": lambda v: type(v) in (int, float),
-          "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
-          "null": lambda v: v is None, "object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list)}
+_TYPES = {
+    "integer": lambda v: type(v) is int,
+    "number": lambda v: type(v) in (int, float),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
 
 
 def _equal(a, b):
@@ -196,7 +223,11 @@ def _schema_problem(value, schema):
         for i, item in enumerate(value):
             p = _schema_problem(item, schema["items"])
             if p:
-                named = f" ('{item['name']}')" if isinstance(item, dict) and isinstance(item.get("name"), str) else ""
+                named = (
+                    f" ('{item['name']}')"
+                    if isinstance(item, dict) and isinstance(item.get("name"), str)
+                    else ""
+                )
                 return f"[{i}]{named}{p}"
     return ""
 
@@ -211,8 +242,13 @@ def seconds(row):
 
 def usable(row):
     """A per-repetition row that ran and passed its checks."""
-    return (row.get("run_type") == "iteration" and not row.get("skipped") and not row.get("error_occurred")
-            and row.get("validated") is not False and (seconds(row) or 0) > 0)
+    return (
+        row.get("run_type") == "iteration"
+        and not row.get("skipped")
+        and not row.get("error_occurred")
+        and row.get("validated") is not False
+        and (seconds(row) or 0) > 0
+    )
 
 
 def broken_rows(doc):
@@ -221,14 +257,22 @@ def broken_rows(doc):
     block = analysis(doc) or {}
     checks = block.get("invariants") if isinstance(block.get("invariants"), dict) else {}
     violations = checks.get("violations") if isinstance(checks.get("violations"), list) else []
-    return {(v["name"], v.get("repetition_index") if isinstance(v.get("repetition_index"), int) else None)
-            for v in violations if isinstance(v, dict) and isinstance(v.get("name"), str)}
+    return {
+        (
+            v["name"],
+            v.get("repetition_index") if isinstance(v.get("repetition_index"), int) else None,
+        )
+        for v in violations
+        if isinstance(v, dict) and isinstance(v.get("name"), str)
+    }
 
 
 def left_out(row, broken):
     """Whether a self-check left `row` out of the findings (`broken`: broken_rows(doc))."""
     name = row.get("name")
-    return bool(broken) and ((name, None) in broken or (name, row.get("repetition_index")) in broken)
+    return bool(broken) and (
+        (name, None) in broken or (name, row.get("repetition_index")) in broken
+    )
 
 
 def cases(doc, predicate=lambda row: True):
@@ -241,19 +285,31 @@ def cases(doc, predicate=lambda row: True):
             out.setdefault(row["name"], {"row": row, "rows": []})["rows"].append(row)
     for case in out.values():
         case["seconds"] = statistics.median(seconds(r) for r in case["rows"])
-        case["spread"] = (min(seconds(r) for r in case["rows"]), max(seconds(r) for r in case["rows"]))
+        case["spread"] = (
+            min(seconds(r) for r in case["rows"]),
+            max(seconds(r) for r in case["rows"]),
+        )
     return out
 
 
 def median_field(case, key):
-    values = [r[key] for r in case["rows"] if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
+    values = [
+        r[key]
+        for r in case["rows"]
+        if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])
+    ]
     return statistics.median(values) if values else None
 
 
 def skipped_reasons(doc, predicate=lambda row: True):
     """The distinct skip reasons of the rows `predicate` selects."""
-    return sorted({row.get("skip_reason", "") for row in doc["benchmarks"]
-                   if row.get("run_type") == "iteration" and row.get("skipped") and predicate(row)})
+    return sorted(
+        {
+            row.get("skip_reason", "")
+            for row in doc["benchmarks"]
+            if row.get("run_type") == "iteration" and row.get("skipped") and predicate(row)
+        }
+    )
 
 
 def load_analysis(path):

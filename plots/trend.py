@@ -8,6 +8,7 @@ marked with the git SHA where each step appeared.
 A directory is read through `offloadbench history` (found via --offloadbench, $OFFLOADBENCH_BIN, PATH or
 build/*/offloadbench), so the change points drawn are exactly the ones the CLI reports.
 """
+
 import argparse
 import json
 import os
@@ -28,8 +29,13 @@ class InputError(Exception):
 
 
 def find_offloadbench(explicit=None):
-    candidates = [explicit, os.environ.get("OFFLOADBENCH_BIN"), shutil.which("offloadbench"),
-                  ROOT / "build" / "release" / "offloadbench", ROOT / "build" / "test" / "offloadbench"]
+    candidates = [
+        explicit,
+        os.environ.get("OFFLOADBENCH_BIN"),
+        shutil.which("offloadbench"),
+        ROOT / "build" / "release" / "offloadbench",
+        ROOT / "build" / "test" / "offloadbench",
+    ]
     for candidate in candidates:
         if candidate and pathlib.Path(candidate).is_file():
             return str(candidate)
@@ -42,10 +48,23 @@ def load_history(source, metric="real_time", offloadbench=None):
     if path.is_dir():
         with tempfile.TemporaryDirectory() as tmp:
             out = pathlib.Path(tmp) / "history.json"
-            done = subprocess.run([find_offloadbench(offloadbench), "history", str(path), "--metric", metric,
-                                   "--json", str(out)], capture_output=True, text=True)
+            done = subprocess.run(
+                [
+                    find_offloadbench(offloadbench),
+                    "history",
+                    str(path),
+                    "--metric",
+                    metric,
+                    "--json",
+                    str(out),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if done.returncode != 0:
-                raise InputError(done.stderr.strip() or f"offloadbench history failed ({done.returncode})")
+                raise InputError(
+                    done.stderr.strip() or f"offloadbench history failed ({done.returncode})"
+                )
             return json.loads(out.read_text())
     try:
         history = json.loads(path.read_text())
@@ -58,8 +77,11 @@ def load_history(source, metric="real_time", offloadbench=None):
 
 def select_benchmarks(history, patterns=(), limit=6):
     """Benchmarks matching any pattern (all when none), those with change points first, at most `limit`."""
-    chosen = [b for b in history["benchmarks"]
-              if not patterns or any(re.search(p, b["name"]) for p in patterns)]
+    chosen = [
+        b
+        for b in history["benchmarks"]
+        if not patterns or any(re.search(p, b["name"]) for p in patterns)
+    ]
     chosen.sort(key=lambda b: -len(b["change_points"]))
     return chosen[:limit]
 
@@ -82,25 +104,43 @@ def _scale(metric, values):
 
 def draw(history, benchmarks, out):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     runs = history["runs"]
-    fig, axes = plt.subplots(len(benchmarks), 1, figsize=(10, 2.8 * len(benchmarks)), squeeze=False, sharex=True)
+    fig, axes = plt.subplots(
+        len(benchmarks), 1, figsize=(10, 2.8 * len(benchmarks)), squeeze=False, sharex=True
+    )
     for ax, bench in zip(axes[:, 0], benchmarks):
         points = bench["points"]
         x = [p["run"] for p in points]
         factor, unit = _scale(history["metric"], [p["max"] for p in points])
         scaled = {k: [p[k] * factor for p in points] for k in ("median", "q1", "q3", "min", "max")}
-        ax.fill_between(x, scaled["min"], scaled["max"], alpha=0.15, color="tab:blue", label="range of repetitions")
-        ax.fill_between(x, scaled["q1"], scaled["q3"], alpha=0.35, color="tab:blue", label="interquartile range")
+        ax.fill_between(
+            x,
+            scaled["min"],
+            scaled["max"],
+            alpha=0.15,
+            color="tab:blue",
+            label="range of repetitions",
+        )
+        ax.fill_between(
+            x, scaled["q1"], scaled["q3"], alpha=0.35, color="tab:blue", label="interquartile range"
+        )
         ax.plot(x, scaled["median"], marker="o", markersize=3, color="tab:blue", label="median")
         for cp in bench["change_points"]:
             run = points[cp["point"]]["run"]
             color = "tab:red" if cp["verdict"] == "SLOWER" else "tab:green"
             ax.axvline(run - 0.5, color=color, linestyle="--")
-            ax.annotate(f"{cp['change'] * 100:+.1f}% at {cp['git_sha']}", (run - 0.5, max(scaled["max"])),
-                        color=color, fontsize=8, ha="left", va="top")
+            ax.annotate(
+                f"{cp['change'] * 100:+.1f}% at {cp['git_sha']}",
+                (run - 0.5, max(scaled["max"])),
+                color=color,
+                fontsize=8,
+                ha="left",
+                va="top",
+            )
         ax.set_title(bench["name"], fontsize=9)
         ax.set_ylabel(f"{history['metric']} [{unit}]" if unit else history["metric"], fontsize=8)
         ax.grid(alpha=0.3)
@@ -123,10 +163,18 @@ def draw(history, benchmarks, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m plots.trend", description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("source", help="directory of results files, or a history JSON from `offloadbench history`")
-    parser.add_argument("--benchmark", action="append", default=[], help="regex of benchmark names (repeatable)")
-    parser.add_argument("--metric", default="real_time", help="row field, when SOURCE is a directory")
+    parser = argparse.ArgumentParser(
+        prog="python -m plots.trend", description=(__doc__ or "").split("\n\n")[0]
+    )
+    parser.add_argument(
+        "source", help="directory of results files, or a history JSON from `offloadbench history`"
+    )
+    parser.add_argument(
+        "--benchmark", action="append", default=[], help="regex of benchmark names (repeatable)"
+    )
+    parser.add_argument(
+        "--metric", default="real_time", help="row field, when SOURCE is a directory"
+    )
     parser.add_argument("--limit", type=int, default=6, help="at most this many benchmarks")
     parser.add_argument("--out", default="trend.png", help="image to write (PNG, SVG or PDF)")
     parser.add_argument("--offloadbench", help="path of the offloadbench executable")

@@ -9,8 +9,8 @@
 
 namespace offloadbench::testing {
 
-inline ::testing::AssertionResult all_close(const float* got, const float* ref, std::int64_t n, double atol,
-                                            double rtol, int show = 5) {
+inline ::testing::AssertionResult all_close(const float* got, const float* ref, std::int64_t n,
+                                            double atol, double rtol, int show = 5) {
   const auto text = mismatches(got, ref, static_cast<std::size_t>(n), Tolerance{atol, rtol}, show);
   if (text.empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << text;

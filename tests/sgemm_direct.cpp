@@ -1,7 +1,7 @@
 // OpenBLAS called directly, with nothing of offloadbench around it: the yardstick for the compute
-// suite's CPU sgemm rows (lab/tools/compare-sgemm runs both). Same statistics as the suite's rows: each
-// repetition is the mean over calls filling >= 0.5 s; the median and best repetition are printed.
-// Usage: sgemm_direct [n] [repetitions]
+// suite's CPU sgemm rows (lab/tools/compare-sgemm runs both). Same statistics as the suite's rows:
+// each repetition is the mean over calls filling >= 0.5 s; the median and best repetition are
+// printed. Usage: sgemm_direct [n] [repetitions]
 #include <cblas.h>
 
 #include <algorithm>
@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
     b[i] = static_cast<float>(i % 127) / 64.0f - 1.0f;
   }
   const auto multiply = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
   };
   multiply();  // warm-up: thread pool, page faults
   std::vector<double> seconds_per_call;
@@ -39,8 +40,10 @@ int main(int argc, char** argv) {
   }
   std::sort(seconds_per_call.begin(), seconds_per_call.end());
   const double flops = 2.0 * n * n * n;
-  std::printf("sgemm_direct n=%d threads=%d repetitions=%d median %.1f GFLOP/s, best %.1f GFLOP/s\n", n,
-              openblas_get_num_threads(), repetitions, flops / seconds_per_call[seconds_per_call.size() / 2] / 1e9,
-              flops / seconds_per_call[0] / 1e9);
+  std::printf(
+      "sgemm_direct n=%d threads=%d repetitions=%d median %.1f GFLOP/s, best %.1f GFLOP/s\n", n,
+      openblas_get_num_threads(), repetitions,
+      flops / seconds_per_call[seconds_per_call.size() / 2] / 1e9,
+      flops / seconds_per_call[0] / 1e9);
   return 0;
 }

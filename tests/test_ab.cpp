@@ -16,7 +16,8 @@ namespace {
 
 // `rounds` pairs whose NEW/BASE ratio is `ratio` times lognormal noise of `spread` (σ of log), and
 // BASE itself drifting from round to round (which pairing cancels).
-AbSeries series(const std::string& name, double ratio, double spread, int rounds, unsigned seed, bool gpu = false) {
+AbSeries series(const std::string& name, double ratio, double spread, int rounds, unsigned seed,
+                bool gpu = false) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0.0, spread), drift(0.0, 0.2);
   AbSeries s{name, gpu, {}, 0};
@@ -33,14 +34,16 @@ AbRow only_row(const AbSeries& s) { return ab_verdicts({s}, AbOptions{}).rows.at
 AbSeries from_ratios(const std::vector<double>& ratios) {
   AbSeries s{"x", false, {}, 0};
   for (std::size_t i = 0; i < ratios.size(); ++i)
-    s.pairs.push_back({1e-3, 1e-3 * ratios[i] * (1 + 0.003 * std::sin(1.7 * static_cast<double>(i)))});
+    s.pairs.push_back(
+        {1e-3, 1e-3 * ratios[i] * (1 + 0.003 * std::sin(1.7 * static_cast<double>(i)))});
   return s;
 }
 
 // `clean` rounds at `ratio`, with `outliers` rounds at `outlier_ratio` spread among them.
 std::vector<double> with_outliers(double ratio, int clean, double outlier_ratio, int outliers) {
   std::vector<double> r(clean, ratio);
-  for (int i = 0; i < outliers; ++i) r.insert(r.begin() + (i * 4 + 1) % (r.size() + 1), outlier_ratio);
+  for (int i = 0; i < outliers; ++i)
+    r.insert(r.begin() + (i * 4 + 1) % (r.size() + 1), outlier_ratio);
   return r;
 }
 
@@ -61,13 +64,15 @@ TEST(AbVerdict, SlowerFasterAndSameAgainstDelta) {
 }
 
 TEST(AbVerdict, DriftBetweenRoundsCancelsInThePairs) {
-  // Every round's BASE moves by ±20% (the series helper), NEW by the same: still SAME, not INCONCLUSIVE.
+  // Every round's BASE moves by ±20% (the series helper), NEW by the same: still SAME, not
+  // INCONCLUSIVE.
   const auto row = only_row(series("x", 1.0, 0.002, 20, 5));
   EXPECT_EQ(row.verdict, Verdict::same) << row.reason;
 }
 
 TEST(AbVerdict, NoisyOrShortSeriesAreInconclusiveNeverSame) {
-  const auto noisy = only_row(series("x", 1.0, 0.10, 20, 6));  // ±10% per round: the interval passes ±2%
+  const auto noisy =
+      only_row(series("x", 1.0, 0.10, 20, 6));  // ±10% per round: the interval passes ±2%
   EXPECT_EQ(noisy.verdict, Verdict::inconclusive) << noisy.reason;
   const auto short_run = only_row(series("x", 1.0, 0.001, 5, 7));
   EXPECT_EQ(short_run.verdict, Verdict::inconclusive);
@@ -84,11 +89,13 @@ TEST(AbVerdict, GpuRowsUseTheirOwnDelta) {
 }
 
 TEST(AbVerdict, HolmAdjustsAcrossBenchmarks) {
-  // Eight rounds, all clearly slower: alone the exact one-sided p is 2⁻⁸ (verdict at 0.05 after ×2);
-  // among ten benchmarks Holm multiplies it by ten, and eight rounds cannot support SLOWER any more.
+  // Eight rounds, all clearly slower: alone the exact one-sided p is 2⁻⁸ (verdict at 0.05 after
+  // ×2); among ten benchmarks Holm multiplies it by ten, and eight rounds cannot support SLOWER any
+  // more.
   std::vector<AbSeries> all = {series("slow", 1.2, 0.01, 8, 9)};
   EXPECT_EQ(ab_verdicts(all, AbOptions{}).slower, 1);
-  for (int i = 0; i < 9; ++i) all.push_back(series("same" + std::to_string(i), 1.0, 0.002, 8, 10 + i));
+  for (int i = 0; i < 9; ++i)
+    all.push_back(series("same" + std::to_string(i), 1.0, 0.002, 8, 10 + i));
   const auto outcome = ab_verdicts(all, AbOptions{});
   EXPECT_EQ(outcome.slower, 0);
   EXPECT_EQ(outcome.rows[0].verdict, Verdict::inconclusive);
@@ -97,7 +104,8 @@ TEST(AbVerdict, HolmAdjustsAcrossBenchmarks) {
 }
 
 TEST(AbReport, MarkdownListsNotesAndEveryRowSlowestFirst) {
-  const auto outcome = ab_verdicts({series("same", 1.0, 0.002, 20, 20), series("slow", 1.1, 0.01, 20, 21)}, AbOptions{});
+  const auto outcome = ab_verdicts(
+      {series("same", 1.0, 0.002, 20, 20), series("slow", 1.1, 0.01, 20, 21)}, AbOptions{});
   const auto md = ab_markdown(outcome, {"BASE and NEW have the same content"});
   EXPECT_NE(md.find("> **Note:** BASE and NEW have the same content"), std::string::npos);
   EXPECT_LT(md.find("`slow`"), md.find("`same`"));
@@ -125,8 +133,8 @@ TEST(AbReport, NamesFromResultsFilesArePrintedEscaped) {
 }
 
 TEST(AbVerdict, RoundsHitByABurstAreLeftOutOfTheTestsOnly) {
-  // +5% in 16 clean rounds; in 4 more a burst slowed BASE (NEW/BASE 0.70). Counted as full votes, those
-  // four hold the one-sided test back (checked below); set aside, the 16 rounds decide.
+  // +5% in 16 clean rounds; in 4 more a burst slowed BASE (NEW/BASE 0.70). Counted as full votes,
+  // those four hold the one-sided test back (checked below); set aside, the 16 rounds decide.
   const auto s = from_ratios(with_outliers(1.05, 16, 0.70, 4));
   const auto row = only_row(s);
   EXPECT_EQ(row.verdict, Verdict::slower) << row.reason;
@@ -134,7 +142,8 @@ TEST(AbVerdict, RoundsHitByABurstAreLeftOutOfTheTestsOnly) {
   EXPECT_EQ(row.rounds, 20u);
   EXPECT_NE(row.reason.find("4 outlying round(s) of 20 left out"), std::string::npos) << row.reason;
   std::vector<double> all_rounds;
-  for (const auto& p : s.pairs) all_rounds.push_back(std::log(p.candidate / p.base) - std::log1p(0.02));
+  for (const auto& p : s.pairs)
+    all_rounds.push_back(std::log(p.candidate / p.base) - std::log1p(0.02));
   EXPECT_GT(wilcoxon_signed_rank(all_rounds, Alternative::greater).p_value, 0.05);
 }
 
@@ -148,8 +157,8 @@ TEST(AbVerdict, BurstsOnBothSidesRaiseNoAlarm) {
 }
 
 TEST(AbVerdict, AnIntermittentSlowdownIsNeverSame) {
-  // A change that makes one round in four 40% slower: its rounds are set aside from the tests, but the
-  // interval keeps them, so the row is INCONCLUSIVE, not SAME.
+  // A change that makes one round in four 40% slower: its rounds are set aside from the tests, but
+  // the interval keeps them, so the row is INCONCLUSIVE, not SAME.
   const auto row = only_row(from_ratios(with_outliers(1.0, 15, 1.40, 5)));
   EXPECT_EQ(row.verdict, Verdict::inconclusive) << row.reason;
   EXPECT_EQ(row.rounds_set_aside, 5u);

@@ -19,12 +19,25 @@ namespace {
 double cpu_side(int batch) { return 1e-3 + 0.5e-3 * batch; }
 double gpu_side(int batch) { return 2.25e-3 + 0.1e-3 * batch; }
 
-nlohmann::json row(const std::string& placement, const std::string& memory, int batch, double seconds, int rep) {
-  return {{"name", "batches/224x224x3/" + placement + "/" + memory + "/batch:" + std::to_string(batch)},
-          {"run_type", "iteration"}, {"repetition_index", rep}, {"real_time", seconds * 1e3}, {"time_unit", "ms"},
-          {"iterations", 10}, {"skipped", false}, {"validated", true}, {"family", "batches"},
-          {"op", "batch_to_gpu"}, {"placement", placement}, {"host_memory", memory}, {"image", "224x224x3"},
-          {"batch", batch}, {"device", 0}, {"sweep", "batch"}};
+nlohmann::json row(const std::string& placement, const std::string& memory, int batch,
+                   double seconds, int rep) {
+  return {
+      {"name", "batches/224x224x3/" + placement + "/" + memory + "/batch:" + std::to_string(batch)},
+      {"run_type", "iteration"},
+      {"repetition_index", rep},
+      {"real_time", seconds * 1e3},
+      {"time_unit", "ms"},
+      {"iterations", 10},
+      {"skipped", false},
+      {"validated", true},
+      {"family", "batches"},
+      {"op", "batch_to_gpu"},
+      {"placement", placement},
+      {"host_memory", memory},
+      {"image", "224x224x3"},
+      {"batch", batch},
+      {"device", 0},
+      {"sweep", "batch"}};
 }
 
 // Three repetitions at ±spread around the model.
@@ -57,7 +70,8 @@ TEST(BatchesAnalysis, FindsTheBatchFromWhichTheGpuNormalizeWins) {
   EXPECT_NEAR(fp32["speedup_at_largest"].get<double>(), cpu_side(32) / gpu_side(32), 1e-9);
   EXPECT_EQ(fp32["points"].size(), 6u);
   // bf16 is 10% faster: its crossing comes no later.
-  EXPECT_LE(entry(analysis, "gpu_normalize_bf16")["batch"].get<double>(), fp32["batch"].get<double>());
+  EXPECT_LE(entry(analysis, "gpu_normalize_bf16")["batch"].get<double>(),
+            fp32["batch"].get<double>());
 }
 
 TEST(BatchesAnalysis, SpreadWidensTheRangeAroundTheCrossing) {
@@ -69,7 +83,8 @@ TEST(BatchesAnalysis, SpreadWidensTheRangeAroundTheCrossing) {
   EXPECT_LT(fp32["low"].get<double>(), fp32["batch"].get<double>());
   EXPECT_GT(fp32["high"].get<double>(), fp32["batch"].get<double>());
   EXPECT_LT(fp32["speedup_low_at_largest"].get<double>(), fp32["speedup_at_largest"].get<double>());
-  EXPECT_GT(fp32["speedup_high_at_largest"].get<double>(), fp32["speedup_at_largest"].get<double>());
+  EXPECT_GT(fp32["speedup_high_at_largest"].get<double>(),
+            fp32["speedup_at_largest"].get<double>());
 }
 
 TEST(BatchesAnalysis, HeadlineNamesTheImageTheMemoryAndTheBatch) {
@@ -78,26 +93,35 @@ TEST(BatchesAnalysis, HeadlineNamesTheImageTheMemoryAndTheBatch) {
   std::vector<std::string> lines;
   for (const auto& l : analysis["headlines"]) lines.push_back(l.get<std::string>());
   const auto found = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
-    return l.rfind("224x224x3 batches from pinned memory: send uint8 and normalize on the GPU from batch 4", 0) == 0;
+    return l.rfind(
+               "224x224x3 batches from pinned memory: send uint8 and normalize on the GPU from "
+               "batch 4",
+               0) == 0;
   });
   ASSERT_NE(found, lines.end()) << ::testing::PrintToString(lines);
   EXPECT_NE(found->find("at batch 32"), std::string::npos) << *found;
   // One line per fp32 crossover: bf16 has none of its own.
-  EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
-                          [](const std::string& l) { return l.find(" batches from ") != std::string::npos; }), 1);
+  EXPECT_EQ(std::count_if(
+                lines.begin(), lines.end(),
+                [](const std::string& l) { return l.find(" batches from ") != std::string::npos; }),
+            1);
 }
 
 TEST(BatchesAnalysis, SaysSoWhenTheGpuWinsEverywhereOrNowhere) {
-  auto everywhere = analyze(document(0.0, [](int batch) { return 0.25 * cpu_side(batch); }), family_analyses());
+  auto everywhere =
+      analyze(document(0.0, [](int batch) { return 0.25 * cpu_side(batch); }), family_analyses());
   const auto& all = entry(everywhere, "gpu_normalize_fp32");
   EXPECT_EQ(all["kind"], "gpu_wins_all");
   EXPECT_TRUE(all["batch"].is_null());
-  EXPECT_NE(detail::batches_line(all, false).find("at every batch measured (1–32)"), std::string::npos);
-  auto nowhere = analyze(document(0.0, [](int batch) { return 2 * cpu_side(batch); }), family_analyses());
+  EXPECT_NE(detail::batches_line(all, false).find("at every batch measured (1–32)"),
+            std::string::npos);
+  auto nowhere =
+      analyze(document(0.0, [](int batch) { return 2 * cpu_side(batch); }), family_analyses());
   const auto& none = entry(nowhere, "gpu_normalize_fp32");
   EXPECT_EQ(none["kind"], "cpu_wins_at_largest");
   EXPECT_TRUE(none["first_winning_batch"].is_null());
-  EXPECT_NE(detail::batches_line(none, false).find("as fast or faster up to batch 32"), std::string::npos);
+  EXPECT_NE(detail::batches_line(none, false).find("as fast or faster up to batch 32"),
+            std::string::npos);
 }
 
 TEST(BatchesAnalysis, NoBaselineOrSkippedRowsGiveNoEntry) {

@@ -33,17 +33,22 @@ TEST(BatchesSuite, EveryPlacementAndMemoryKindAtEveryImageAndBatch) {
     EXPECT_EQ(f["sweep"], "batch");
     if (f["op"] != "batch_to_gpu") continue;
     ++gpu_rows_per_image[f["image"].get<std::string>()];
-    placements.insert(f["placement"].get<std::string>() + "/" + f["host_memory"].get<std::string>());
+    placements.insert(f["placement"].get<std::string>() + "/" +
+                      f["host_memory"].get<std::string>());
     const std::uint64_t elements = f["elements"];
     EXPECT_EQ(elements, f["height"].get<std::uint64_t>() * f["width"].get<std::uint64_t>() *
                             f["channels"].get<std::uint64_t>() * f["batch"].get<std::uint64_t>());
     // uint8 crosses the bus when the GPU normalizes, fp32 (4×) when the CPU does.
-    EXPECT_EQ(f["bytes"].get<std::uint64_t>(), f["normalize_on"] == "gpu" ? elements : 4 * elements) << f["placement"];
-    EXPECT_EQ(f["output_bytes"].get<std::uint64_t>(), elements * (f["output_type"] == "fp32" ? 4 : 2));
+    EXPECT_EQ(f["bytes"].get<std::uint64_t>(), f["normalize_on"] == "gpu" ? elements : 4 * elements)
+        << f["placement"];
+    EXPECT_EQ(f["output_bytes"].get<std::uint64_t>(),
+              elements * (f["output_type"] == "fp32" ? 4 : 2));
   }
-  const std::size_t per_image = 4 * 2 * batch_sizes(false).size();  // placements × memory kinds × batches
-  EXPECT_EQ(gpu_rows_per_image, (std::map<std::string, int>{{"64x64x3", per_image}, {"224x224x3", per_image},
-                                                            {"1024x1280x1", per_image}}));
+  const std::size_t per_image =
+      4 * 2 * batch_sizes(false).size();  // placements × memory kinds × batches
+  EXPECT_EQ(gpu_rows_per_image,
+            (std::map<std::string, int>{
+                {"64x64x3", per_image}, {"224x224x3", per_image}, {"1024x1280x1", per_image}}));
   EXPECT_EQ(placements.size(), 8u);
   EXPECT_EQ(batch_sizes(false).front(), 1);
   EXPECT_EQ(batch_sizes(false).back(), 256);
@@ -64,7 +69,8 @@ TEST(BatchesSuite, QuickKeepsCpuRowsSmallAndTheTargetCase) {
   }
   EXPECT_TRUE(target) << "224x224x3 × 64, the PyTorch comparison, is in the quick suite";
   EXPECT_EQ(fields.size() % threads, 0u) << "every CPU row at 1 and at all threads";
-  EXPECT_LT(elements / threads, 30u << 20) << "about 24 Mi elements per thread count keeps the quick suite's CPU rows short";
+  EXPECT_LT(elements / threads, 30u << 20)
+      << "about 24 Mi elements per thread count keeps the quick suite's CPU rows short";
 }
 
 TEST(BatchesSuite, CpuRowsRunAndGpuRowsSkipWithTheReason) {
@@ -72,7 +78,8 @@ TEST(BatchesSuite, CpuRowsRunAndGpuRowsSkipWithTheReason) {
   RunConfig config;
   config.gpu_devices = {0};
   register_batches_suite(config);
-  const auto doc = testing::run_registered("batches/(64x64x3/.*/batch:4(/|$)|224x224x3/.*/batch:1(/|$))");
+  const auto doc =
+      testing::run_registered("batches/(64x64x3/.*/batch:4(/|$)|224x224x3/.*/batch:1(/|$))");
   const auto rows = iteration_rows(doc);
   const int cpu_views = query_host_info().omp_threads > 1 ? 2 : 1;
   ASSERT_EQ(rows.size(), 2u * (8 + cpu_views));

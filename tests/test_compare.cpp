@@ -1,6 +1,6 @@
 // compare: verdicts against ±δ, Holm across benchmarks, the run pair's noise (common shift and
-// the drift between the runs), the gates, orientation of times vs rates, too few repetitions, matching by name and
-// parameters, fingerprint refusal, Markdown order, bad files.
+// the drift between the runs), the gates, orientation of times vs rates, too few repetitions,
+// matching by name and parameters, fingerprint refusal, Markdown order, bad files.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +19,10 @@ namespace offloadbench {
 namespace {
 
 nlohmann::json fingerprint(const std::string& cpu = "Test CPU") {
-  return {{"gpu_models", nlohmann::json::array()}, {"driver", "none"}, {"cuda_runtime", "13.0"}, {"cpu_model", cpu}};
+  return {{"gpu_models", nlohmann::json::array()},
+          {"driver", "none"},
+          {"cuda_runtime", "13.0"},
+          {"cpu_model", cpu}};
 }
 
 // A results file with one per-repetition row per value (real_time in ns) and a mean aggregate row.
@@ -28,13 +31,23 @@ nlohmann::json results(const std::vector<std::pair<std::string, std::vector<doub
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& [name, values] : benchmarks) {
     for (std::size_t i = 0; i < values.size(); ++i)
-      rows.push_back({{"name", name}, {"run_type", "iteration"}, {"repetition_index", i}, {"real_time", values[i]},
-                      {"time_unit", "ns"}, {"bytes_per_second", 1e9 / values[i]}, {"bytes", 1000},
+      rows.push_back({{"name", name},
+                      {"run_type", "iteration"},
+                      {"repetition_index", i},
+                      {"real_time", values[i]},
+                      {"time_unit", "ns"},
+                      {"bytes_per_second", 1e9 / values[i]},
+                      {"bytes", 1000},
                       {"skipped", false}});
-    rows.push_back({{"name", name + "_mean"}, {"run_type", "aggregate"}, {"aggregate_name", "mean"},
-                    {"real_time", 1.0}, {"time_unit", "ns"}});
+    rows.push_back({{"name", name + "_mean"},
+                    {"run_type", "aggregate"},
+                    {"aggregate_name", "mean"},
+                    {"real_time", 1.0},
+                    {"time_unit", "ns"}});
   }
-  return {{"context", {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}}, {"machine_fingerprint", machine}}},
+  return {{"context",
+           {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}},
+            {"machine_fingerprint", machine}}},
           {"benchmarks", rows}};
 }
 
@@ -43,7 +56,8 @@ std::vector<double> scaled(std::vector<double> values, double factor) {
   return values;
 }
 
-const std::vector<double> kTight = {100.0, 100.1, 99.9, 100.05, 99.95, 100.02, 99.98, 100.03, 99.97, 100.01};
+const std::vector<double> kTight = {100.0,  100.1, 99.9,   100.05, 99.95,
+                                    100.02, 99.98, 100.03, 99.97,  100.01};
 
 CompareOptions defaults() { return CompareOptions{}; }
 
@@ -82,7 +96,9 @@ TEST(CompareResults, HolmKeepsManyBenchmarksFromMultiplyingFalseAlarms) {
   // +5% with a spread of ±2%, five repetitions a side: alone, Welch's one-sided p against δ = 2% is
   // 0.01, a verdict; among 20 benchmarks Holm asks for 2·0.01·20 < 0.05, which it is not.
   const std::vector<double> five = {100, 102, 98, 101, 99};
-  std::vector<std::pair<std::string, std::vector<double>>> base = {{"slow", five}}, candidate = {{"slow", scaled(five, 1.05)}};
+  std::vector<std::pair<std::string, std::vector<double>>> base = {{"slow", five}},
+                                                           candidate = {
+                                                               {"slow", scaled(five, 1.05)}};
   EXPECT_EQ(compare_results(results(base), results(candidate), defaults(), "b", "n").slower, 1);
   for (int i = 0; i < 19; ++i) {
     base.push_back({"same" + std::to_string(i), five});
@@ -97,7 +113,8 @@ TEST(CompareResults, HolmKeepsManyBenchmarksFromMultiplyingFalseAlarms) {
 
 TEST(CompareVerdict, FewerThanThreeRepetitionsIsInconclusiveWithTheReason) {
   const std::vector<double> two = {100, 100}, slow = {200, 201, 199};
-  for (const auto& r : {compare_samples("x", two, slow, defaults()), compare_samples("x", slow, two, defaults())}) {
+  for (const auto& r :
+       {compare_samples("x", two, slow, defaults()), compare_samples("x", slow, two, defaults())}) {
     EXPECT_EQ(r.verdict, Verdict::inconclusive);
     EXPECT_NE(r.reason.find("fewer than 3 repetitions"), std::string::npos) << r.reason;
   }
@@ -106,9 +123,10 @@ TEST(CompareVerdict, FewerThanThreeRepetitionsIsInconclusiveWithTheReason) {
 }
 
 TEST(CompareVerdict, WildRepetitionsWithoutAMovedMedianAreNotAVerdict) {
-  // Five of eleven repetitions twice as long: the mean of the logs moves by 32% and Welch alone says
-  // slower (p ≈ 0.02), but the median did not move.
-  const std::vector<double> base = {100, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3, 99.7, 100.4, 99.6};
+  // Five of eleven repetitions twice as long: the mean of the logs moves by 32% and Welch alone
+  // says slower (p ≈ 0.02), but the median did not move.
+  const std::vector<double> base = {100,  100.5, 99.5, 100.2, 99.8, 100.1,
+                                    99.9, 100.3, 99.7, 100.4, 99.6};
   std::vector<double> candidate = base;
   for (int i = 6; i < 11; ++i) candidate[i] *= 2;
   const auto r = compare_samples("x", base, candidate, defaults());
@@ -116,15 +134,17 @@ TEST(CompareVerdict, WildRepetitionsWithoutAMovedMedianAreNotAVerdict) {
   EXPECT_EQ(r.verdict, Verdict::inconclusive) << r.reason;
   EXPECT_NE(r.reason.find("medians moved by less than 2.0%"), std::string::npos) << r.reason;
   // Medians 10% apart but the quartiles overlap: no verdict either.
-  const auto overlap = compare_samples("x", {100, 100, 100, 111, 111}, {100, 100, 110, 111, 111}, defaults());
+  const auto overlap =
+      compare_samples("x", {100, 100, 100, 111, 111}, {100, 100, 110, 111, 111}, defaults());
   EXPECT_NE(overlap.verdict, Verdict::slower) << overlap.reason;
 }
 
 namespace {
 
-// A results file pair like a quick CPU run: `count` benchmarks of `reps` repetitions, each with its own
-// time and its own spread within a run (log-normal, 0.5-6%); NEW's benchmarks also each moved by a
-// random amount (sd `between`) and by `common` together, and `slowed` (if any) is slower by `factor`.
+// A results file pair like a quick CPU run: `count` benchmarks of `reps` repetitions, each with its
+// own time and its own spread within a run (log-normal, 0.5-6%); NEW's benchmarks also each moved
+// by a random amount (sd `between`) and by `common` together, and `slowed` (if any) is slower by
+// `factor`.
 struct SimulatedPair {
   nlohmann::json base, candidate;
 };
@@ -222,13 +242,21 @@ TEST(CompareVerdict, RatesAreBetterHigherAndTimesLower) {
 }
 
 TEST(CompareResults, MatchesByNameListsOneSidedAndSkippedAndSortsSlowestFirst) {
-  auto base = results({{"same", kTight}, {"slow", kTight}, {"fast", kTight}, {"gone", kTight}, {"gpu", kTight}});
-  auto candidate = results({{"fast", scaled(kTight, 0.5)}, {"same", kTight}, {"slow", scaled(kTight, 1.3)},
-                            {"added", kTight}, {"gpu", kTight}});
+  auto base = results(
+      {{"same", kTight}, {"slow", kTight}, {"fast", kTight}, {"gone", kTight}, {"gpu", kTight}});
+  auto candidate = results({{"fast", scaled(kTight, 0.5)},
+                            {"same", kTight},
+                            {"slow", scaled(kTight, 1.3)},
+                            {"added", kTight},
+                            {"gpu", kTight}});
   for (auto* doc : {&base, &candidate})
     for (auto& row : (*doc)["benchmarks"])
-      if (row["name"] == "gpu") row = {{"name", "gpu"}, {"run_type", "iteration"}, {"skipped", true},
-                                       {"skip_reason", "no GPU"}, {"real_time", 0}};
+      if (row["name"] == "gpu")
+        row = {{"name", "gpu"},
+               {"run_type", "iteration"},
+               {"skipped", true},
+               {"skip_reason", "no GPU"},
+               {"real_time", 0}};
   const auto c = compare_results(base, candidate, defaults(), "b", "n");
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[0].name, "slow");
@@ -253,7 +281,9 @@ TEST(CompareResults, SkippedOnOneSideOrDifferentParametersIsInconclusive) {
   auto base = results({{"a", kTight}, {"b", kTight}});
   auto candidate = results({{"a", kTight}, {"b", kTight}});
   for (auto& row : candidate["benchmarks"]) {
-    if (row["name"] == "a") row = {{"name", "a"}, {"run_type", "iteration"}, {"skipped", true}, {"skip_reason", "no GPU"}};
+    if (row["name"] == "a")
+      row = {
+          {"name", "a"}, {"run_type", "iteration"}, {"skipped", true}, {"skip_reason", "no GPU"}};
     if (row["name"] == "b") row["bytes"] = 2000;
   }
   const auto c = compare_results(base, candidate, defaults(), "b", "n");
@@ -277,13 +307,15 @@ TEST(CompareResults, TimesInDifferentUnitsAreComparedInSeconds) {
 }
 
 TEST(CompareResults, RefusesDifferentMachinesNamingTheFieldsUnlessAllowed) {
-  const auto base = results({{"a", kTight}}), other = results({{"a", kTight}}, fingerprint("Other CPU"));
+  const auto base = results({{"a", kTight}}),
+             other = results({{"a", kTight}}, fingerprint("Other CPU"));
   try {
     compare_results(base, other, defaults(), "base.json", "new.json");
     FAIL() << "no refusal";
   } catch (const ResultsError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("cpu_model (\"Test CPU\" vs \"Other CPU\")"), std::string::npos) << message;
+    EXPECT_NE(message.find("cpu_model (\"Test CPU\" vs \"Other CPU\")"), std::string::npos)
+        << message;
     EXPECT_NE(message.find("--allow-different-machines"), std::string::npos) << message;
     EXPECT_EQ(message.find("driver"), std::string::npos) << message;
   }
@@ -306,10 +338,13 @@ TEST(CompareResults, NotesWhenNearlyEverythingMovedTogether) {
   quiet["context"]["load_avg"] = {0.3, 0.5, 0.5};
   const auto everything = compare_results(quiet, loaded, defaults(), "b", "n");
   EXPECT_EQ(everything.slower, 5);  // the verdicts stand
-  EXPECT_NE(everything.machine_note.find("5 of 5 benchmarks moved slower"), std::string::npos) << everything.machine_note;
-  EXPECT_NE(everything.machine_note.find("load average 0.3 vs 7.5"), std::string::npos) << everything.machine_note;
+  EXPECT_NE(everything.machine_note.find("5 of 5 benchmarks moved slower"), std::string::npos)
+      << everything.machine_note;
+  EXPECT_NE(everything.machine_note.find("load average 0.3 vs 7.5"), std::string::npos)
+      << everything.machine_note;
   EXPECT_NE(comparison_markdown(everything, "b", "n").find("**Note:**"), std::string::npos);
-  EXPECT_TRUE(compare_results(results(base), results(one_slower), defaults(), "b", "n").machine_note.empty());
+  EXPECT_TRUE(compare_results(results(base), results(one_slower), defaults(), "b", "n")
+                  .machine_note.empty());
 }
 
 TEST(CompareInput, RowsWithoutAFiniteMetricAreRejectedNamingFileAndBenchmark) {
@@ -319,7 +354,9 @@ TEST(CompareInput, RowsWithoutAFiniteMetricAreRejectedNamingFileAndBenchmark) {
     benchmark_samples(doc, "real_time", "f.json");
     FAIL();
   } catch (const ResultsError& e) {
-    EXPECT_NE(std::string(e.what()).find("f.json: benchmark 'a': 'real_time' is null"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("f.json: benchmark 'a': 'real_time' is null"),
+              std::string::npos)
+        << e.what();
   }
   doc["benchmarks"][3]["real_time"] = "fast";
   EXPECT_THROW(benchmark_samples(doc, "real_time", "f"), ResultsError);

@@ -1,7 +1,7 @@
 // compare on files whose repetitions each ran in a process of their own: the floors' test
-// (harness/regression/floor_significance.h) — the floor of a sample, the pair's scale, verdicts on simulated
-// pairs whose noise only adds time (a steady floor, now and then a process far above it), and the
-// fallback to Welch for files of one process.
+// (harness/regression/floor_significance.h) — the floor of a sample, the pair's scale, verdicts on
+// simulated pairs whose noise only adds time (a steady floor, now and then a process far above it),
+// and the fallback to Welch for files of one process.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -28,10 +28,16 @@ nlohmann::json file_of(const std::vector<Row>& rows, int processes) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& row : rows)
     for (std::size_t i = 0; i < row.ns.size(); ++i)
-      out.push_back({{"name", row.name}, {"run_type", "iteration"}, {"repetition_index", i},
-                     {"real_time", row.ns[i]}, {"time_unit", "ns"}, {"bytes_per_second", 1e9 / row.ns[i]},
-                     {"cpu_threads", row.threads}, {"skipped", false}});
-  nlohmann::json machine = {{"gpu_models", nlohmann::json::array()}, {"driver", "none"}, {"cpu_model", "Test CPU"}};
+      out.push_back({{"name", row.name},
+                     {"run_type", "iteration"},
+                     {"repetition_index", i},
+                     {"real_time", row.ns[i]},
+                     {"time_unit", "ns"},
+                     {"bytes_per_second", 1e9 / row.ns[i]},
+                     {"cpu_threads", row.threads},
+                     {"skipped", false}});
+  nlohmann::json machine = {
+      {"gpu_models", nlohmann::json::array()}, {"driver", "none"}, {"cpu_model", "Test CPU"}};
   return {{"context",
            {{"offloadbench", {{"schema_version", kResultsSchemaVersion}, {"processes", processes}}},
             {"machine_fingerprint", machine}}},
@@ -45,8 +51,8 @@ nlohmann::json file_of(const std::vector<Row>& rows, int processes) {
 struct Pair {
   nlohmann::json base, candidate;
 };
-Pair simulated(unsigned seed, int count, int processes, const std::string& slowed = "", double factor = 1,
-               double far = 0.2, double floor_drift = 0.003) {
+Pair simulated(unsigned seed, int count, int processes, const std::string& slowed = "",
+               double factor = 1, double far = 0.2, double floor_drift = 0.003) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> time(1e3, 1e6), unit(0, 1), far_by(0.05, 0.6);
   std::normal_distribution<double> normal(0, 1);
@@ -63,7 +69,8 @@ Pair simulated(unsigned seed, int count, int processes, const std::string& slowe
     const double t = time(rng);
     base.push_back({name, threads, sample(t * std::exp(floor_drift * normal(rng)))});
     candidate.push_back(
-        {name, threads, sample(t * std::exp(floor_drift * normal(rng)) * (name == slowed ? factor : 1))});
+        {name, threads,
+         sample(t * std::exp(floor_drift * normal(rng)) * (name == slowed ? factor : 1))});
   }
   return {file_of(base, processes), file_of(candidate, processes)};
 }
@@ -121,10 +128,11 @@ TEST(CompareFloors, FilesOfSeveralProcessesAreComparedByTheirFloors) {
 }
 
 TEST(CompareFloors, ATenPercentSlowdownIsFoundWhereNoProcessOfBaseLandedAboveIt) {
-  // Welch on these files rarely can: one process in five lands 5-60% above the floor, which widens a
-  // mean's standard error past what Holm over 160 benchmarks lets through. The floor does not move.
-  // A verdict also needs NEW's fastest process above BASE's slowest: where a far process of BASE lies
-  // above the slowed floor, the row is INCONCLUSIVE, never SLOWER by chance and never SAME.
+  // Welch on these files rarely can: one process in five lands 5-60% above the floor, which widens
+  // a mean's standard error past what Holm over 160 benchmarks lets through. The floor does not
+  // move. A verdict also needs NEW's fastest process above BASE's slowest: where a far process of
+  // BASE lies above the slowed floor, the row is INCONCLUSIVE, never SLOWER by chance and never
+  // SAME.
   int eligible = 0, found = 0;
   for (unsigned seed = 10; seed < 50; ++seed) {
     const auto pair = simulated(seed, 160, 5, "bench6", 1.10);
@@ -165,24 +173,28 @@ TEST(CompareFloors, ASlowedBenchmarkIsNeverSameAndAFasterOneIsFaster) {
   int found = 0;
   for (unsigned seed = 200; seed < 220; ++seed) {
     const auto slower = simulated(seed, 160, 5, "bench2", 1.05);
-    for (const auto& row : compare_results(slower.base, slower.candidate, CompareOptions{}, "b", "n").rows) {
+    for (const auto& row :
+         compare_results(slower.base, slower.candidate, CompareOptions{}, "b", "n").rows) {
       if (row.name != "bench2") continue;
       EXPECT_NE(row.verdict, Verdict::same) << "seed " << seed << ": " << row.reason;
     }
     const auto faster = simulated(seed, 160, 5, "bench2", 0.5);
     const auto c = compare_results(faster.base, faster.candidate, CompareOptions{}, "b", "n");
-    for (const auto& row : c.rows) found += row.name == "bench2" && row.verdict == Verdict::faster && c.faster == 1;
+    for (const auto& row : c.rows)
+      found += row.name == "bench2" && row.verdict == Verdict::faster && c.faster == 1;
     EXPECT_EQ(c.slower, 0) << "seed " << seed;
   }
   EXPECT_GE(found, 17);
 }
 
 TEST(CompareFloors, AllProcessesInABenchmarksSlowModeAreNotARegression) {
-  // Some benchmarks land in a slow mode in a share of their processes (their layout in memory, their
-  // core): here bench3 runs 60% slow in two of BASE's five processes, and in all five of NEW's. Its
-  // floor jumped 60% and BASE's faster half is tight, but BASE itself shows that level: INCONCLUSIVE.
+  // Some benchmarks land in a slow mode in a share of their processes (their layout in memory,
+  // their core): here bench3 runs 60% slow in two of BASE's five processes, and in all five of
+  // NEW's. Its floor jumped 60% and BASE's faster half is tight, but BASE itself shows that level:
+  // INCONCLUSIVE.
   auto pair = simulated(3, 160, 5);
-  const std::vector<double> base_modes = {1.0, 1.005, 1.01, 1.6, 1.62}, new_modes = {1.6, 1.61, 1.6, 1.61, 1.605};
+  const std::vector<double> base_modes = {1.0, 1.005, 1.01, 1.6, 1.62},
+                            new_modes = {1.6, 1.61, 1.6, 1.61, 1.605};
   std::size_t b = 0, n = 0;
   for (auto& row : pair.base["benchmarks"]) {
     if (row["name"] == "bench3") row["real_time"] = 1000 * base_modes[b++];
@@ -276,7 +288,6 @@ TEST(CompareFloors, HistoryKeepsAFloorThatMovesBetweenRunsFromLookingLikeARegres
     EXPECT_EQ(row.history_spread, 0.10);
   }
 }
-
 
 TEST(CompareFloors, OneThreadRowsWithAHistoryGetLighterTails) {
   // A history carries each floor's own movement between runs, which is what made one-thread rows'

@@ -16,7 +16,9 @@
 namespace offloadbench {
 namespace {
 
-double seconds_per_iteration(const nlohmann::json& row) { return row["real_time"].get<double>() * 1e-6; }
+double seconds_per_iteration(const nlohmann::json& row) {
+  return row["real_time"].get<double>() * 1e-6;
+}
 
 TEST(ComputeSuite, CpuElementwiseRowsValidateAndCountBabelStreamBytes) {
   clear_registered_cases();
@@ -27,7 +29,8 @@ TEST(ComputeSuite, CpuElementwiseRowsValidateAndCountBabelStreamBytes) {
   const auto doc = testing::run_registered("compute/[a-z_]+/fp(32|64)/");
   const auto rows = testing::rows_where(doc, "device", "cpu");
   const std::size_t views = query_host_info().omp_threads > 1 ? 2 : 1;
-  ASSERT_EQ(rows.size(), (kElementwiseOpInfos.size() + 2) * 2 * views);  // every op in fp32, add and triad in fp64; 2 sizes
+  ASSERT_EQ(rows.size(), (kElementwiseOpInfos.size() + 2) * 2 *
+                             views);  // every op in fp32, add and triad in fp64; 2 sizes
   std::set<std::string> groups;
   for (const auto& row : rows) {
     SCOPED_TRACE(row["name"].get<std::string>());
@@ -35,18 +38,22 @@ TEST(ComputeSuite, CpuElementwiseRowsValidateAndCountBabelStreamBytes) {
     EXPECT_EQ(row["validated"], true) << row.value("invalid_reason", "");
     EXPECT_EQ(row["sweep"], "elements");
     EXPECT_EQ(row["series"], "");
-    EXPECT_EQ(row["compare_group"], "compute/" + row["op"].get<std::string>() + "/" + row["precision"].get<std::string>());
+    EXPECT_EQ(row["compare_group"], "compute/" + row["op"].get<std::string>() + "/" +
+                                        row["precision"].get<std::string>());
     EXPECT_TRUE(row["view"] == "cpu_1t" || row["view"] == "cpu_all");
     EXPECT_EQ(row["cpu_threads"], row["view"] == "cpu_1t" ? 1 : query_host_info().omp_threads);
     const double element_bytes = row["precision"] == "fp32" ? 4 : 8;
-    const double bytes = row["arrays_moved"].get<double>() * row["elements"].get<double>() * element_bytes;
+    const double bytes =
+        row["arrays_moved"].get<double>() * row["elements"].get<double>() * element_bytes;
     EXPECT_EQ(row["bytes"].get<double>(), bytes);
-    EXPECT_NEAR(row["bytes_per_second"].get<double>() * seconds_per_iteration(row) / bytes, 1.0, 0.02);
+    EXPECT_NEAR(row["bytes_per_second"].get<double>() * seconds_per_iteration(row) / bytes, 1.0,
+                0.02);
     EXPECT_GT(row["host_time_s"].get<double>(), 0);
     groups.insert(row["compare_group"].get<std::string>());
   }
   EXPECT_EQ(groups.count("compute/triad/fp64"), 1u);
-  for (const auto& info : kElementwiseOpInfos) EXPECT_EQ(groups.count(fmt::format("compute/{}/fp32", info.name)), 1u);
+  for (const auto& info : kElementwiseOpInfos)
+    EXPECT_EQ(groups.count(fmt::format("compute/{}/fp32", info.name)), 1u);
   EXPECT_EQ(testing::rows_where(doc, "headline", "triad fp32 cpu_1t").size(), 2u);
 }
 
@@ -55,7 +62,8 @@ TEST(ComputeSuite, CpuMatmulRowsCountTwoMnkAndQuickModeSkipsTheLargest) {
   RunConfig config;
   config.gpu_devices = {};
   register_compute_suite(config);
-  const auto doc = testing::run_registered("compute/sgemm/(square/openblas/cpu_1t/(64|4096)|mlp_128x10/openblas/)");
+  const auto doc = testing::run_registered(
+      "compute/sgemm/(square/openblas/cpu_1t/(64|4096)|mlp_128x10/openblas/)");
   const auto rows = testing::rows_where(doc, "op", "sgemm");
   ASSERT_GE(rows.size(), 4u);
   bool saw_skip = false;
@@ -71,9 +79,11 @@ TEST(ComputeSuite, CpuMatmulRowsCountTwoMnkAndQuickModeSkipsTheLargest) {
       continue;
     }
     EXPECT_EQ(row["validated"], true) << row.value("invalid_reason", "");
-    const double flops = 2.0 * row["m"].get<double>() * row["n"].get<double>() * row["k"].get<double>();
+    const double flops =
+        2.0 * row["m"].get<double>() * row["n"].get<double>() * row["k"].get<double>();
     EXPECT_EQ(row["flops"].get<double>(), flops);
-    EXPECT_NEAR(row["flop_per_second"].get<double>() * seconds_per_iteration(row) / flops, 1.0, 0.02);
+    EXPECT_NEAR(row["flop_per_second"].get<double>() * seconds_per_iteration(row) / flops, 1.0,
+                0.02);
     if (row["compare_group"] == "compute/sgemm/mlp_128x10") {
       EXPECT_EQ(row["sweep"], "batch");
       EXPECT_EQ(row["batch"], row["m"]);
@@ -88,13 +98,15 @@ TEST(ComputeSuite, CpuMatmulRowsCountTwoMnkAndQuickModeSkipsTheLargest) {
 }
 
 TEST(ComputeSuite, EveryGpuCaseHasThreeViewsThatSkipWithTheReasonWhenNoGpu) {
-  if (gpu_unavailable_reason(0).empty()) GTEST_SKIP() << "a GPU is present; tests/test_gpu_compute.cpp covers it";
+  if (gpu_unavailable_reason(0).empty())
+    GTEST_SKIP() << "a GPU is present; tests/test_gpu_compute.cpp covers it";
   clear_registered_cases();
   RunConfig config;
   config.gpu_devices = {0};
   config.sizes = std::vector<std::uint64_t>{1024};
   register_compute_suite(config);
-  const auto doc = testing::run_registered("compute/(triad/fp32|sgemm/square/[a-z0-9_]+/[a-z_]+/64(/|$))");
+  const auto doc =
+      testing::run_registered("compute/(triad/fp32|sgemm/square/[a-z0-9_]+/[a-z_]+/64(/|$))");
   std::set<std::string> elementwise_views;
   std::set<std::string> matmul_series;
   int gpu_rows = 0;
@@ -111,8 +123,8 @@ TEST(ComputeSuite, EveryGpuCaseHasThreeViewsThatSkipWithTheReasonWhenNoGpu) {
         EXPECT_EQ(row["kernel"], "four_per_thread");
         EXPECT_FALSE(row.contains("headline")) << "the headline is the default kernel's row";
       }
-    }
-    else matmul_series.insert(row["series"].get<std::string>() + " " + row["view"].get<std::string>());
+    } else
+      matmul_series.insert(row["series"].get<std::string>() + " " + row["view"].get<std::string>());
   }
   EXPECT_EQ(elementwise_views, (std::set<std::string>{"gpu_kernel", "gpu_pinned", "gpu_pageable"}));
   EXPECT_EQ(matmul_series.size(), 6u * 3);  // tiled, vectorized + 4 cuBLAS precisions, 3 views each
@@ -147,8 +159,9 @@ TEST(ReusedArrays, SameKeyReusesAnotherKeyRemakesAndForgetsChecks) {
 
 TEST(ReusedArrays, AFailedMakeLeavesNothingBehind) {
   ReusedArrays<int> reuse;
-  EXPECT_THROW(reuse.get("a", []() -> std::unique_ptr<int> { throw std::runtime_error("no memory"); }),
-               std::runtime_error);
+  EXPECT_THROW(
+      reuse.get("a", []() -> std::unique_ptr<int> { throw std::runtime_error("no memory"); }),
+      std::runtime_error);
   int made = 0;
   reuse.get("a", [&] {
     ++made;

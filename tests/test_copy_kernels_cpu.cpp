@@ -1,5 +1,6 @@
 // The CPU twins of the transfer family's kernels and the pointer-chase chain: the references the
-// GPU cases check their output against (tests/test_gpu_transfer_extra.cpp holds the GPU side to them).
+// GPU cases check their output against (tests/test_gpu_transfer_extra.cpp holds the GPU side to
+// them).
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -16,7 +17,7 @@ TEST(CopyKernelsCpu, SumWordsIsTheExactIntegerSum) {
   std::iota(words.begin(), words.end(), 1u);
   std::uint64_t sum = 7;
   sum_words(&sum, words.data(), words.size());
-  EXPECT_EQ(sum, 100000ull * 100001ull / 2);  // `=`, not `+=`
+  EXPECT_EQ(sum, 100000ull * 100001ull / 2);          // `=`, not `+=`
   std::vector<std::uint32_t> top(3000, 0xffffffffu);  // would overflow 32 bits after two words
   sum_words(&sum, top.data(), top.size());
   EXPECT_EQ(sum, 3000ull * 0xffffffffull);
@@ -48,15 +49,14 @@ TEST(PointerChase, OneCycleThroughEveryLineOnce) {
   std::uint64_t at = 0;
   for (std::uint64_t step = 0; step < lines; ++step) {
     EXPECT_EQ(at % stride, 0u) << "every visited slot starts a line";
-    EXPECT_TRUE(seen.insert(at).second) << "slot " << at << " visited twice before the cycle closed";
+    EXPECT_TRUE(seen.insert(at).second)
+        << "slot " << at << " visited twice before the cycle closed";
     at = next[at];
   }
   EXPECT_EQ(at, 0u) << "after one visit per line the chase is back at slot 0";
   EXPECT_EQ(seen.size(), lines);
   for (std::uint64_t i = 0; i < next.size(); ++i)
-    if (i % stride != 0) {
-      EXPECT_EQ(next[i], i) << "slots off the cycle point at themselves";
-    }
+    if (i % stride != 0) { EXPECT_EQ(next[i], i) << "slots off the cycle point at themselves"; }
 }
 
 TEST(PointerChase, OrderIsSeededAndNotSequential) {

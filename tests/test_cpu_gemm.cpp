@@ -1,6 +1,7 @@
-// Every CPU GEMM library the build has, against a loop in double, in the four transpose combinations
-// the MLP uses and with alpha, beta and leading dimensions wider than the matrices; the timing helper
-// the planner decides with; and the MLP's step on each library against the same step on OpenBLAS.
+// Every CPU GEMM library the build has, against a loop in double, in the four transpose
+// combinations the MLP uses and with alpha, beta and leading dimensions wider than the matrices;
+// the timing helper the planner decides with; and the MLP's step on each library against the same
+// step on OpenBLAS.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,8 +28,8 @@ std::vector<float> ramp(std::size_t n, double phase) {
   return v;
 }
 
-// alpha·op(A)·op(B) + beta·C in double, over g's operands (C as it is before the call), and the largest
-// Σ|a·b| of any output, which fp32 summation's error bound scales with.
+// alpha·op(A)·op(B) + beta·C in double, over g's operands (C as it is before the call), and the
+// largest Σ|a·b| of any output, which fp32 summation's error bound scales with.
 struct Expected {
   std::vector<float> c;
   double largest_abs_sum = 0;
@@ -50,73 +51,95 @@ Expected expected_gemm(const CpuGemm& g) {
   return e;
 }
 
-// op(A) (M,K), op(B) (K,N) and C (M,N) filled with ramps, every leading dimension `pad` wider than its
-// rows, and the product that reads them (C = alpha·op(A)·op(B) + beta·C). Not copyable: gemm points
-// into the vectors.
+// op(A) (M,K), op(B) (K,N) and C (M,N) filled with ramps, every leading dimension `pad` wider than
+// its rows, and the product that reads them (C = alpha·op(A)·op(B) + beta·C). Not copyable: gemm
+// points into the vectors.
 struct PaddedProduct {
   PaddedProduct(bool ta, bool tb, int M, int N, int K, int pad, float alpha, float beta)
       : a(ramp(static_cast<std::size_t>((ta ? M : K) + pad) * (ta ? K : M), 0.1)),
         b(ramp(static_cast<std::size_t>((tb ? K : N) + pad) * (tb ? N : K), 0.7)),
         c(ramp(static_cast<std::size_t>(N + pad) * M, 1.3)),
-        gemm{ta, tb, M, N, K, alpha, a.data(), (ta ? M : K) + pad, b.data(), (tb ? K : N) + pad, beta, c.data(), N + pad} {}
+        gemm{ta,       tb,
+             M,        N,
+             K,        alpha,
+             a.data(), (ta ? M : K) + pad,
+             b.data(), (tb ? K : N) + pad,
+             beta,     c.data(),
+             N + pad} {}
   PaddedProduct(const PaddedProduct&) = delete;
   PaddedProduct& operator=(const PaddedProduct&) = delete;
   std::vector<float> a, b, c;
   CpuGemm gemm;
 };
 
-// A large K = 1 product (a batch-1 weight gradient, an outer product) takes another path on OpenBLAS
-// (sger), with each beta it handles differently, and so do one-row and one-column products (sgemv, M or
-// N = 1: a batch-1 forward); a forward product (A·Bᵀ, alpha 1, beta 0, ≥ 64 rows)
+// A large K = 1 product (a batch-1 weight gradient, an outer product) takes another path on
+// OpenBLAS (sger), with each beta it handles differently, and so do one-row and one-column products
+// (sgemv, M or N = 1: a batch-1 forward); a forward product (A·Bᵀ, alpha 1, beta 0, ≥ 64 rows)
 // another on oneDNN (its matmul primitive, kept per shape: run twice).
 TEST(CpuGemm, EveryLibraryMatchesALoopInEveryTransposeCombination) {
   const int pad = 3;  // leading dimensions pad wider than the rows
-  struct Shape { int M, N, K; float alpha, beta; };
+  struct Shape {
+    int M, N, K;
+    float alpha, beta;
+  };
   for (auto library : cpu_gemm_libraries())
     for (const auto& [M, N, K, alpha, beta] :
-         {Shape{37, 23, 19, -0.75f, 0.5f}, Shape{37, 23, 1, -0.75f, 0.5f}, Shape{37, 8000, 1, -0.75f, 0.5f},
-          Shape{37, 8000, 1, -0.75f, 1.0f}, Shape{37, 8000, 1, -0.75f, 0.0f}, Shape{96, 23, 19, 1.0f, 0.0f},
-          Shape{96, 23, 19, 1.0f, 0.0f}, Shape{1, 64, 300, -0.75f, 0.5f}, Shape{1, 64, 300, 1.0f, 0.0f},
-          Shape{1, 64, 300, -0.75f, 1.0f}, Shape{40, 1, 300, -0.75f, 0.5f}, Shape{40, 1, 300, 1.0f, 0.0f},
+         {Shape{37, 23, 19, -0.75f, 0.5f}, Shape{37, 23, 1, -0.75f, 0.5f},
+          Shape{37, 8000, 1, -0.75f, 0.5f}, Shape{37, 8000, 1, -0.75f, 1.0f},
+          Shape{37, 8000, 1, -0.75f, 0.0f}, Shape{96, 23, 19, 1.0f, 0.0f},
+          Shape{96, 23, 19, 1.0f, 0.0f}, Shape{1, 64, 300, -0.75f, 0.5f},
+          Shape{1, 64, 300, 1.0f, 0.0f}, Shape{1, 64, 300, -0.75f, 1.0f},
+          Shape{40, 1, 300, -0.75f, 0.5f}, Shape{40, 1, 300, 1.0f, 0.0f},
           Shape{1, 1, 300, 1.0f, 0.0f}})
-    for (bool ta : {false, true})
-      for (bool tb : {false, true}) {
-        PaddedProduct p(ta, tb, M, N, K, pad, alpha, beta);
-        const CpuGemm& gemm = p.gemm;
-        const std::vector<float>& c = p.c;
-        const Expected want = expected_gemm(gemm);
-        // Higham's bound for a K-term fp32 sum, γ_K·Σ|a·b| (u = 2^-24), beside the 1e-5 of the final rounding.
-        const double unit = std::ldexp(1.0, -24), summation = K * unit / (1 - K * unit) * want.largest_abs_sum;
-        sgemm(library, gemm);
-        EXPECT_TRUE(testing::all_close(c.data(), want.c.data(), static_cast<std::int64_t>(c.size()),
-                                       1e-5 + std::abs(alpha) * summation, 1e-5))
-            << to_string(library) << " K " << K << " beta " << beta << " trans_a " << ta << " trans_b " << tb;
-      }
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          PaddedProduct p(ta, tb, M, N, K, pad, alpha, beta);
+          const CpuGemm& gemm = p.gemm;
+          const std::vector<float>& c = p.c;
+          const Expected want = expected_gemm(gemm);
+          // Higham's bound for a K-term fp32 sum, γ_K·Σ|a·b| (u = 2^-24), beside the 1e-5 of the
+          // final rounding.
+          const double unit = std::ldexp(1.0, -24),
+                       summation = K * unit / (1 - K * unit) * want.largest_abs_sum;
+          sgemm(library, gemm);
+          EXPECT_TRUE(testing::all_close(c.data(), want.c.data(),
+                                         static_cast<std::int64_t>(c.size()),
+                                         1e-5 + std::abs(alpha) * summation, 1e-5))
+              << to_string(library) << " K " << K << " beta " << beta << " trans_a " << ta
+              << " trans_b " << tb;
+        }
 }
 
-// The epilogue (bias per column, then ReLU) on every path a forward product can take: oneDNN's matmul
-// primitive (≥ 64 rows: bias and ReLU as its post-op), one row (OpenBLAS's sgemv), and the rest
-// (the loop after the product), against the product without epilogue, biased and clamped here.
+// The epilogue (bias per column, then ReLU) on every path a forward product can take: oneDNN's
+// matmul primitive (≥ 64 rows: bias and ReLU as its post-op), one row (OpenBLAS's sgemv), and the
+// rest (the loop after the product), against the product without epilogue, biased and clamped here.
 TEST(CpuGemm, EpilogueAddsTheBiasThenClampsAtZeroOnEveryPath) {
-  struct Shape { int M, N, K; };
+  struct Shape {
+    int M, N, K;
+  };
   for (auto library : cpu_gemm_libraries())
-    for (const auto& [M, N, K] : {Shape{96, 23, 19}, Shape{1, 64, 300}, Shape{37, 23, 19}, Shape{130, 10, 128}})
+    for (const auto& [M, N, K] :
+         {Shape{96, 23, 19}, Shape{1, 64, 300}, Shape{37, 23, 19}, Shape{130, 10, 128}})
       for (bool has_bias : {false, true})
         for (bool relu : {false, true}) {
-          const int lda = K + 2, ldb = K + 1, ldc = N + 3;  // C = A·Bᵀ, B stored (N,K) as a layer's weights
-          const auto a = ramp(static_cast<std::size_t>(lda) * M, 0.1), b = ramp(static_cast<std::size_t>(ldb) * N, 0.7);
+          const int lda = K + 2, ldb = K + 1,
+                    ldc = N + 3;  // C = A·Bᵀ, B stored (N,K) as a layer's weights
+          const auto a = ramp(static_cast<std::size_t>(lda) * M, 0.1),
+                     b = ramp(static_cast<std::size_t>(ldb) * N, 0.7);
           const auto bias = ramp(static_cast<std::size_t>(N), 2.9);
           std::vector<float> plain(static_cast<std::size_t>(ldc) * M, std::nanf("")), fused = plain;
-          sgemm(library, {false, true, M, N, K, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, plain.data(), ldc});
-          sgemm(library, {false, true, M, N, K, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, fused.data(), ldc,
-                          has_bias ? bias.data() : nullptr, relu});
+          sgemm(library, {false, true, M, N, K, 1.0f, a.data(), lda, b.data(), ldb, 0.0f,
+                          plain.data(), ldc});
+          sgemm(library, {false, true, M, N, K, 1.0f, a.data(), lda, b.data(), ldb, 0.0f,
+                          fused.data(), ldc, has_bias ? bias.data() : nullptr, relu});
           int clamped = 0;
           for (int i = 0; i < M; ++i)
             for (int j = 0; j < N; ++j) {
               float want = plain[i * ldc + j] + (has_bias ? bias[j] : 0.0f);
               if (relu && want < 0) want = 0, ++clamped;
               ASSERT_NEAR(fused[i * ldc + j], want, 1e-5 * (1 + std::abs(want)))
-                  << to_string(library) << " " << M << "x" << N << "x" << K << " bias " << has_bias << " relu " << relu;
+                  << to_string(library) << " " << M << "x" << N << "x" << K << " bias " << has_bias
+                  << " relu " << relu;
             }
           if (relu) {
             EXPECT_GT(clamped, 0) << "the case must have negative outputs for ReLU to clamp";
@@ -124,9 +147,9 @@ TEST(CpuGemm, EpilogueAddsTheBiasThenClampsAtZeroOnEveryPath) {
         }
 }
 
-// K split over the threads (each a one-thread GEMM, the shares added after) gives the one-call product,
-// beta and alpha included, in every transpose combination, on 2 and 3 threads; on one thread and
-// below 256 rows of K per thread it is the one call.
+// K split over the threads (each a one-thread GEMM, the shares added after) gives the one-call
+// product, beta and alpha included, in every transpose combination, on 2 and 3 threads; on one
+// thread and below 256 rows of K per thread it is the one call.
 TEST(CpuGemm, SplitOverKMatchesALoopOnSeveralThreads) {
   const int M = 37, N = 50, K = 900, pad = 3;
   const int omp_before = omp_get_max_threads();
@@ -143,19 +166,22 @@ TEST(CpuGemm, SplitOverKMatchesALoopOnSeveralThreads) {
             sgemm_split_k(library, gemm);
             omp_set_num_threads(omp_before);
             // |a·b| ≤ 1 per term: γ_K·K bounds the fp32 summation error
-            EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 2e-4, 1e-5))
-                << to_string(library) << " threads " << threads << " beta " << beta << " ta " << ta << " tb " << tb;
+            EXPECT_TRUE(testing::all_close(c.data(), want.data(),
+                                           static_cast<std::int64_t>(c.size()), 2e-4, 1e-5))
+                << to_string(library) << " threads " << threads << " beta " << beta << " ta " << ta
+                << " tb " << tb;
           }
 }
 
 // beta 0 means C is not read, so a NaN left in it must not reach the result, on every path.
-// oneDNN's forward matmul is built once per shape and reused with whatever buffers the next call brings
-// (its argument list too): the same shape three times on fresh operands, bias and output, each against
-// the loop. Where the build has no oneDNN, OpenBLAS runs it (the same check).
+// oneDNN's forward matmul is built once per shape and reused with whatever buffers the next call
+// brings (its argument list too): the same shape three times on fresh operands, bias and output,
+// each against the loop. Where the build has no oneDNN, OpenBLAS runs it (the same check).
 TEST(CpuGemm, ForwardProductOfTheSameShapeFollowsNewBuffers) {
   const int M = 96, N = 24, K = 40;
   for (int call = 0; call < 3; ++call) {
-    const auto a = ramp(static_cast<std::size_t>(M) * K, 0.4 * call), b = ramp(static_cast<std::size_t>(N) * K, 1.1 + call);
+    const auto a = ramp(static_cast<std::size_t>(M) * K, 0.4 * call),
+               b = ramp(static_cast<std::size_t>(N) * K, 1.1 + call);
     const auto bias = ramp(static_cast<std::size_t>(N), 2.3 * call);
     std::vector<float> c(static_cast<std::size_t>(M) * N, 0.0f);
     const CpuGemm plain{false, true, M, N, K, 1.0f, a.data(), K, b.data(), K, 0.0f, c.data(), N};
@@ -167,14 +193,15 @@ TEST(CpuGemm, ForwardProductOfTheSameShapeFollowsNewBuffers) {
     fused.bias = bias.data();
     fused.relu = true;
     sgemm(cpu_gemm_libraries().back(), fused);
-    EXPECT_TRUE(testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 1e-5, 1e-5))
+    EXPECT_TRUE(
+        testing::all_close(c.data(), want.data(), static_cast<std::int64_t>(c.size()), 1e-5, 1e-5))
         << "call " << call;
   }
 }
 
-// A pass called by each thread of a team (the batch-split step's rows) is that thread's share already:
-// for_each_chunk runs it whole on the caller instead of forking again — tested with nesting allowed, where
-// a fork would split it. Outside a team it still splits over the threads.
+// A pass called by each thread of a team (the batch-split step's rows) is that thread's share
+// already: for_each_chunk runs it whole on the caller instead of forking again — tested with
+// nesting allowed, where a fork would split it. Outside a team it still splits over the threads.
 TEST(CpuGemm, ChunkedPassesInsideATeamRunWholeOnTheCaller) {
   const int omp_before = omp_get_max_threads(), levels_before = omp_get_max_active_levels();
   omp_set_num_threads(2);
@@ -206,13 +233,18 @@ TEST(CpuGemm, ChunkedPassesInsideATeamRunWholeOnTheCaller) {
 }
 
 TEST(CpuGemm, BetaZeroIgnoresNanInTheOutput) {
-  struct Shape { int M, N, K; };
+  struct Shape {
+    int M, N, K;
+  };
   for (auto library : cpu_gemm_libraries())
-    for (const auto& [M, N, K] : {Shape{1, 64, 300}, Shape{40, 1, 300}, Shape{37, 8000, 1}, Shape{37, 23, 19}}) {
-      const auto a = ramp(static_cast<std::size_t>(M) * K, 0.1), b = ramp(static_cast<std::size_t>(K) * N, 0.7);
+    for (const auto& [M, N, K] :
+         {Shape{1, 64, 300}, Shape{40, 1, 300}, Shape{37, 8000, 1}, Shape{37, 23, 19}}) {
+      const auto a = ramp(static_cast<std::size_t>(M) * K, 0.1),
+                 b = ramp(static_cast<std::size_t>(K) * N, 0.7);
       std::vector<float> c(static_cast<std::size_t>(M) * N, std::nanf(""));
       sgemm(library, {false, false, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, c.data(), N});
-      for (float v : c) ASSERT_TRUE(std::isfinite(v)) << to_string(library) << " " << M << "x" << N << "x" << K;
+      for (float v : c)
+        ASSERT_TRUE(std::isfinite(v)) << to_string(library) << " " << M << "x" << N << "x" << K;
     }
 }
 
@@ -228,8 +260,8 @@ TEST(CpuGemm, RunsFasterTellsAMillisecondApartAndKeepsTheIncumbentOnATie) {
   const auto sleeps = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
   EXPECT_TRUE(runs_faster(nothing, sleeps, 3));
   EXPECT_FALSE(runs_faster(sleeps, nothing, 3));
-  // Within the margin the incumbent stays; the margin is wide because a loaded machine can stretch a 1 ms
-  // sleep several times over (the two would need medians 5x apart to swap).
+  // Within the margin the incumbent stays; the margin is wide because a loaded machine can stretch
+  // a 1 ms sleep several times over (the two would need medians 5x apart to swap).
   EXPECT_FALSE(runs_faster(sleeps, sleeps, 5, 0.8));
 }
 
@@ -254,15 +286,17 @@ TEST(CpuGemm, MlpStepsAgreeOnEveryLibraryAndPlanningLeavesTheModelAlone) {
   }
   MlpCpuModel planned(shape, rows, 8);
   const auto before = planned.params;
-  const auto chosen = plan_mlp_gemms(planned, [&] { mlp_train_step_fast(planned, x.data(), labels.data(), 1, sgd); }, 3);
+  const auto chosen = plan_mlp_gemms(
+      planned, [&] { mlp_train_step_fast(planned, x.data(), labels.data(), 1, sgd); }, 3);
   EXPECT_EQ(planned.params, before);
   EXPECT_EQ(planned.scalars.step, 0);
   EXPECT_TRUE(cpu_gemm_available(chosen));
   EXPECT_EQ(planned.gemm_library, chosen);
 }
 
-// The thread planner keeps one thread only where the step is timed faster on it, and leaves the model
-// and both thread counts as it found them. The steps here sleep a millisecond on the slower count.
+// The thread planner keeps one thread only where the step is timed faster on it, and leaves the
+// model and both thread counts as it found them. The steps here sleep a millisecond on the slower
+// count.
 TEST(CpuGemm, ThreadPlanKeepsOneThreadOnlyWhereFasterAndLeavesTheModelAlone) {
   const MlpShape shape{96, 40, 10};
   const int rows = 4;
@@ -275,7 +309,8 @@ TEST(CpuGemm, ThreadPlanKeepsOneThreadOnlyWhereFasterAndLeavesTheModelAlone) {
   const auto train_then_sleep_if = [&](bool slow_when_threaded) {
     return [&, slow_when_threaded] {
       mlp_train_step_fast(model, x.data(), labels.data(), 1, sgd);
-      if ((omp_get_max_threads() > 1) == slow_when_threaded) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if ((omp_get_max_threads() > 1) == slow_when_threaded)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     };
   };
   omp_set_num_threads(1);  // the caller's counts, which the planner must put back
@@ -289,8 +324,8 @@ TEST(CpuGemm, ThreadPlanKeepsOneThreadOnlyWhereFasterAndLeavesTheModelAlone) {
   EXPECT_EQ(model.scalars.step, 0);
 }
 
-// Inference runs on the model's library (the benchmark's step is mlp_infer, so a plan or a pin reaches
-// it) and gives OpenBLAS's logits on every library.
+// Inference runs on the model's library (the benchmark's step is mlp_infer, so a plan or a pin
+// reaches it) and gives OpenBLAS's logits on every library.
 TEST(CpuGemm, InferenceAgreesOnEveryLibrary) {
   const MlpShape shape{96, 40, 10};
   const int rows = 32;
@@ -323,8 +358,8 @@ TEST(CpuGemm, PackedInferenceAgreesAndIsASnapshot) {
       MlpPackedInference packed(model);
       std::vector<float> logits(model.logits.size(), -1.0f);
       packed.run(x.data(), logits.data());
-      EXPECT_TRUE(testing::all_close(logits.data(), model.logits.data(), static_cast<std::int64_t>(logits.size()),
-                                     1e-5, 1e-5))
+      EXPECT_TRUE(testing::all_close(logits.data(), model.logits.data(),
+                                     static_cast<std::int64_t>(logits.size()), 1e-5, 1e-5))
           << to_string(shape) << " batch " << rows;
       const auto before = logits;
       for (auto& p : model.params) p = -p;

@@ -1,6 +1,6 @@
-// Every elementwise CPU twin against its formula written out here (apart from kernels/), on odd sizes
-// and both thread counts, with the shared tolerance rule; every op's BabelStream weight; and the
-// benchmarks' own output check accepts right outputs and names a wrong element. An op in
+// Every elementwise CPU twin against its formula written out here (apart from kernels/), on odd
+// sizes and both thread counts, with the shared tolerance rule; every op's BabelStream weight; and
+// the benchmarks' own output check accepts right outputs and names a wrong element. An op in
 // kernels/elementwise.h without a row below fails EveryOpHasARowHere.
 #include <omp.h>
 
@@ -48,8 +48,9 @@ class ElementwiseCpu : public ::testing::Test {
 using ElementTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(ElementwiseCpu, ElementTypes);
 
-// 2097155: above the 8 MiB from which outputs are streamed (kernels/elementwise_cpu.cpp), in both types;
-// 2101301 (2Mi + 1 page + 53 floats) also leaves part of a four-page group, whole vectors and a tail.
+// 2097155: above the 8 MiB from which outputs are streamed (kernels/elementwise_cpu.cpp), in both
+// types; 2101301 (2Mi + 1 page + 53 floats) also leaves part of a four-page group, whole vectors
+// and a tail.
 const std::size_t kOddSizes[] = {1, 7, 1000003, 2097155, 2101301};
 
 std::vector<int> thread_counts() {
@@ -89,7 +90,8 @@ TYPED_TEST(ElementwiseCpu, EveryOpMatchesItsFormula) {
         SCOPED_TRACE(::testing::Message() << info.name << " n=" << n << " threads=" << threads);
         std::vector<T> z(n, T(-7));
         double sum = -1;
-        const auto args = elementwise_args(row.op, z.data(), &sum, x.data(), info.inputs == 2 ? y.data() : nullptr, n);
+        const auto args = elementwise_args(row.op, z.data(), &sum, x.data(),
+                                           info.inputs == 2 ? y.data() : nullptr, n);
         cpu::elementwise<T>(row.op)(args, threads);
         const double a = args.a, b = args.b;
         if (info.writes_array) {
@@ -102,7 +104,8 @@ TYPED_TEST(ElementwiseCpu, EveryOpMatchesItsFormula) {
             ref_sum += row.formula(x[i], y[i], a, b);
             magnitude = std::max(magnitude, std::abs(row.formula(x[i], y[i], a, b)));
           }
-          EXPECT_TRUE(within_tolerance(sum, ref_sum, reduction_tolerance(this->roundoff(), n, magnitude)))
+          EXPECT_TRUE(
+              within_tolerance(sum, ref_sum, reduction_tolerance(this->roundoff(), n, magnitude)))
               << "got " << sum << ", expected " << ref_sum;
           EXPECT_EQ(z, std::vector<T>(n, T(-7))) << "a reduction writes only its sum";
         }
@@ -110,9 +113,10 @@ TYPED_TEST(ElementwiseCpu, EveryOpMatchesItsFormula) {
   }
 }
 
-// The fp32 dot sums short runs in fp32 lanes, then in double. 2^24 + 5 terms of 1 + 2^-12: a lane sum that
-// ran over the whole array (as sdot's does) would pass 2^12 and drop every term's 2^-12, off by ~n·2^-12 =
-// 4096; short lanes keep each partial exact. Checked against the same bound as every dot.
+// The fp32 dot sums short runs in fp32 lanes, then in double. 2^24 + 5 terms of 1 + 2^-12: a lane
+// sum that ran over the whole array (as sdot's does) would pass 2^12 and drop every term's 2^-12,
+// off by ~n·2^-12 = 4096; short lanes keep each partial exact. Checked against the same bound as
+// every dot.
 TEST(ElementwiseCpuDot, LongFp32SumsStayWithinTheReductionTolerance) {
   const std::size_t n = (std::size_t{1} << 24) + 5;
   const float term = 1.0f + 0x1p-12f;
@@ -151,7 +155,8 @@ TEST(ElementwiseCheck, TheBenchmarksCheckAcceptsCorrectOutputAndNamesAWrongEleme
   for (const auto& info : kElementwiseOpInfos) {
     SCOPED_TRACE(info.name);
     double sum = 0;
-    cpu::elementwise<float>(info.op)(elementwise_args(info.op, z.data(), &sum, x.data(), y.data(), n), 2);
+    cpu::elementwise<float>(info.op)(
+        elementwise_args(info.op, z.data(), &sum, x.data(), y.data(), n), 2);
     EXPECT_EQ(check_elementwise_output(info.op, z.data(), sum, n), "");
     if (!info.writes_array) {
       EXPECT_NE(check_elementwise_output(info.op, z.data(), sum * (1 + 1e-4), n), "");
@@ -177,10 +182,12 @@ TEST(ElementwiseCheck, InputsAreFilledAsDefinedOnAnyThreadsAndANaNIsCaught) {
   std::vector<float> x(n), z(n);
   fill_elementwise_inputs(x.data(), static_cast<float*>(nullptr), n, 2);
   double sum = 0;
-  cpu::elementwise<float>(ElementwiseOp::copy)(elementwise_args(ElementwiseOp::copy, z.data(), &sum, x.data(), x.data(), n), 1);
+  cpu::elementwise<float>(ElementwiseOp::copy)(
+      elementwise_args(ElementwiseOp::copy, z.data(), &sum, x.data(), x.data(), n), 1);
   EXPECT_EQ(check_elementwise_output(ElementwiseOp::copy, z.data(), sum, n), "");
   z[8633 + 5] = std::nanf("");
-  EXPECT_NE(check_elementwise_output(ElementwiseOp::copy, z.data(), sum, n).find("1 of"), std::string::npos);
+  EXPECT_NE(check_elementwise_output(ElementwiseOp::copy, z.data(), sum, n).find("1 of"),
+            std::string::npos);
 }
 
 TEST(ElementwiseCheck, ASampledCheckLooksAtEveryKthPeriodAndTheLast) {
@@ -194,7 +201,8 @@ TEST(ElementwiseCheck, ASampledCheckLooksAtEveryKthPeriodAndTheLast) {
     z[i] += 1.0f;
     return check_elementwise_output(ElementwiseOp::copy, z.data(), sum, n, stride) != "";
   };
-  for (std::size_t i : {std::size_t{0}, 4 * period + 3, n - 1}) EXPECT_TRUE(wrong_at(i, 4)) << i;  // periods 0, 4, last
+  for (std::size_t i : {std::size_t{0}, 4 * period + 3, n - 1})
+    EXPECT_TRUE(wrong_at(i, 4)) << i;  // periods 0, 4, last
   EXPECT_FALSE(wrong_at(2 * period, 4)) << "period 2 is not in a sample of every 4th";
   EXPECT_TRUE(wrong_at(2 * period, 1));
 }

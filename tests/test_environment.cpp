@@ -1,6 +1,6 @@
 // The registry of environment variables (cli/environment.h): each variable's good and bad values,
-// unset and empty meaning the default, one-line errors naming the variable, the values handed to the
-// layers below, and --help's section listing exactly the registry.
+// unset and empty meaning the default, one-line errors naming the variable, the values handed to
+// the layers below, and --help's section listing exactly the registry.
 #include <stdlib.h>
 
 #include <map>
@@ -35,7 +35,8 @@ std::string refusal(const std::string& name, const std::string& value) {
   } catch (const UsageError& e) {
     const std::string message = e.what();
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    EXPECT_EQ(message.rfind(name + "='" + value + "' ", 0), 0u) << "names the variable and value: " << message;
+    EXPECT_EQ(message.rfind(name + "='" + value + "' ", 0), 0u)
+        << "names the variable and value: " << message;
     return message;
   }
   ADD_FAILURE() << name << "='" << value << "' was accepted";
@@ -60,8 +61,11 @@ TEST(Environment, RemeasureUnsteadyIsAWholeNumberOfRepetitions) {
   EXPECT_EQ(parsed(name, "0").remeasure_unsteady, 0);
   EXPECT_EQ(parsed(name, "10").remeasure_unsteady, 10);
   EXPECT_EQ(parsed(name, "1000").remeasure_unsteady, 1000);
-  for (const char* bad : {"abc", "-1", "1001", "+5", " 5", "5 ", "5x", "4.5", "99999999999999999999"})
-    EXPECT_NE(refusal(name, bad).find("is not a number of repetitions (0 to 1000)"), std::string::npos) << bad;
+  for (const char* bad :
+       {"abc", "-1", "1001", "+5", " 5", "5 ", "5x", "4.5", "99999999999999999999"})
+    EXPECT_NE(refusal(name, bad).find("is not a number of repetitions (0 to 1000)"),
+              std::string::npos)
+        << bad;
 }
 
 TEST(Environment, CpuGemmIsOneOfTheLibrariesThisBuildHas) {
@@ -80,7 +84,8 @@ TEST(Environment, CpuGemmIsOneOfTheLibrariesThisBuildHas) {
   } else {
     EXPECT_NE(refusal(name, "oneDNN").find("this build has no oneDNN"), std::string::npos);
   }
-  for (const char* bad : {"openblas", "MKL", "OpenBLAS ", "onednn-packed"})  // names are case-sensitive
+  for (const char* bad :
+       {"openblas", "MKL", "OpenBLAS ", "onednn-packed"})  // names are case-sensitive
     EXPECT_NE(refusal(name, bad).find("is not one of OpenBLAS"), std::string::npos) << bad;
 }
 
@@ -91,7 +96,8 @@ TEST(Environment, InjectSlowdownIsSubstringPercentRules) {
   EXPECT_EQ(rules[0].substring, "compute/triad");
   EXPECT_DOUBLE_EQ(rules[0].fraction, 0.05);
   EXPECT_DOUBLE_EQ(rules[1].fraction, 0.10);
-  EXPECT_NE(refusal(name, "triad=five").find("has an entry 'triad=five' that is not <substring>=<percent>"),
+  EXPECT_NE(refusal(name, "triad=five")
+                .find("has an entry 'triad=five' that is not <substring>=<percent>"),
             std::string::npos);
   refusal(name, "triad=5,");
   refusal(name, "=5");
@@ -104,9 +110,11 @@ TEST(Environment, PythonAndItsPathAreTakenAsGiven) {
 }
 
 TEST(Environment, OmpNumThreadsIsCheckedNotKept) {
-  for (const char* fine : {"1", "2", "2,1", "abc"}) EXPECT_NO_THROW(parsed("OMP_NUM_THREADS", fine)) << fine;
-  EXPECT_NE(refusal("OMP_NUM_THREADS", "100000").find("asks for more threads than this machine can run"),
-            std::string::npos);
+  for (const char* fine : {"1", "2", "2,1", "abc"})
+    EXPECT_NO_THROW(parsed("OMP_NUM_THREADS", fine)) << fine;
+  EXPECT_NE(
+      refusal("OMP_NUM_THREADS", "100000").find("asks for more threads than this machine can run"),
+      std::string::npos);
 }
 
 TEST(Environment, PassedOnAndSetVariablesAcceptAnything) {
@@ -114,7 +122,8 @@ TEST(Environment, PassedOnAndSetVariablesAcceptAnything) {
     EXPECT_NO_THROW(parsed(name, "anything at all")) << name;
 }
 
-// Ends with the variable unset and loaded: no rules, as a test binary starts (nothing else loads it).
+// Ends with the variable unset and loaded: no rules, as a test binary starts (nothing else loads
+// it).
 TEST(Environment, LoadingHandsTheValuesToTheLayersBelow) {
   ::setenv("OFFLOADBENCH_INJECT_SLOWDOWN", "triad=5", 1);
   load_environment();
@@ -132,7 +141,8 @@ TEST(Environment, InUseListsTheSetVariablesInRegistryOrder) {
                                                 {"OFFLOADBENCH_PYTHON", ""},
                                                 {"NOT_OURS", "x"}}));
   ASSERT_EQ(in_use.size(), 2u);
-  EXPECT_EQ(in_use[0], std::make_pair(std::string("OFFLOADBENCH_CPU_GEMM"), std::string("OpenBLAS")));
+  EXPECT_EQ(in_use[0],
+            std::make_pair(std::string("OFFLOADBENCH_CPU_GEMM"), std::string("OpenBLAS")));
   EXPECT_EQ(in_use[1], std::make_pair(std::string("TMPDIR"), std::string("/scratch")));
 }
 
@@ -147,7 +157,8 @@ TEST(Environment, HelpListsEachVariableOfTheRegistryOnOneShortLine) {
     EXPECT_FALSE(variable.doc.empty()) << variable.name;
     ASSERT_TRUE(std::getline(help, line)) << "no line for " << variable.name;
     EXPECT_EQ(line.rfind("  " + variable.name + " ", 0), 0u) << line;
-    EXPECT_NE(line.find(variable.option + (variable.option.empty() ? "" : " ") + variable.doc), std::string::npos)
+    EXPECT_NE(line.find(variable.option + (variable.option.empty() ? "" : " ") + variable.doc),
+              std::string::npos)
         << line;
     EXPECT_LT(line.size(), 100u) << line;
   }

@@ -29,8 +29,8 @@ TEST_F(GpuBatches, NormalizeKernelMatchesItsCpuTwinInEveryOutputType) {
     int batch, height, width, channels;
   };
   std::mt19937 rng(34);
-  for (const Shape s : {Shape{1, 1, 1, 3}, Shape{3, 7, 13, 3}, Shape{2, 5, 33, 1}, Shape{4, 64, 64, 3},
-                        Shape{2, 9, 17, 4}})
+  for (const Shape s : {Shape{1, 1, 1, 3}, Shape{3, 7, 13, 3}, Shape{2, 5, 33, 1},
+                        Shape{4, 64, 64, 3}, Shape{2, 9, 17, 4}})
     for (auto type : {NormalizedType::fp32, NormalizedType::bf16, NormalizedType::fp16}) {
       const std::size_t n = static_cast<std::size_t>(s.batch) * s.height * s.width * s.channels;
       std::vector<std::uint8_t> in(n);
@@ -41,7 +41,8 @@ TEST_F(GpuBatches, NormalizeKernelMatchesItsCpuTwinInEveryOutputType) {
       DeviceBuffer d_in(n), d_out(n * element_bytes(type));
       CUDA_CHECK(cudaMemcpy(d_in.data(), in.data(), n, cudaMemcpyHostToDevice));
       CUDA_CHECK(cudaMemset(d_out.data(), 0xff, n * element_bytes(type)));
-      gpu::normalize_hwc_to_chw(d_out.data(), type, d_in.as<std::uint8_t>(), s.batch, s.height, s.width, p, nullptr);
+      gpu::normalize_hwc_to_chw(d_out.data(), type, d_in.as<std::uint8_t>(), s.batch, s.height,
+                                s.width, p, nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
       std::vector<unsigned char> got(n * element_bytes(type));
       CUDA_CHECK(cudaMemcpy(got.data(), d_out.data(), got.size(), cudaMemcpyDeviceToHost));
@@ -52,7 +53,8 @@ TEST_F(GpuBatches, NormalizeKernelMatchesItsCpuTwinInEveryOutputType) {
         return f;
       }();
       EXPECT_EQ(mismatches(got_float.data(), twin.data(), n, tol), "")
-          << to_string(type) << " " << s.batch << "x" << s.height << "x" << s.width << "x" << s.channels;
+          << to_string(type) << " " << s.batch << "x" << s.height << "x" << s.width << "x"
+          << s.channels;
       EXPECT_EQ(check_normalized(got.data(), type, in.data(), s.batch, s.height, s.width, p), "");
     }
 }
@@ -62,13 +64,15 @@ TEST_F(GpuBatches, EveryPlacementRunsAndSendsItsBytes) {
   RunConfig config;
   config.gpu_devices = {0};
   register_batches_suite(config);
-  const auto doc = testing::run_registered("batches/224x224x3/(gpu_normalize|cpu_normalize_fp32).*/batch:4(/|$)");
+  const auto doc = testing::run_registered(
+      "batches/224x224x3/(gpu_normalize|cpu_normalize_fp32).*/batch:4(/|$)");
   int rows = 0;
   for (const auto& row : iteration_rows(doc)) {
     if (row["op"] != "batch_to_gpu" || row["batch"] != 4) continue;
     ++rows;
     EXPECT_EQ(row["validated"], true) << row["name"];
-    EXPECT_LE(row["bytes_per_second"].get<double>(), row["ceiling_bytes_per_second"].get<double>()) << row["name"];
+    EXPECT_LE(row["bytes_per_second"].get<double>(), row["ceiling_bytes_per_second"].get<double>())
+        << row["name"];
     EXPECT_GT(row["images_per_second"].get<double>(), 0) << row["name"];
   }
   EXPECT_EQ(rows, 8);

@@ -17,13 +17,14 @@ namespace offloadbench {
 
 TEST(GpuClocks, ThrottledByReasonOrByAClockFarBelowItsMaximum) {
   EXPECT_FALSE(is_throttled({1980, 1980, 0}));
-  EXPECT_FALSE(is_throttled({1500, 1980, 0}));   // 76%: boost varies, not throttled
-  EXPECT_TRUE(is_throttled({1400, 1980, 0}));    // 71%: below NVBench's 75%
+  EXPECT_FALSE(is_throttled({1500, 1980, 0}));  // 76%: boost varies, not throttled
+  EXPECT_TRUE(is_throttled({1400, 1980, 0}));   // 71%: below NVBench's 75%
   EXPECT_TRUE(is_throttled({1980, 1980, kClockReasonHwThermal}));
   EXPECT_TRUE(is_throttled({1980, 1980, kClockReasonHwPowerBrake}));
   // At the power cap a little below the top clock: an H100's normal state under large GEMMs.
   EXPECT_FALSE(is_throttled({1755, 1980, kClockReasonSwPowerCap}));
-  EXPECT_TRUE(is_throttled({1200, 1980, kClockReasonSwPowerCap}));  // capped far down: judged by the clock
+  EXPECT_TRUE(
+      is_throttled({1200, 1980, kClockReasonSwPowerCap}));  // capped far down: judged by the clock
   // Read after the GPU went idle: the clock falling to 345 MHz says nothing about the sample.
   EXPECT_FALSE(is_throttled({345, 1980, kClockReasonGpuIdle}));
   EXPECT_FALSE(is_throttled({345, 1980, kClockReasonGpuIdle | kClockReasonSwThermal}));
@@ -60,8 +61,10 @@ TEST(GpuClocks, ReporterReadsTheClockForGpuRowsOnly) {
     asked.push_back(device);
     return SmClockReading{1900, 2000, 0};
   });
-  register_case({"fake/gpu", "fake", {{"device", 1}}, Clock::device_events, [](benchmark::State&) {}});
-  register_case({"fake/cpu", "fake", {{"device", "cpu"}}, Clock::host_wall, [](benchmark::State&) {}});
+  register_case(
+      {"fake/gpu", "fake", {{"device", 1}}, Clock::device_events, [](benchmark::State&) {}});
+  register_case(
+      {"fake/cpu", "fake", {{"device", "cpu"}}, Clock::host_wall, [](benchmark::State&) {}});
   const auto gpu = testing::synthetic_run("fake/gpu");
   const auto cpu = testing::synthetic_run("fake/cpu");
   reporter.ReportRuns({gpu, cpu});
@@ -77,7 +80,9 @@ TEST(GpuClocks, ReporterReadsTheClockForGpuRowsOnly) {
 
 TEST(GpuClocks, SeveralReadingsStandAsTheirMedianWithEveryReason) {
   EXPECT_FALSE(summarize_readings({}));
-  const auto s = summarize_readings({{1755, 1980, kClockReasonSwPowerCap}, {1980, 1980, 0}, {1650, 1980, 0},
+  const auto s = summarize_readings({{1755, 1980, kClockReasonSwPowerCap},
+                                     {1980, 1980, 0},
+                                     {1650, 1980, 0},
                                      {1800, 1980, kClockReasonHwThermal}});
   ASSERT_TRUE(s);
   EXPECT_EQ(s->sm_mhz, 1755u);  // the lower median of 1650, 1755, 1800, 1980: a clock actually read
@@ -97,7 +102,8 @@ TEST(GpuClocks, TheSamplerKeepsBusyReadingsPerDeviceUntilTaken) {
         return SmClockReading{1700, 1980, 0};
       },
       {0, 1}, std::chrono::milliseconds(1));
-  for (int i = 0; i < 2000; ++i) {  // until it has sampled a few times (bounded: a loaded machine is slow)
+  for (int i = 0; i < 2000;
+       ++i) {  // until it has sampled a few times (bounded: a loaded machine is slow)
     {
       std::lock_guard<std::mutex> lock(mutex);
       if (calls >= 10) break;
@@ -114,9 +120,13 @@ TEST(GpuClocks, TheSamplerKeepsBusyReadingsPerDeviceUntilTaken) {
 TEST(GpuClocks, ReporterGivesGpuRowsTheClockSampledWhileTheirCaseRan) {
   const auto path = testing::temp_path("ob_clock_sampler");
   ResultsReporter reporter(path, nlohmann::json::object(), 1, false);
-  reporter.set_clock_reader([](int) -> std::optional<SmClockReading> { return SmClockReading{1980, 1980, 0}; });
+  reporter.set_clock_reader([](int) -> std::optional<SmClockReading> {
+    return SmClockReading{1980, 1980, 0};
+  });
   auto sampler = std::make_shared<ClockSampler>(
-      [](int) -> std::optional<SmClockReading> { return SmClockReading{1500, 1980, kClockReasonSwPowerCap}; },
+      [](int) -> std::optional<SmClockReading> {
+        return SmClockReading{1500, 1980, kClockReasonSwPowerCap};
+      },
       std::vector<int>{1}, std::chrono::milliseconds(1));
   while (true) {  // the sampler has read at least once
     auto some = sampler->take(1);
@@ -125,7 +135,8 @@ TEST(GpuClocks, ReporterGivesGpuRowsTheClockSampledWhileTheirCaseRan) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   reporter.set_clock_sampler(sampler);
-  register_case({"fake/gpu", "fake", {{"device", 1}}, Clock::device_events, [](benchmark::State&) {}});
+  register_case(
+      {"fake/gpu", "fake", {{"device", 1}}, Clock::device_events, [](benchmark::State&) {}});
   reporter.ReportRuns({testing::synthetic_run("fake/gpu")});
   clear_registered_cases();
   const auto& row = reporter.document()["benchmarks"][0];

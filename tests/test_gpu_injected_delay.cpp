@@ -56,7 +56,8 @@ TEST_F(GpuInjectedDelay, TheDelayKernelWaitsAsLongAsAsked) {
       timer.delay_batch(asked);
       return time_once(timer, [] {});
     });
-    EXPECT_GE(took, asked - 2e-6) << "asked " << asked << " s; %globaltimer may tick once late at the start";
+    EXPECT_GE(took, asked - 2e-6) << "asked " << asked
+                                  << " s; %globaltimer may tick once late at the start";
     EXPECT_LT(took, asked + 10e-6) << "asked " << asked << " s: more than one launch gap over";
   }
   EXPECT_THROW(enqueue_injected_delay(0, stream.get()), std::invalid_argument);

@@ -44,8 +44,8 @@ class GpuPeer : public ::testing::Test {
 };
 
 TEST_F(GpuPeer, HostPatternsOnOneGpuMoveTheirBytes) {
-  for (const char* name : {"all_to_host_memcpy_ce", "host_to_all_memcpy_ce", "all_to_host_memcpy_sm",
-                           "host_to_all_memcpy_sm"})
+  for (const char* name : {"all_to_host_memcpy_ce", "host_to_all_memcpy_ce",
+                           "all_to_host_memcpy_sm", "host_to_all_memcpy_sm"})
     expect_measures(case_of(name, 0, -1, {0}));
 }
 
@@ -56,7 +56,8 @@ TEST_F(GpuPeer, PairPatternsMoveTheirBytesBetweenTwoGpus) {
   if (!can) GTEST_SKIP() << peer_access_problem(0, 1, false, -1);
   for (const auto& t : peer_testcases()) {
     if (t.pattern == PeerPattern::latency) continue;
-    const bool per_gpu = t.pattern != PeerPattern::one_way && t.pattern != PeerPattern::bidirectional;
+    const bool per_gpu =
+        t.pattern != PeerPattern::one_way && t.pattern != PeerPattern::bidirectional;
     expect_measures(case_of(t.nvbandwidth, 0, per_gpu ? -1 : 1, {0, 1}));
   }
   auto latency = setup_peer(case_of("device_to_device_latency_sm", 0, 1, {0, 1}));

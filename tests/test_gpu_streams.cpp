@@ -32,11 +32,14 @@ TEST_F(GpuStreams, FmaWorkloadMatchesItsCpuTwin) {
       std::vector<float> in(n), want(n), got(n);
       for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>((i * 7919) % 4096) / 2048.0f;
       DeviceBuffer device_in(n * sizeof(float)), device_out(n * sizeof(float));
-      CUDA_CHECK(cudaMemcpy(device_in.data(), in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+      CUDA_CHECK(
+          cudaMemcpy(device_in.data(), in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
       fma_workload(device_out.as<float>(), device_in.as<float>(), n, iterations, nullptr);
-      CUDA_CHECK(cudaMemcpy(got.data(), device_out.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(
+          cudaMemcpy(got.data(), device_out.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
       fma_workload(want.data(), in.data(), n, iterations);
-      EXPECT_EQ(mismatches(got.data(), want.data(), n, Tolerance{0, 0}), "") << n << " x " << iterations;
+      EXPECT_EQ(mismatches(got.data(), want.data(), n, Tolerance{0, 0}), "")
+          << n << " x " << iterations;
     }
 }
 
@@ -66,7 +69,8 @@ TEST_F(GpuStreams, EveryVariantProducesCorrectOutputWithUnevenChunks) {
     ASSERT_NE(ratio, std::string::npos) << name;
     const auto ratio_end = name.find('/', ratio + 1);
     const auto group = name.substr(op_end + 1, ratio_end - op_end - 1);
-    const std::pair<double, double> seen{row["fma_iterations"].get<double>(), row["serial_time_s"].get<double>()};
+    const std::pair<double, double> seen{row["fma_iterations"].get<double>(),
+                                         row["serial_time_s"].get<double>()};
     const auto [it, first] = first_of_group.emplace(group, seen);
     if (!first) {
       EXPECT_EQ(seen, it->second) << name << " does not share " << group << "'s calibration";
@@ -83,9 +87,10 @@ TEST_F(GpuStreams, PinnedPipelineAgreesWithItsCalibration) {
   register_streams_suite(config);
   const std::string serial = "streams/serial/pinned/ratio:1/64MiB";
   const std::string pipelined = "streams/pipelined/pinned/ratio:1/K:4/C:16/depth_first/64MiB";
-  const auto doc = testing::run_registered("streams/(serial/pinned|pipelined/pinned)/ratio:1/", 3, 0.05);
-  // The calibration's serial pass is the sum of its stages, and the serial case itself takes what the
-  // calibration says (streams_calibration in the analysis's self-checks).
+  const auto doc =
+      testing::run_registered("streams/(serial/pinned|pipelined/pinned)/ratio:1/", 3, 0.05);
+  // The calibration's serial pass is the sum of its stages, and the serial case itself takes what
+  // the calibration says (streams_calibration in the analysis's self-checks).
   EXPECT_EQ(median_of(doc, serial + "/manual_time", "calibration_consistent"), 1.0);
   const double serial_s = median_of(doc, serial + "/manual_time", "device_time_s");
   const double calibrated_s = median_of(doc, pipelined + "/manual_time", "serial_time_s");
@@ -103,7 +108,8 @@ TEST_F(GpuStreams, HostOverlapRowsAreValid) {
   register_streams_suite(config);
   const auto doc = testing::run_registered("streams/(host_overlap|bidirectional)/", 1, 0.05);
   const auto free_fraction = [&](const char* api) {
-    return median_of(doc, fmt::format("streams/host_overlap/{}/ratio:1/64MiB/manual_time", api), "host_free_fraction");
+    return median_of(doc, fmt::format("streams/host_overlap/{}/ratio:1/64MiB/manual_time", api),
+                     "host_free_fraction");
   };
   for (const char* api : {"sync_api", "async_api"}) {
     EXPECT_GE(free_fraction(api), 0.0) << api;

@@ -21,7 +21,8 @@ class GpuTransfer : public ::testing::Test {
 
 TEST_F(GpuTransfer, AFailedCallLeavesNoErrorForTheNextCheck) {
   void* p = nullptr;
-  EXPECT_THROW(CUDA_CHECK(cudaMalloc(&p, std::size_t{1} << 60)), CudaError);  // 1 EiB: refused, not sticky
+  EXPECT_THROW(CUDA_CHECK(cudaMalloc(&p, std::size_t{1} << 60)),
+               CudaError);  // 1 EiB: refused, not sticky
   EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess);
   EXPECT_NO_THROW(CUDA_CHECK(cudaGetLastError()));
 }
@@ -41,12 +42,11 @@ TEST_F(GpuTransfer, EveryKindMovesTheRightBytesBelowTheLinkRate) {
     const double rate = row["bytes_per_second"].get<double>();
     const int directions = row["direction"] == "bidirectional" ? 2 : 1;
     EXPECT_GT(rate, 0) << row["name"];
-    if (link > 0) {
-      EXPECT_LT(rate, link * directions) << row["name"];
-    }
+    if (link > 0) { EXPECT_LT(rate, link * directions) << row["name"]; }
     // bytes_per_second · seconds per copy = bytes moved per copy
     const double seconds = row["real_time"].get<double>() * 1e-6;
-    EXPECT_NEAR(rate * seconds / (row["bytes"].get<double>() * directions), 1.0, 0.01) << row["name"];
+    EXPECT_NEAR(rate * seconds / (row["bytes"].get<double>() * directions), 1.0, 0.01)
+        << row["name"];
     EXPECT_GT(row["host_time_s"].get<double>(), 0) << row["name"];
   }
 }

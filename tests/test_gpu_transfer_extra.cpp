@@ -45,7 +45,8 @@ TEST_F(GpuTransferExtra, CopiesMatchTheirTwinsAtAnyAlignmentAndSize) {
         }
         CUDA_CHECK(cudaDeviceSynchronize());
         CUDA_CHECK(cudaMemcpy(got.data(), dst.data(), capacity, cudaMemcpyDeviceToHost));
-        EXPECT_EQ(got, expected) << bytes << " bytes at offset " << offset << (uncached ? ", uncached" : "");
+        EXPECT_EQ(got, expected) << bytes << " bytes at offset " << offset
+                                 << (uncached ? ", uncached" : "");
       }
 }
 
@@ -81,14 +82,16 @@ TEST_F(GpuTransferExtra, EveryCaseIsValidatedPerCallAndBelowItsCeiling) {
   config.gpu_devices = {0};
   config.sizes = std::vector<std::uint64_t>{1 << 20, 64 << 20};
   register_transfer_suite(config);
-  const auto doc = testing::run_registered("transfer/(device_local|sm_copy|latency|managed|small_tensors)/", 1, 0.01);
+  const auto doc = testing::run_registered(
+      "transfer/(device_local|sm_copy|latency|managed|small_tensors)/", 1, 0.01);
   const auto rows = iteration_rows(doc);
   ASSERT_FALSE(rows.empty());
   for (const auto& row : rows) {
     const auto name = row["name"].get<std::string>();
     if (row["skipped"] == true) {
       // Only what the device or driver cannot do may skip, and it says so.
-      EXPECT_TRUE(row["op"] == "managed" || row["method"] == "batch_api") << name << ": " << row["skip_reason"];
+      EXPECT_TRUE(row["op"] == "managed" || row["method"] == "batch_api")
+          << name << ": " << row["skip_reason"];
       continue;
     }
     EXPECT_EQ(row["validated"], true) << name << " " << row.value("invalid_reason", "");
@@ -102,20 +105,24 @@ TEST_F(GpuTransferExtra, EveryCaseIsValidatedPerCallAndBelowItsCeiling) {
       continue;
     }
     if (row["op"] == "device_local_copy") {  // read + write against the copy size once
-      EXPECT_NEAR(row["bytes_per_second"].get<double>(), 2 * row["copy_bytes_per_second"].get<double>(),
+      EXPECT_NEAR(row["bytes_per_second"].get<double>(),
+                  2 * row["copy_bytes_per_second"].get<double>(),
                   1e-6 * row["bytes_per_second"].get<double>())
           << name;
     }
     const double rate = row["bytes_per_second"].get<double>();
     const double per_call = rate * row["real_time"].get<double>() * 1e-6;  // real_time in µs
     const double counted = row["bytes"].get<double>() * (row["op"] == "device_local_copy" ? 2 : 1);
-    EXPECT_NEAR(per_call / counted, 1.0, 0.01) << name << ": rate × time per call must be the bytes of one call";
-    if (row.contains("ceiling_bytes_per_second") && row["ceiling_bytes_per_second"].get<double>() > 0) {
+    EXPECT_NEAR(per_call / counted, 1.0, 0.01)
+        << name << ": rate × time per call must be the bytes of one call";
+    if (row.contains("ceiling_bytes_per_second") &&
+        row["ceiling_bytes_per_second"].get<double>() > 0) {
       EXPECT_LT(rate, row["ceiling_bytes_per_second"].get<double>()) << name;
     }
   }
   const auto latency = [&](const char* probe) {
-    for (const auto& row : testing::rows_where(doc, "probe", probe)) return row["latency_ns"].get<double>();
+    for (const auto& row : testing::rows_where(doc, "probe", probe))
+      return row["latency_ns"].get<double>();
     return 0.0;
   };
   EXPECT_GT(latency("pointer_chase_mapped_host"), latency("pointer_chase_device"));

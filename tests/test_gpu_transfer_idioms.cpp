@@ -1,6 +1,7 @@
-// GPU tests for the copy-idiom and pinning-at-scale cases: every PyTorch idiom moves the right bytes to the GPU step (the
-// device sum of each batch equals its CPU twin's) or back to the host, again after timed calls; every
-// pinning-at-scale method pins, verifies through the pinned memory and measures its copies.
+// GPU tests for the copy-idiom and pinning-at-scale cases: every PyTorch idiom moves the right
+// bytes to the GPU step (the device sum of each batch equals its CPU twin's) or back to the host,
+// again after timed calls; every pinning-at-scale method pins, verifies through the pinned memory
+// and measures its copies.
 #include <cuda_runtime.h>
 
 #include <gtest/gtest.h>
@@ -23,7 +24,8 @@ TEST_F(GpuTransferIdioms, EveryIdiomDeliversEveryBatchToTheStep) {
   for (auto idiom : all_torch_idioms()) {
     TorchIdiomCase c;
     c.idiom = idiom;
-    c.bytes = torch_idiom_info(idiom).batch ? 4 * kImageBytes : (idiom == TorchIdiom::item ? 4 : 256000);
+    c.bytes =
+        torch_idiom_info(idiom).batch ? 4 * kImageBytes : (idiom == TorchIdiom::item ? 4 : 256000);
     c.gpu_step_s = torch_idiom_info(idiom).batch ? 2e-4 : 0;
     auto made = setup_torch_idiom(c);
     ASSERT_EQ(made.skip_reason, "") << torch_idiom_info(idiom).name;
@@ -35,14 +37,16 @@ TEST_F(GpuTransferIdioms, EveryIdiomDeliversEveryBatchToTheStep) {
 }
 
 TEST_F(GpuTransferIdioms, EveryPinningMethodPinsVerifiesAndTimesItsCopies) {
-  for (auto method : {PinScaleMethod::host_alloc, PinScaleMethod::register_fresh, PinScaleMethod::register_touched,
-                      PinScaleMethod::register_chunks})
+  for (auto method : {PinScaleMethod::host_alloc, PinScaleMethod::register_fresh,
+                      PinScaleMethod::register_touched, PinScaleMethod::register_chunks})
     for (auto huge_pages : {HugePages::none, HugePages::madvise}) {
-      PinScaleCase c{method, huge_pages, 600ull << 20, 0};  // 600 MiB: three chunks, the last one short
+      PinScaleCase c{method, huge_pages, 600ull << 20,
+                     0};  // 600 MiB: three chunks, the last one short
       auto made = setup_pin_at_scale(c);
       ASSERT_EQ(made.skip_reason, "");
       auto& m = made.measurement;
-      EXPECT_EQ(m.verify(), "") << pin_scale_method_info(method).name << " " << to_string(huge_pages);
+      EXPECT_EQ(m.verify(), "") << pin_scale_method_info(method).name << " "
+                                << to_string(huge_pages);
       m.call();
       m.call();
       for (auto& side : m.side_rates) EXPECT_GT(side.time(), 0.0) << side.rate_counter;

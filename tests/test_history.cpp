@@ -25,7 +25,8 @@ namespace offloadbench {
 namespace {
 
 // `runs` values around 100 with relative noise `cv`, multiplied by `factor` from run `step_at` on.
-std::vector<double> series(int runs, double cv, unsigned seed, std::vector<std::pair<int, double>> steps = {}) {
+std::vector<double> series(int runs, double cv, unsigned seed,
+                           std::vector<std::pair<int, double>> steps = {}) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0.0, 1.0);
   std::vector<double> x;
@@ -40,7 +41,8 @@ std::vector<double> series(int runs, double cv, unsigned seed, std::vector<std::
 
 const ChangePointOptions kDefaults{};
 
-std::vector<std::size_t> steps_in(const std::vector<double>& x, const ChangePointOptions& o = kDefaults) {
+std::vector<std::size_t> steps_in(const std::vector<double>& x,
+                                  const ChangePointOptions& o = kDefaults) {
   std::vector<std::size_t> indices;
   for (const auto& step : detect_change_points(x, o)) indices.push_back(step.index);
   return indices;
@@ -74,7 +76,8 @@ TEST(ChangePoints, IgnoresStepsBelowTheMinimumMagnitude) {
     EXPECT_TRUE(steps_in(series(30, 0.002, seed, {{15, 1.03}})).empty()) << seed;
   ChangePointOptions two_percent = kDefaults;
   two_percent.min_magnitude = 0.02;
-  EXPECT_EQ(steps_in(series(30, 0.002, 1, {{15, 1.03}}), two_percent), std::vector<std::size_t>{15});
+  EXPECT_EQ(steps_in(series(30, 0.002, 1, {{15, 1.03}}), two_percent),
+            std::vector<std::size_t>{15});
 }
 
 TEST(ChangePoints, IgnoresStepsInsideTheNoise) {
@@ -98,8 +101,8 @@ TEST(ChangePoints, OneOutlierRunIsNotAStepButAPersistentOneIs) {
 }
 
 TEST(ChangePoints, FindsASlowCreepNoSingleNightShows) {
-  // 0.4% slower every night for 30 nights (12% in all) in 1% noise: no night-to-night step comes near
-  // 5%, but the distributions before and after differ; E-divisive finds it, once.
+  // 0.4% slower every night for 30 nights (12% in all) in 1% noise: no night-to-night step comes
+  // near 5%, but the distributions before and after differ; E-divisive finds it, once.
   int found = 0;
   for (unsigned seed = 0; seed < 50; ++seed) {
     std::vector<std::pair<int, double>> creep;
@@ -153,8 +156,8 @@ BestSplit best_split(const std::vector<double>& x, std::size_t m) {
   return best;
 }
 
-double permutation_p_value(std::vector<double> segment, double observed_q, std::size_t m, const ChangePointOptions& o,
-                           std::mt19937_64& rng) {
+double permutation_p_value(std::vector<double> segment, double observed_q, std::size_t m,
+                           const ChangePointOptions& o, std::mt19937_64& rng) {
   int as_strong = 0;
   for (int i = 0; i < o.permutations; ++i) {
     std::shuffle(segment.begin(), segment.end(), rng);
@@ -163,7 +166,8 @@ double permutation_p_value(std::vector<double> segment, double observed_q, std::
   return (as_strong + 1.0) / (o.permutations + 1.0);
 }
 
-std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options) {
+std::vector<Step> detect_change_points(const std::vector<double>& series,
+                                       const ChangePointOptions& options) {
   const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
   std::vector<double> logs;
   for (double v : series) logs.push_back(std::log(std::max(v, 1e-300)));
@@ -186,7 +190,8 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
     const std::vector<double> segment(logs.begin() + static_cast<std::ptrdiff_t>(segment_begin),
                                       logs.begin() + static_cast<std::ptrdiff_t>(segment_end));
     if (permutation_p_value(segment, best.q, m, options, rng) >= options.significance) break;
-    cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), segment_begin + best.at), segment_begin + best.at);
+    cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), segment_begin + best.at),
+                segment_begin + best.at);
   }
   return steps_at_cuts(series, std::move(cuts), options);
 }
@@ -200,18 +205,19 @@ std::vector<double> random_series(std::mt19937& rng) {
   std::uniform_real_distribution<double> unit(0, 1);
   std::normal_distribution<double> normal(0, 1);
   const int n = length(rng), kind = shape(rng);
-  const double cv = std::vector<double>{0, 0.001, 0.01, 0.05, 0.2}[static_cast<std::size_t>(rng() % 5)];
+  const double cv =
+      std::vector<double>{0, 0.001, 0.01, 0.05, 0.2}[static_cast<std::size_t>(rng() % 5)];
   std::vector<double> x;
   double level = 100;
   for (int i = 0; i < n; ++i) {
     if (kind == 1 && unit(rng) < 0.08) level *= 0.8 + 0.4 * unit(rng);  // random steps
-    if (kind == 2) level *= 1.003;                                       // creep
-    if (kind == 3 && i == n / 3) level *= 1.2;                           // bump
+    if (kind == 2) level *= 1.003;                                      // creep
+    if (kind == 3 && i == n / 3) level *= 1.2;                          // bump
     if (kind == 3 && i == 2 * n / 3) level /= 1.2;
     double v = level * (1 + cv * normal(rng));
-    if (kind == 4) v = std::round(v / 5) * 5;                          // coarse grid: ties
-    if (kind == 5 && unit(rng) < 0.1) v *= 3;                          // outliers
-    if (kind == 6) v = (i / 4 + i / 7) % 2 ? 110 : 100;                 // exact repeats: many equal Q
+    if (kind == 4) v = std::round(v / 5) * 5;            // coarse grid: ties
+    if (kind == 5 && unit(rng) < 0.1) v *= 3;            // outliers
+    if (kind == 6) v = (i / 4 + i / 7) % 2 ? 110 : 100;  // exact repeats: many equal Q
     x.push_back(v);
   }
   return x;
@@ -239,7 +245,8 @@ TEST(ChangePoints, FastSearchFindsExactlyWhatTheReferenceSearchFinds) {
       EXPECT_EQ(actual[i].after, expected[i].after) << "trial " << trial;
     }
   }
-  EXPECT_GE(with_steps, 100);  // the comparison covered many series with steps, not only empty answers
+  EXPECT_GE(with_steps,
+            100);  // the comparison covered many series with steps, not only empty answers
 }
 
 TEST(ChangePoints, EachSegmentIsSearchedOnceAndFailedTestsStopEarly) {
@@ -258,8 +265,9 @@ TEST(ChangePoints, EachSegmentIsSearchedOnceAndFailedTestsStopEarly) {
   detect_change_points(x, kDefaults, &stepped);
   const std::size_t segment_searches = stepped.searches - stepped.shuffles_searched;
   EXPECT_EQ(segment_searches, 1u + 2 * 3);
-  // One search over n values evaluates each (τ, κ) with m values on each side once: (n−2m+1)(n−2m+2)/2
-  // pairs from rows of the prefix sum kept two at a time (no n×n matrix per shuffle).
+  // One search over n values evaluates each (τ, κ) with m values on each side once:
+  // (n−2m+1)(n−2m+2)/2 pairs from rows of the prefix sum kept two at a time (no n×n matrix per
+  // shuffle).
   ChangePointWork one;
   ChangePointOptions no_test = kDefaults;
   no_test.permutations = 0;  // p = 1: the first test fails without shuffling
@@ -271,22 +279,30 @@ TEST(ChangePoints, EachSegmentIsSearchedOnceAndFailedTestsStopEarly) {
 
 namespace {
 
-nlohmann::json nightly(int run, double real_time, const std::string& cpu = "Test CPU", bool incomplete = false) {
+nlohmann::json nightly(int run, double real_time, const std::string& cpu = "Test CPU",
+                       bool incomplete = false) {
   nlohmann::json rows = nlohmann::json::array();
   for (int i = 0; i < 5; ++i) {
-    rows.push_back({{"name", "steady"}, {"run_type", "iteration"}, {"real_time", 50.0 + 0.01 * i}, {"time_unit", "ns"}});
-    rows.push_back({{"name", "stepped"}, {"run_type", "iteration"}, {"real_time", real_time + 0.01 * i},
+    rows.push_back({{"name", "steady"},
+                    {"run_type", "iteration"},
+                    {"real_time", 50.0 + 0.01 * i},
+                    {"time_unit", "ns"}});
+    rows.push_back({{"name", "stepped"},
+                    {"run_type", "iteration"},
+                    {"real_time", real_time + 0.01 * i},
                     {"time_unit", "ns"}});
   }
-  rows.push_back({{"name", "gpu"}, {"run_type", "iteration"}, {"skipped", true}, {"skip_reason", "no GPU"}});
-  return {{"context",
-           {{"offloadbench",
-             {{"schema_version", kResultsSchemaVersion},
-              {"git_sha", fmt::format("sha{}", run)},
-              {"start_time_utc", fmt::format("2026-11-{:02}T02:00:00Z", run + 1)},
-              {"incomplete", incomplete}}},
-            {"machine_fingerprint", {{"cpu_model", cpu}, {"gpu_models", nlohmann::json::array()}}}}},
-          {"benchmarks", rows}};
+  rows.push_back(
+      {{"name", "gpu"}, {"run_type", "iteration"}, {"skipped", true}, {"skip_reason", "no GPU"}});
+  return {
+      {"context",
+       {{"offloadbench",
+         {{"schema_version", kResultsSchemaVersion},
+          {"git_sha", fmt::format("sha{}", run)},
+          {"start_time_utc", fmt::format("2026-11-{:02}T02:00:00Z", run + 1)},
+          {"incomplete", incomplete}}},
+        {"machine_fingerprint", {{"cpu_model", cpu}, {"gpu_models", nlohmann::json::array()}}}}},
+      {"benchmarks", rows}};
 }
 
 struct TempDir {
@@ -299,9 +315,7 @@ struct TempDir {
 std::string history_error(const std::string& directory) {
   try {
     load_history(directory, "real_time", false, kDefaults);
-  } catch (const ResultsError& e) {
-    return e.what();
-  }
+  } catch (const ResultsError& e) { return e.what(); }
   return "";
 }
 
@@ -310,7 +324,8 @@ std::string history_error(const std::string& directory) {
 TEST(History, OrdersRunsByStartTimeAndNamesTheShaOfTheStep) {
   TempDir dir;
   for (int run = 0; run < 9; ++run)  // file names sort against time order on purpose
-    write_json_atomically(dir.file(fmt::format("{}.json", 9 - run)), nightly(run, run < 5 ? 100.0 : 112.0));
+    write_json_atomically(dir.file(fmt::format("{}.json", 9 - run)),
+                          nightly(run, run < 5 ? 100.0 : 112.0));
   write_json_atomically(dir.file("unfinished.json"), nightly(9, 500.0, "Test CPU", true));
   std::ofstream(dir.file("notes.txt")) << "not a results file";
   const auto h = load_history(dir.path.string(), "real_time", false, kDefaults);
@@ -320,9 +335,7 @@ TEST(History, OrdersRunsByStartTimeAndNamesTheShaOfTheStep) {
   ASSERT_EQ(h.ignored.size(), 1u);
   ASSERT_EQ(h.benchmarks.size(), 2u);  // "gpu" was never measured
   for (const auto& b : h.benchmarks) {
-    if (b.name == "steady") {
-      EXPECT_TRUE(b.change_points.empty());
-    }
+    if (b.name == "steady") { EXPECT_TRUE(b.change_points.empty()); }
     if (b.name != "stepped") continue;
     ASSERT_EQ(b.change_points.size(), 1u);
     const auto& cp = b.change_points[0];
@@ -341,12 +354,15 @@ TEST(History, EveryBenchmarkGetsTheAnswerOfItsOwnSeries) {
   TempDir dir;
   const int runs = 14, benchmarks = 24;
   std::vector<std::vector<double>> level(benchmarks);
-  for (int b = 0; b < benchmarks; ++b) level[b] = series(runs, 0.003, static_cast<unsigned>(b), {{3 + b % 9, 1.15}});
+  for (int b = 0; b < benchmarks; ++b)
+    level[b] = series(runs, 0.003, static_cast<unsigned>(b), {{3 + b % 9, 1.15}});
   for (int run = 0; run < runs; ++run) {
     auto doc = nightly(run, 100.0);
     for (int b = 0; b < benchmarks; ++b)
-      doc["benchmarks"].push_back({{"name", fmt::format("b{:02}", b)}, {"run_type", "iteration"},
-                                   {"real_time", level[b][run]}, {"time_unit", "ns"}});
+      doc["benchmarks"].push_back({{"name", fmt::format("b{:02}", b)},
+                                   {"run_type", "iteration"},
+                                   {"real_time", level[b][run]},
+                                   {"time_unit", "ns"}});
     write_json_atomically(dir.file(fmt::format("{:02}.json", run)), doc);
   }
   const auto h = load_history(dir.path.string(), "real_time", false, kDefaults);
@@ -355,7 +371,8 @@ TEST(History, EveryBenchmarkGetsTheAnswerOfItsOwnSeries) {
     std::vector<double> medians;
     for (const auto& p : b.points) medians.push_back(p.median);
     std::vector<std::size_t> expected, actual;
-    for (const auto& step : detect_change_points(medians, kDefaults)) expected.push_back(step.index);
+    for (const auto& step : detect_change_points(medians, kDefaults))
+      expected.push_back(step.index);
     for (const auto& cp : b.change_points) actual.push_back(cp.point);
     EXPECT_EQ(actual, expected) << b.name;
     with_steps += !expected.empty();
@@ -381,7 +398,8 @@ TEST(History, BadDirectoriesAndFilesGiveOneLineNamingThem) {
 
 TEST(History, ALinkLoopOrDanglingLinkIsLeftOutByNameAndTheRestIsRead) {
   TempDir dir;
-  for (int run = 0; run < 3; ++run) write_json_atomically(dir.file(fmt::format("{}.json", run)), nightly(run, 100.0));
+  for (int run = 0; run < 3; ++run)
+    write_json_atomically(dir.file(fmt::format("{}.json", run)), nightly(run, 100.0));
   std::filesystem::create_symlink("loop.json", dir.file("loop.json"));  // a link to itself
   std::filesystem::create_symlink("nowhere.json", dir.file("dangling.json"));
   std::filesystem::create_symlink("loop.txt", dir.file("loop.txt"));  // not *.json: not looked at
@@ -389,25 +407,30 @@ TEST(History, ALinkLoopOrDanglingLinkIsLeftOutByNameAndTheRestIsRead) {
   EXPECT_EQ(history_files(dir.path.string(), &problems).size(), 3u);
   ASSERT_EQ(problems.size(), 2u);
   EXPECT_EQ(problems[0], dir.file("dangling.json") + ": cannot read: No such file or directory");
-  EXPECT_EQ(problems[1], dir.file("loop.json") + ": cannot read: Too many levels of symbolic links");
+  EXPECT_EQ(problems[1],
+            dir.file("loop.json") + ": cannot read: Too many levels of symbolic links");
   const auto h = load_history(dir.path.string(), "real_time", false, kDefaults);
   EXPECT_EQ(h.runs.size(), 3u);
   EXPECT_EQ(h.ignored, problems);
   // With nothing else there, the error says what was left out rather than only "no results files".
   for (int run = 0; run < 3; ++run) std::filesystem::remove(dir.file(fmt::format("{}.json", run)));
   const auto error = history_error(dir.path.string());
-  EXPECT_NE(error.find("no finished results files (*.json) in this directory (left out: " + problems[0] +
-                       "; and 1 more)"), std::string::npos) << error;
+  EXPECT_NE(error.find("no finished results files (*.json) in this directory (left out: " +
+                       problems[0] + "; and 1 more)"),
+            std::string::npos)
+      << error;
 }
 
 TEST(History, UnreadableFileOrDirectoryIsNamedWithItsPermissionError) {
-  if (geteuid() == 0) GTEST_SKIP() << "root reads files without permission (tests/python/test_cli.py runs this "
-                                      "case as an unprivileged user)";
+  if (geteuid() == 0)
+    GTEST_SKIP() << "root reads files without permission (tests/python/test_cli.py runs this "
+                    "case as an unprivileged user)";
   TempDir dir;
   const auto nightly_dir = dir.path / "nightly";
   std::filesystem::create_directories(nightly_dir);
   for (int run = 0; run < 3; ++run)
-    write_json_atomically((nightly_dir / fmt::format("{}.json", run)).string(), nightly(run, 100.0));
+    write_json_atomically((nightly_dir / fmt::format("{}.json", run)).string(),
+                          nightly(run, 100.0));
   const auto secret = (nightly_dir / "secret.json").string();
   write_json_atomically(secret, nightly(3, 100.0));
   ASSERT_EQ(chmod(secret.c_str(), 0), 0);
@@ -424,8 +447,8 @@ TEST(History, UnreadableFileOrDirectoryIsNamedWithItsPermissionError) {
 
 namespace offloadbench {
 
-// The user's case of issue: six nightly runs with a clear step after the third gave no change point,
-// and a seventh found it. history must say the six could not have shown it, not a bare 0.
+// The user's case of issue: six nightly runs with a clear step after the third gave no change
+// point, and a seventh found it. history must say the six could not have shown it, not a bare 0.
 TEST(MoreRunsNeeded, SixRunsWithAStepAfterTheThirdNeedOneMoreAndASeventhFindsIt) {
   const std::vector<double> six = {231, 229, 232, 75, 76, 74};
   EXPECT_TRUE(detect_change_points(six, kDefaults).empty());
@@ -433,7 +456,8 @@ TEST(MoreRunsNeeded, SixRunsWithAStepAfterTheThirdNeedOneMoreAndASeventhFindsIt)
   EXPECT_GE(more, 1);
   auto longer = six;
   while (static_cast<int>(longer.size()) < 6 + more) longer.push_back(75);
-  EXPECT_FALSE(detect_change_points(longer, kDefaults).empty());  // the figure does not overstate the need
+  EXPECT_FALSE(
+      detect_change_points(longer, kDefaults).empty());  // the figure does not overstate the need
 }
 
 TEST(MoreRunsNeeded, NoneForALongSteadySeriesMoreForAShortOrNoisyOne) {
@@ -452,7 +476,9 @@ TEST(MoreRunsNeeded, NoneForALongSteadySeriesMoreForAShortOrNoisyOne) {
 
 TEST(MoreRunsNeeded, HistorySaysItPerBenchmarkAndInTheHeadlineNeverABareZero) {
   TempDir dir;
-  for (int run = 0; run < 6; ++run) write_json_atomically(dir.file(fmt::format("{}.json", run)), nightly(run, run < 3 ? 231.0 : 75.0));
+  for (int run = 0; run < 6; ++run)
+    write_json_atomically(dir.file(fmt::format("{}.json", run)),
+                          nightly(run, run < 3 ? 231.0 : 75.0));
   const auto h = load_history(dir.path.string(), "real_time", false, kDefaults);
   for (const auto& b : h.benchmarks) EXPECT_GT(b.more_runs_needed, 0) << b.name;
   char* text = nullptr;

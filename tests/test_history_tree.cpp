@@ -24,16 +24,21 @@ constexpr int kStepNight = 6;  // the commit "sha6" makes "stepped" 15% slower w
 
 // One night of one machine: "steady" and "stepped" (5 repetitions each, 1% noise between nights),
 // and "own" — which `own_step_night` steps up by 20% on this machine alone.
-nlohmann::json night(const std::string& machine, int run, bool stepped, int own_step_night, std::mt19937& rng) {
+nlohmann::json night(const std::string& machine, int run, bool stepped, int own_step_night,
+                     std::mt19937& rng) {
   std::normal_distribution<double> noise(0.0, 0.01);
   const double stepped_level = 100 * (stepped && run >= kStepNight ? 1.15 : 1.0) * (1 + noise(rng));
-  const double own_level = 30 * (own_step_night > 0 && run >= own_step_night ? 1.2 : 1.0) * (1 + noise(rng));
+  const double own_level =
+      30 * (own_step_night > 0 && run >= own_step_night ? 1.2 : 1.0) * (1 + noise(rng));
   const double steady_level = 50 * (1 + noise(rng));
   nlohmann::json rows = nlohmann::json::array();
   for (int i = 0; i < 5; ++i)
     for (const auto& [name, level] : {std::pair<const char*, double>{"steady", steady_level},
-                                      {"stepped", stepped_level}, {"own", own_level}})
-      rows.push_back({{"name", name}, {"run_type", "iteration"}, {"real_time", level * (1 + 0.001 * i)},
+                                      {"stepped", stepped_level},
+                                      {"own", own_level}})
+      rows.push_back({{"name", name},
+                      {"run_type", "iteration"},
+                      {"real_time", level * (1 + 0.001 * i)},
                       {"time_unit", "ns"}});
   return {{"context",
            {{"host", {{"hostname", machine + "-host"}}},
@@ -43,8 +48,10 @@ nlohmann::json night(const std::string& machine, int run, bool stepped, int own_
               {"start_time_utc", fmt::format("2026-11-{:02}T02:00:00Z", run + 1)},
               {"incomplete", false}}},
             {"machine_fingerprint",
-             {{"cpu_model", "Test CPU"}, {"driver", "580.00"},
-              {"gpu_models", machine == "d" ? nlohmann::json::array() : nlohmann::json::array({"GPU " + machine})}}}}},
+             {{"cpu_model", "Test CPU"},
+              {"driver", "580.00"},
+              {"gpu_models", machine == "d" ? nlohmann::json::array()
+                                            : nlohmann::json::array({"GPU " + machine})}}}}},
           {"benchmarks", rows}};
 }
 
@@ -111,15 +118,19 @@ TEST(HistoryTree, NamesTheStepSeveralMachinesShowOnceAndKeepsTheOthersPerMachine
   std::fclose(out);
   const std::string printed(text, size);
   std::free(text);
-  EXPECT_NE(printed.find("SLOWER stepped appeared in sha6 (after sha5) on 3 of 4 machines (a, b, c)"),
-            std::string::npos) << printed;
+  EXPECT_NE(
+      printed.find("SLOWER stepped appeared in sha6 (after sha5) on 3 of 4 machines (a, b, c)"),
+      std::string::npos)
+      << printed;
   EXPECT_NE(printed.find("in sha6, on 3 machines (above)"), std::string::npos) << printed;
-  EXPECT_NE(printed.find("own at 2026-11-09T02:00:00Z (git sha8, after sha7)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("own at 2026-11-09T02:00:00Z (git sha8, after sha7)"), std::string::npos)
+      << printed;
 
   const auto json = to_json(h);
   ASSERT_EQ(json["machines"].size(), 4u);
   EXPECT_EQ(json["machines"][1]["machine"], "b");
-  EXPECT_EQ(json["machines"][1]["runs"].size(), static_cast<std::size_t>(kNights));  // one machine's history, whole
+  EXPECT_EQ(json["machines"][1]["runs"].size(),
+            static_cast<std::size_t>(kNights));  // one machine's history, whole
   ASSERT_EQ(json["shared_change_points"].size(), 1u);
   EXPECT_EQ(json["shared_change_points"][0]["machines"].size(), 3u);
   EXPECT_EQ(json["shared_change_points"][0]["verdict"], "SLOWER");
@@ -128,7 +139,8 @@ TEST(HistoryTree, NamesTheStepSeveralMachinesShowOnceAndKeepsTheOthersPerMachine
 TEST(HistoryTree, AMachineThatCannotBeReadIsLeftOutByNameAndTheRestIsRead) {
   Tree tree;
   std::ofstream(tree.root / "c" / "broken.json") << "{ not json";
-  std::filesystem::create_directories(tree.root / "plots");  // a folder without results files is not a machine
+  std::filesystem::create_directories(tree.root /
+                                      "plots");  // a folder without results files is not a machine
   const auto h = load_history_tree(tree.root.string(), "real_time", false, kDefaults);
   ASSERT_EQ(h.machines.size(), 3u);
   ASSERT_EQ(h.ignored.size(), 1u);
@@ -147,7 +159,8 @@ TEST(HistoryTree, NoReadableMachineIsOneLineNamingTheFolder) {
     load_history_tree(root.string(), "real_time", false, kDefaults);
     ADD_FAILURE() << "expected a ResultsError";
   } catch (const ResultsError& e) {
-    EXPECT_NE(std::string(e.what()).find("no machine folder with finished results files"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("no machine folder with finished results files"),
+              std::string::npos)
         << e.what();
   }
   std::filesystem::remove_all(root);

@@ -1,11 +1,11 @@
 // Measured trust in compare's verdicts. From a real results file (a CPU-only quick run with 10
 // repetitions, tests/data/quick_cpu_reps10.json) we synthesize BASE and NEW runs by resampling each
-// benchmark's repetitions (realistic within-run noise, real tails), slow down every other benchmark by
-// a known 5% or 10%, and count slowdowns caught and SLOWER verdicts on the untouched benchmarks.
+// benchmark's repetitions (realistic within-run noise, real tails), slow down every other benchmark
+// by a known 5% or 10%, and count slowdowns caught and SLOWER verdicts on the untouched benchmarks.
 // Targets: ≥ 95% of slowdowns caught where CV ≤ 1%, and 0 false SLOWER. The fixture was made on a
-// shared 2-core machine where no benchmark is that steady (CV 5-48%), so the "steady" set keeps each
-// benchmark's real noise shape but shrinks it about its median to CV = 1%, the hardest case the target
-// covers; the "as measured" set reports what the same procedure does on the real noise.
+// shared 2-core machine where no benchmark is that steady (CV 5-48%), so the "steady" set keeps
+// each benchmark's real noise shape but shrinks it about its median to CV = 1%, the hardest case
+// the target covers; the "as measured" set reports what the same procedure does on the real noise.
 #include <iostream>
 #include <random>
 
@@ -30,7 +30,8 @@ std::vector<Measured> fixture_benchmarks() {
   const std::string path = OFFLOADBENCH_TEST_DATA "/quick_cpu_reps10.json";
   std::vector<Measured> out;
   for (auto& s : benchmark_samples(load_for_comparison(path), "real_time", path))
-    if (s.values.size() >= 10) out.push_back({s.name, s.values, coefficient_of_variation(s.values)});
+    if (s.values.size() >= 10)
+      out.push_back({s.name, s.values, coefficient_of_variation(s.values)});
   return out;
 }
 
@@ -41,8 +42,8 @@ std::vector<Measured> steadied(std::vector<Measured> benchmarks, double cv) {
     const double center = median(b.values);
     double mean = 0;
     for (double v : b.values) mean += v / static_cast<double>(b.values.size());
-    // v → center + f·(v − center) scales the stddev by f and moves the mean to center + f·(mean − center);
-    // this f makes their ratio exactly `cv`.
+    // v → center + f·(v − center) scales the stddev by f and moves the mean to center + f·(mean −
+    // center); this f makes their ratio exactly `cv`.
     const double f = cv * center / (b.cv * mean - cv * (mean - center));
     for (auto& v : b.values) v = center + (v - center) * f;
     b.cv = coefficient_of_variation(b.values);
@@ -91,11 +92,12 @@ Tally inject(const std::vector<Measured>& benchmarks, double slowdown, int trial
 }
 
 void report(const char* label, double slowdown, const Tally& t) {
-  std::cout << fmt::format("{}: injected {:.0f}% slowdown caught {}/{} ({:.1f}%) where CV <= 1%, {}/{} ({:.1f}%) "
-                           "overall; untouched: {} false SLOWER, {} false FASTER of {}\n",
-                           label, 100 * slowdown, t.steady_caught, t.steady_touched,
-                           t.steady_touched ? 100.0 * t.steady_caught / t.steady_touched : 0.0, t.caught, t.touched,
-                           100.0 * t.caught / t.touched, t.false_slower, t.false_faster, t.untouched);
+  std::cout << fmt::format(
+      "{}: injected {:.0f}% slowdown caught {}/{} ({:.1f}%) where CV <= 1%, {}/{} ({:.1f}%) "
+      "overall; untouched: {} false SLOWER, {} false FASTER of {}\n",
+      label, 100 * slowdown, t.steady_caught, t.steady_touched,
+      t.steady_touched ? 100.0 * t.steady_caught / t.steady_touched : 0.0, t.caught, t.touched,
+      100.0 * t.caught / t.touched, t.false_slower, t.false_faster, t.untouched);
 }
 
 void check(double slowdown, unsigned seed) {

@@ -21,7 +21,8 @@ struct Shape {
 const Shape kOddShapes[] = {{1, 1, 1}, {7, 5, 3}, {129, 65, 33}, {200, 300, 150}, {1, 257, 17}};
 
 // C = A·B, row-major, accumulated in double.
-std::vector<double> reference_matmul(const std::vector<float>& a, const std::vector<float>& b, int m, int n, int k) {
+std::vector<double> reference_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                                     int m, int n, int k) {
   std::vector<double> c(static_cast<std::size_t>(m) * n, 0.0);
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
@@ -35,14 +36,18 @@ std::vector<double> reference_matmul(const std::vector<float>& a, const std::vec
 TEST(MatmulCpu, MatchesATripleLoopOnOddShapes) {
   for (const auto& s : kOddShapes)
     for (int threads : {1, omp_get_max_threads()}) {
-      SCOPED_TRACE(::testing::Message() << s.m << "x" << s.n << "x" << s.k << " threads=" << threads);
+      SCOPED_TRACE(::testing::Message()
+                   << s.m << "x" << s.n << "x" << s.k << " threads=" << threads);
       std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n, -3.0f);
       fill_exact_matrix(a.data(), a.size(), 1);
       fill_exact_matrix(b.data(), b.size(), 2);
       cpu::matmul(c.data(), a.data(), b.data(), s.m, s.n, s.k, threads);
       const auto ref = reference_matmul(a, b, s.m, s.n, s.k);
-      EXPECT_EQ(mismatches(c.data(), ref.data(), c.size(), matmul_tolerance(kRoundoffFp32, s.k)), "");
-      EXPECT_EQ(sampled_matmul_mismatches(c.data(), a.data(), b.data(), s.m, s.n, s.k, kRoundoffFp32), "");
+      EXPECT_EQ(mismatches(c.data(), ref.data(), c.size(), matmul_tolerance(kRoundoffFp32, s.k)),
+                "");
+      EXPECT_EQ(
+          sampled_matmul_mismatches(c.data(), a.data(), b.data(), s.m, s.n, s.k, kRoundoffFp32),
+          "");
     }
 }
 
@@ -54,11 +59,13 @@ TEST(MatmulCpu, TheSampledCheckFindsAWrongCornerAndAWrongMiddle) {
   cpu::matmul(c.data(), a.data(), b.data(), m, n, k, 1);
   auto corner = c;
   corner.back() += 0.5f;  // the last entry: the edge of a partial tile
-  EXPECT_NE(sampled_matmul_mismatches(corner.data(), a.data(), b.data(), m, n, k, kRoundoffFp32), "");
+  EXPECT_NE(sampled_matmul_mismatches(corner.data(), a.data(), b.data(), m, n, k, kRoundoffFp32),
+            "");
   auto transposed = c;  // a kernel that wrote Cᵀ fails too
   for (int i = 0; i < std::min(m, n); ++i)
     for (int j = 0; j < std::min(m, n); ++j) transposed[i * n + j] = c[j * n + i];
-  EXPECT_NE(sampled_matmul_mismatches(transposed.data(), a.data(), b.data(), m, n, k, kRoundoffFp32), "");
+  EXPECT_NE(
+      sampled_matmul_mismatches(transposed.data(), a.data(), b.data(), m, n, k, kRoundoffFp32), "");
 }
 
 TEST(MatmulCpu, TestDataIsExactInEveryInputPrecision) {
@@ -68,7 +75,8 @@ TEST(MatmulCpu, TestDataIsExactInEveryInputPrecision) {
   for (float x : v) {
     ASSERT_GE(x, -1.0f);
     ASSERT_LE(x, 1.0f);
-    ASSERT_EQ(x * 64.0f, std::round(x * 64.0f)) << x;  // k/64 with |k| <= 64: 7 significant bits at most
+    ASSERT_EQ(x * 64.0f, std::round(x * 64.0f))
+        << x;  // k/64 with |k| <= 64: 7 significant bits at most
     negative |= x < 0;
     positive |= x > 0;
   }
@@ -98,22 +106,30 @@ TEST(FlopPeaks, MatchPublishedTotals) {
   EXPECT_NEAR(flop_peak_per_second(GemmPrecision::tf32, 8, 0, 108, 1.41e9) / 1e12, 156, 1);
   EXPECT_NEAR(flop_peak_per_second(GemmPrecision::bf16, 8, 0, 108, 1.41e9) / 1e12, 312, 1);
   EXPECT_EQ(flop_peak_per_second(GemmPrecision::fp32, 3, 5, 10, 1e9), 0) << "unknown capability";
-  EXPECT_EQ(flops_per_clock_per_sm(GemmPrecision::bf16, 7, 0), 0) << "V100 has no bf16 tensor cores";
+  EXPECT_EQ(flops_per_clock_per_sm(GemmPrecision::bf16, 7, 0), 0)
+      << "V100 has no bf16 tensor cores";
 }
 
 TEST(FlopPeaks, TensorPeaksUseThePublishedClockWhereKnown) {
   // H100 SXM: the datasheet's 989 dense BF16 TFLOPS are at 1830 MHz, though the part boosts to 1980
   // (1070 TFLOPS at that clock is not what NVIDIA publishes); FP32's 67 TFLOPS are at 1980.
   const std::string h100 = "NVIDIA H100 80GB HBM3";
-  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::bf16, 9, 0, 132, peak_clock_hz(h100, GemmPrecision::bf16, 1.98e9)) / 1e12,
+  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::bf16, 9, 0, 132,
+                                   peak_clock_hz(h100, GemmPrecision::bf16, 1.98e9)) /
+                  1e12,
               989.4, 0.5);
-  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::fp32, 9, 0, 132, peak_clock_hz(h100, GemmPrecision::fp32, 1.98e9)) / 1e12,
+  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::fp32, 9, 0, 132,
+                                   peak_clock_hz(h100, GemmPrecision::fp32, 1.98e9)) /
+                  1e12,
               66.9, 0.1);
-  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::tf32, 9, 0, 132, peak_clock_hz("NVIDIA H200", GemmPrecision::tf32, 1.98e9)) / 1e12,
+  EXPECT_NEAR(flop_peak_per_second(GemmPrecision::tf32, 9, 0, 132,
+                                   peak_clock_hz("NVIDIA H200", GemmPrecision::tf32, 1.98e9)) /
+                  1e12,
               494.7, 0.5);
   // An unknown part: the highest clock, and the source says so.
   EXPECT_EQ(peak_clock_hz("NVIDIA RTX 9999", GemmPrecision::bf16, 2.5e9), 2.5e9);
-  EXPECT_NE(flop_peak_source("NVIDIA RTX 9999", GemmPrecision::bf16).find("highest SM clock"), std::string::npos);
+  EXPECT_NE(flop_peak_source("NVIDIA RTX 9999", GemmPrecision::bf16).find("highest SM clock"),
+            std::string::npos);
   EXPECT_NE(flop_peak_source(h100, GemmPrecision::bf16).find("1830 MHz"), std::string::npos);
 }
 

@@ -25,9 +25,13 @@ TEST(MlpCheck, Fp32HoldsEachValueToItsBound) {
   EXPECT_NE(problem.find("1 of 4 fp32 values"), std::string::npos) << problem;
   EXPECT_NE(problem.find("[2]"), std::string::npos) << problem;
   const std::vector<float> allowance{0, 0, 1e-3f, 0};  // an allowance covers it
-  EXPECT_EQ(mlp_gradient_mismatch(got.data(), ref.data(), ref.size(), Precision::fp32, allowance.data()), "");
+  EXPECT_EQ(
+      mlp_gradient_mismatch(got.data(), ref.data(), ref.size(), Precision::fp32, allowance.data()),
+      "");
   got[0] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_NE(mlp_gradient_mismatch(got.data(), ref.data(), ref.size(), Precision::fp32, allowance.data()), "");
+  EXPECT_NE(
+      mlp_gradient_mismatch(got.data(), ref.data(), ref.size(), Precision::fp32, allowance.data()),
+      "");
 }
 
 TEST(MlpCheck, LowPrecisionIsHeldToTheNorm) {
@@ -50,17 +54,18 @@ std::vector<float> gradients(const MlpShape& shape, int B, const std::vector<flo
   MlpCpuModel model(shape, B, 1);
   model.params = params;
   mlp_begin_step(model.grads.data(), &model.scalars, static_cast<std::int64_t>(params.size()));
-  mlp_forward_backward(model.grads.data(), &model.scalars, model.activations(), model.params.data(), x.data(),
-                       labels.data(), 1, shape, B);
+  mlp_forward_backward(model.grads.data(), &model.scalars, model.activations(), model.params.data(),
+                       x.data(), labels.data(), 1, shape, B);
   if (dlogits) *dlogits = model.dlogits;
   return model.grads;
 }
 
 }  // namespace
 
-// Hidden unit 5 on row 3 is made an exact tie: x_3 is ±0.5 and W1_5 cancels in pairs (every partial sum
-// exact in fp32, so 0 in any order), and b1_5 = ±2⁻³⁰ puts it just on or just off. Both gradients are
-// correct; they differ as a GPU's would where its rounding fell on the other side of zero.
+// Hidden unit 5 on row 3 is made an exact tie: x_3 is ±0.5 and W1_5 cancels in pairs (every partial
+// sum exact in fp32, so 0 in any order), and b1_5 = ±2⁻³⁰ puts it just on or just off. Both
+// gradients are correct; they differ as a GPU's would where its rounding fell on the other side of
+// zero.
 TEST(MlpCheck, ReluTieAllowanceCoversATieAndNothingElse) {
   const MlpShape shape{256, 16, 10};
   const int B = 16, tie_row = 3, tie_unit = 5;
@@ -88,28 +93,33 @@ TEST(MlpCheck, ReluTieAllowanceCoversATieAndNothingElse) {
 
   const auto ties = mlp_relu_tie_allowance(on.data(), x.data(), dlogits.data(), shape, B);
   EXPECT_GE(ties.ties, 1u);
-  EXPECT_EQ(mlp_gradient_mismatch(got.data(), ref.data(), n, Precision::fp32, ties.per_param.data()), "");
+  EXPECT_EQ(
+      mlp_gradient_mismatch(got.data(), ref.data(), n, Precision::fp32, ties.per_param.data()), "");
 
   // Only the tied unit's W1 row, b1 and W2 column get an allowance (another row may tie by chance;
   // this data has none).
   EXPECT_EQ(ties.ties, 1u);
   for (std::size_t i = 0; i < n; ++i) {
-    const bool w1_row = i >= layout.w1 + tie_unit * shape.inputs && i < layout.w1 + (tie_unit + 1) * shape.inputs;
+    const bool w1_row =
+        i >= layout.w1 + tie_unit * shape.inputs && i < layout.w1 + (tie_unit + 1) * shape.inputs;
     const bool b1 = i == layout.b1 + tie_unit;
-    const bool w2_column = i >= layout.w2 && i < layout.b2 && (i - layout.w2) % shape.hidden == tie_unit;
-    if (!w1_row && !b1 && !w2_column) {
-      ASSERT_EQ(ties.per_param[i], 0.0f) << i;
-    }
+    const bool w2_column =
+        i >= layout.w2 && i < layout.b2 && (i - layout.w2) % shape.hidden == tie_unit;
+    if (!w1_row && !b1 && !w2_column) { ASSERT_EQ(ties.per_param[i], 0.0f) << i; }
   }
-  // The allowance hides no other error: a wrong value elsewhere, or on the tied row beyond the tie's
-  // own difference, still fails.
+  // The allowance hides no other error: a wrong value elsewhere, or on the tied row beyond the
+  // tie's own difference, still fails.
   auto wrong = got;
   wrong[layout.w1 + (tie_unit + 1) * shape.inputs + 7] *= 1.01f;
-  EXPECT_NE(mlp_gradient_mismatch(wrong.data(), ref.data(), n, Precision::fp32, ties.per_param.data()), "");
+  EXPECT_NE(
+      mlp_gradient_mismatch(wrong.data(), ref.data(), n, Precision::fp32, ties.per_param.data()),
+      "");
   wrong = got;
   const auto on_tie = layout.w1 + tie_unit * shape.inputs + 11;
   wrong[on_tie] = ref[on_tie] + 3 * (got[on_tie] - ref[on_tie]);
-  EXPECT_NE(mlp_gradient_mismatch(wrong.data(), ref.data(), n, Precision::fp32, ties.per_param.data()), "");
+  EXPECT_NE(
+      mlp_gradient_mismatch(wrong.data(), ref.data(), n, Precision::fp32, ties.per_param.data()),
+      "");
 }
 
 }  // namespace offloadbench

@@ -1,6 +1,6 @@
 // The mlp suite's table and CPU runner through the real reporter: rows carry the fields the results
-// schema promises (pairing fields included), training rows lower the loss, counts add up, and GPU rows
-// skip with the reason where no GPU can be used.
+// schema promises (pairing fields included), training rows lower the loss, counts add up, and GPU
+// rows skip with the reason where no GPU can be used.
 #include <iterator>
 #include <set>
 #include <string>
@@ -31,11 +31,11 @@ TEST(MlpSuite, QuickTableCoversEveryVariantAndViewOnce) {
     EXPECT_EQ(c.fields["sweep"], "batch") << c.name;
     EXPECT_TRUE(c.fields.contains("series")) << c.name;
   }
-  EXPECT_EQ(variants, (std::set<std::string>{"inference", "train_sgd", "train_adamw", "train_adamw_clip",
-                                             "train_sgd_accum4"}));
+  EXPECT_EQ(variants, (std::set<std::string>{"inference", "train_sgd", "train_adamw",
+                                             "train_adamw_clip", "train_sgd_accum4"}));
   EXPECT_EQ(batches, (std::set<long long>{1, 64, 1024}));
-  EXPECT_TRUE(views.count("gpu_kernel") && views.count("gpu_pageable") && views.count("gpu_pinned_overlap") &&
-              views.count("cpu_1t"));
+  EXPECT_TRUE(views.count("gpu_kernel") && views.count("gpu_pageable") &&
+              views.count("gpu_pinned_overlap") && views.count("cpu_1t"));
   EXPECT_TRUE(groups.count("mlp/784-128-10/train_sgd"));
   clear_registered_cases();
 }
@@ -58,11 +58,12 @@ TEST(MlpSuite, ADatasetIsTheSameRowsWhateverWasDrawnBefore) {
 }
 
 TEST(MlpSuite, StepFieldsComeFromTheStepTable) {
-  const MlpStep steps[] = {MlpStep::inference, MlpStep::train_sgd, MlpStep::train_adamw, MlpStep::train_adamw_clip,
-                           MlpStep::train_sgd_accum4};
+  const MlpStep steps[] = {MlpStep::inference, MlpStep::train_sgd, MlpStep::train_adamw,
+                           MlpStep::train_adamw_clip, MlpStep::train_sgd_accum4};
   clear_registered_cases();
   RunConfig config;
-  config.gpu_devices = {0, 1};  // two GPUs: names carry /gpu:N and stay unique (register_case throws otherwise)
+  config.gpu_devices = {
+      0, 1};  // two GPUs: names carry /gpu:N and stay unique (register_case throws otherwise)
   register_mlp_suite(config);
   std::set<std::string> seen;
   for (const auto& c : registered_cases()) {
@@ -75,30 +76,32 @@ TEST(MlpSuite, StepFieldsComeFromTheStepTable) {
     seen.insert(name);
     EXPECT_EQ(c.fields["variant"], info.trains ? "train" : "inference") << c.name;
     EXPECT_EQ(c.fields["accum_steps"], info.accum_steps) << c.name;
-    EXPECT_EQ(c.fields["samples_per_step"], c.fields["batch"].get<int>() * info.accum_steps) << c.name;
-    if (info.trains) EXPECT_EQ(c.fields["optimizer"], to_string(info.optimizer)) << c.name;
-    else EXPECT_TRUE(c.fields["optimizer"].is_null()) << c.name;
-    if (info.max_grad_norm > 0) EXPECT_EQ(c.fields["max_grad_norm"], info.max_grad_norm) << c.name;
-    else EXPECT_TRUE(c.fields["max_grad_norm"].is_null()) << c.name;
-    // Plain one-batch steps on several threads at ≥ 256 rows each of 784-128-10 (≤ 2^18 parameters) split
-    // the batch over the threads; otherwise plain one-batch SGD folds its update into the CPU's GEMMs and
-    // plain AdamW at batch 1 forms W1's gradient inside its update.
-    const bool plain = info.trains && info.accum_steps == 1 && info.max_grad_norm == 0 && c.fields["device"] == "cpu";
+    EXPECT_EQ(c.fields["samples_per_step"], c.fields["batch"].get<int>() * info.accum_steps)
+        << c.name;
+    if (info.trains)
+      EXPECT_EQ(c.fields["optimizer"], to_string(info.optimizer)) << c.name;
+    else
+      EXPECT_TRUE(c.fields["optimizer"].is_null()) << c.name;
+    if (info.max_grad_norm > 0)
+      EXPECT_EQ(c.fields["max_grad_norm"], info.max_grad_norm) << c.name;
+    else
+      EXPECT_TRUE(c.fields["max_grad_norm"].is_null()) << c.name;
+    // Plain one-batch steps on several threads at ≥ 256 rows each of 784-128-10 (≤ 2^18 parameters)
+    // split the batch over the threads; otherwise plain one-batch SGD folds its update into the
+    // CPU's GEMMs and plain AdamW at batch 1 forms W1's gradient inside its update.
+    const bool plain = info.trains && info.accum_steps == 1 && info.max_grad_norm == 0 &&
+                       c.fields["device"] == "cpu";
     const int batch = c.fields["batch"];
-    const bool splits = plain && gemm_runs_alone_in_team(CpuGemmLibrary::openblas) && c.fields["cpu_threads"].get<int>() >= 2 &&
-                        batch >= 256 * c.fields["cpu_threads"].get<int>() && c.fields["model"] == "784-128-10";
+    const bool splits = plain && gemm_runs_alone_in_team(CpuGemmLibrary::openblas) &&
+                        c.fields["cpu_threads"].get<int>() >= 2 &&
+                        batch >= 256 * c.fields["cpu_threads"].get<int>() &&
+                        c.fields["model"] == "784-128-10";
     const bool folds = plain && !splits && info.optimizer == Optimizer::sgd;
     const bool forms = plain && !splits && info.optimizer == Optimizer::adamw && batch == 1;
     EXPECT_EQ(c.fields.contains("cpu_update"), splits || folds || forms) << c.name;
-    if (splits) {
-      EXPECT_EQ(c.fields["cpu_update"], "batch_split_over_threads") << c.name;
-    }
-    if (folds) {
-      EXPECT_EQ(c.fields["cpu_update"], "sgd_fused_into_weight_gemm") << c.name;
-    }
-    if (forms) {
-      EXPECT_EQ(c.fields["cpu_update"], "adamw_forms_w1_gradient") << c.name;
-    }
+    if (splits) { EXPECT_EQ(c.fields["cpu_update"], "batch_split_over_threads") << c.name; }
+    if (folds) { EXPECT_EQ(c.fields["cpu_update"], "sgd_fused_into_weight_gemm") << c.name; }
+    if (forms) { EXPECT_EQ(c.fields["cpu_update"], "adamw_forms_w1_gradient") << c.name; }
   }
   EXPECT_EQ(seen.size(), std::size(steps));
   clear_registered_cases();
@@ -128,7 +131,8 @@ TEST(MlpSuite, CpuRowsCarryTheirFieldsAndLowerTheLoss) {
   clear_registered_cases();
   RunConfig config;  // no GPU devices: CPU cases only
   register_mlp_suite(config);
-  const auto doc = testing::run_registered("mlp/784-128-10/(train_sgd|train_sgd_accum4|inference)/b64/cpu_1t", 1, 0.01);
+  const auto doc = testing::run_registered(
+      "mlp/784-128-10/(train_sgd|train_sgd_accum4|inference)/b64/cpu_1t", 1, 0.01);
   const auto rows = testing::rows_where(doc, "family", "mlp");
   ASSERT_EQ(rows.size(), 3u);
   for (const auto& row : rows) {
@@ -141,9 +145,13 @@ TEST(MlpSuite, CpuRowsCarryTheirFieldsAndLowerTheLoss) {
     EXPECT_EQ(row["precision"], "fp32");
     const double seconds = row["real_time"].get<double>() * 1e-6;
     // samples/s and FLOP/s are the per-step counts over the per-step time.
-    EXPECT_NEAR(row["samples_per_second"].get<double>() * seconds / row["samples_per_step"].get<double>(), 1.0, 1e-6)
+    EXPECT_NEAR(
+        row["samples_per_second"].get<double>() * seconds / row["samples_per_step"].get<double>(),
+        1.0, 1e-6)
         << row["name"];
-    EXPECT_NEAR(row["flop_per_second"].get<double>() * seconds / row["flops_per_step"].get<double>(), 1.0, 1e-6)
+    EXPECT_NEAR(
+        row["flop_per_second"].get<double>() * seconds / row["flops_per_step"].get<double>(), 1.0,
+        1e-6)
         << row["name"];
     EXPECT_GT(row["host_time_s"].get<double>(), 0);
     if (row["variant"] == "train") {
@@ -154,12 +162,14 @@ TEST(MlpSuite, CpuRowsCarryTheirFieldsAndLowerTheLoss) {
       EXPECT_TRUE(row["optimizer"].is_null());
     }
   }
-  EXPECT_EQ(testing::rows_where(doc, "step_variant", "train_sgd_accum4").at(0)["samples_per_step"], 256);
+  EXPECT_EQ(testing::rows_where(doc, "step_variant", "train_sgd_accum4").at(0)["samples_per_step"],
+            256);
   clear_registered_cases();
 }
 
 // Left running on its 8 cycled samples, the batch-1 AdamW model's moments turn subnormal after ~800
-// steps (kMlpRestartSteps); the row restarts from the seeded weights first and says what it ended with.
+// steps (kMlpRestartSteps); the row restarts from the seeded weights first and says what it ended
+// with.
 TEST(MlpSuite, CpuTrainingRowsRestartBeforeTheirMomentsTurnSubnormal) {
   clear_registered_cases();
   RunConfig config;
@@ -171,7 +181,8 @@ TEST(MlpSuite, CpuTrainingRowsRestartBeforeTheirMomentsTurnSubnormal) {
   const auto& row = rows[0];
   EXPECT_EQ(row["validated"], true) << row.value("invalid_reason", "");
   if (row["iterations"].get<double>() < 4 * kMlpRestartSteps)
-    GTEST_SKIP() << "only " << row["iterations"] << " steps on this build: too few to reach the subnormal range";
+    GTEST_SKIP() << "only " << row["iterations"]
+                 << " steps on this build: too few to reach the subnormal range";
   EXPECT_EQ(row["subnormal_moments"], 0) << "after " << row["iterations"] << " steps";
 }
 

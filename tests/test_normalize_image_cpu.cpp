@@ -1,6 +1,7 @@
-// The CPU twin of the image-batch normalize against the formula written out here ((x/255 − mean)/std,
-// HWC -> CHW, in double), on odd shapes, 1 to 4 channels and 1 and 2 threads, with the tolerance
-// rule; the check the benchmarks run names a wrong or misplaced element; the 16-bit decoders.
+// The CPU twin of the image-batch normalize against the formula written out here ((x/255 −
+// mean)/std, HWC -> CHW, in double), on odd shapes, 1 to 4 channels and 1 and 2 threads, with the
+// tolerance rule; the check the benchmarks run names a wrong or misplaced element; the 16-bit
+// decoders.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,10 +31,11 @@ struct Shape {
 };
 
 TEST(NormalizeImageCpu, MatchesTheFormulaOnOddShapesChannelsAndThreads) {
-  for (const Shape s : {Shape{1, 1, 1, 3}, Shape{3, 7, 13, 3}, Shape{2, 5, 33, 1}, Shape{5, 224, 31, 3},
-                        Shape{2, 3, 17, 2}, Shape{1, 9, 65, 4}})
+  for (const Shape s : {Shape{1, 1, 1, 3}, Shape{3, 7, 13, 3}, Shape{2, 5, 33, 1},
+                        Shape{5, 224, 31, 3}, Shape{2, 3, 17, 2}, Shape{1, 9, 65, 4}})
     for (int threads : {1, 2}) {
-      const std::size_t plane = static_cast<std::size_t>(s.height) * s.width, n = s.batch * plane * s.channels;
+      const std::size_t plane = static_cast<std::size_t>(s.height) * s.width,
+                        n = s.batch * plane * s.channels;
       const auto in = random_pixels(n, 7 + s.width);
       const auto p = default_normalize_params(s.channels);
       std::vector<float> out(n, NAN);
@@ -46,14 +48,18 @@ TEST(NormalizeImageCpu, MatchesTheFormulaOnOddShapesChannelsAndThreads) {
             for (int x = 0; x < s.width; ++x) {
               const std::uint8_t v = in[((b * plane) + y * s.width + x) * s.channels + c];
               const double expected = (v / 255.0 - p.mean[c]) / p.std[c];
-              const float got = out[((static_cast<std::size_t>(b) * s.channels + c) * s.height + y) * s.width + x];
+              const float got =
+                  out[((static_cast<std::size_t>(b) * s.channels + c) * s.height + y) * s.width +
+                      x];
               if (!within_tolerance(got, expected, tol) && wrong++ < 3)
-                ADD_FAILURE() << s.batch << "x" << s.height << "x" << s.width << "x" << s.channels << " threads "
-                              << threads << ": (" << b << "," << c << "," << y << "," << x << ") got " << got
-                              << ", expected " << expected;
+                ADD_FAILURE() << s.batch << "x" << s.height << "x" << s.width << "x" << s.channels
+                              << " threads " << threads << ": (" << b << "," << c << "," << y << ","
+                              << x << ") got " << got << ", expected " << expected;
             }
       EXPECT_EQ(wrong, 0u);
-      EXPECT_EQ(check_normalized(out.data(), NormalizedType::fp32, in.data(), s.batch, s.height, s.width, p), "");
+      EXPECT_EQ(check_normalized(out.data(), NormalizedType::fp32, in.data(), s.batch, s.height,
+                                 s.width, p),
+                "");
     }
 }
 
@@ -77,14 +83,21 @@ TEST(NormalizeImageCpu, TheCheckNamesAWrongValueAndASwappedChannel) {
   cpu::normalize_hwc_to_chw(out.data(), in.data(), s.batch, s.height, s.width, p, 1);
   auto wrong = out;
   wrong[17] = std::nextafter(wrong[17], 100.0f) + 1e-4f;
-  EXPECT_NE(check_normalized(wrong.data(), NormalizedType::fp32, in.data(), s.batch, s.height, s.width, p)
-                .find("1 of 120 elements differ"), std::string::npos);
+  EXPECT_NE(
+      check_normalized(wrong.data(), NormalizedType::fp32, in.data(), s.batch, s.height, s.width, p)
+          .find("1 of 120 elements differ"),
+      std::string::npos);
   // HWC left in place (no transpose) fails nearly everywhere.
   std::vector<float> untransposed(n);
-  for (std::size_t i = 0; i < n; ++i) untransposed[i] = static_cast<float>(normalized_reference(in[i], i % 3, p));
-  EXPECT_NE(check_normalized(untransposed.data(), NormalizedType::fp32, in.data(), s.batch, s.height, s.width, p), "");
+  for (std::size_t i = 0; i < n; ++i)
+    untransposed[i] = static_cast<float>(normalized_reference(in[i], i % 3, p));
+  EXPECT_NE(check_normalized(untransposed.data(), NormalizedType::fp32, in.data(), s.batch,
+                             s.height, s.width, p),
+            "");
   out[5] = NAN;
-  EXPECT_NE(check_normalized(out.data(), NormalizedType::fp32, in.data(), s.batch, s.height, s.width, p), "");
+  EXPECT_NE(
+      check_normalized(out.data(), NormalizedType::fp32, in.data(), s.batch, s.height, s.width, p),
+      "");
 }
 
 TEST(NormalizeImageCpu, SixteenBitDecodersAndTheirOutputsCheck) {
@@ -95,8 +108,8 @@ TEST(NormalizeImageCpu, SixteenBitDecodersAndTheirOutputsCheck) {
   EXPECT_EQ(fp16_bits_to_float(0x0001), std::ldexp(1.0f, -24));  // the smallest subnormal
   EXPECT_TRUE(std::isinf(fp16_bits_to_float(0x7c00)));
   EXPECT_TRUE(std::isnan(fp16_bits_to_float(0xffff)));  // the benchmarks' poison
-  // A bf16 output made by truncating the twin's fp32 output (at most 2 roundoffs off) passes the bf16
-  // check; the same bits read as fp16 are other numbers and fail.
+  // A bf16 output made by truncating the twin's fp32 output (at most 2 roundoffs off) passes the
+  // bf16 check; the same bits read as fp16 are other numbers and fail.
   const Shape s{1, 3, 8, 3};
   const std::size_t n = s.height * s.width * s.channels;
   const auto in = random_pixels(n, 5);
@@ -109,8 +122,10 @@ TEST(NormalizeImageCpu, SixteenBitDecodersAndTheirOutputsCheck) {
     std::memcpy(&word, &out[i], 4);
     bf16[i] = static_cast<std::uint16_t>(word >> 16);
   }
-  EXPECT_EQ(check_normalized(bf16.data(), NormalizedType::bf16, in.data(), 1, s.height, s.width, p), "");
-  EXPECT_NE(check_normalized(bf16.data(), NormalizedType::fp16, in.data(), 1, s.height, s.width, p), "");
+  EXPECT_EQ(check_normalized(bf16.data(), NormalizedType::bf16, in.data(), 1, s.height, s.width, p),
+            "");
+  EXPECT_NE(check_normalized(bf16.data(), NormalizedType::fp16, in.data(), 1, s.height, s.width, p),
+            "");
 }
 
 TEST(NormalizeImageCpu, ParametersAreValidated) {

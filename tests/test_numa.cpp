@@ -37,7 +37,8 @@ TEST(Numa, ParsesCpuLists) {
   EXPECT_THROW(parse_cpulist("1,,2"), std::invalid_argument);
 }
 
-// A two-socket machine: node 0 has CPUs 0-3, node 1 CPUs 4-7; the GPU at 0000:41:00.0 sits on node 1.
+// A two-socket machine: node 0 has CPUs 0-3, node 1 CPUs 4-7; the GPU at 0000:41:00.0 sits on
+// node 1.
 class FakeNumaSysfs : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -55,7 +56,9 @@ class FakeNumaSysfs : public ::testing::Test {
     write(gpu / "local_cpulist", "4-7");
   }
   void TearDown() override { std::filesystem::remove_all(root); }
-  static void write(const std::filesystem::path& p, const char* text) { std::ofstream(p) << text << "\n"; }
+  static void write(const std::filesystem::path& p, const char* text) {
+    std::ofstream(p) << text << "\n";
+  }
   std::string pci_root() const { return (root / "bus/pci/devices").string(); }
   std::filesystem::path root;
 };
@@ -73,7 +76,8 @@ TEST_F(FakeNumaSysfs, ChoosesTheNodeEachOptionAsksFor) {
   const auto local = host_placements(parse_host_numa("local", t), 1, t);
   ASSERT_EQ(local.size(), 1u);
   EXPECT_EQ(local[0].node, 1);
-  EXPECT_EQ(local[0].name_suffix(), "");  // the default keeps the names of a run without --host-numa
+  EXPECT_EQ(local[0].name_suffix(),
+            "");  // the default keeps the names of a run without --host-numa
   const auto remote = host_placements(parse_host_numa("remote", t), 1, t);
   ASSERT_EQ(remote.size(), 1u);
   EXPECT_EQ(remote[0].node, 0);
@@ -114,8 +118,10 @@ TEST_F(FakeNumaSysfs, AnUnknownGpuNodeLeavesLocalUnboundAndSkipsRemote) {
   EXPECT_EQ(local[0].node, -1);
   EXPECT_NE(local[0].note.find("unknown"), std::string::npos);
   EXPECT_NE(host_placements({HostNumaKind::remote, -1}, -1, t)[0].problem, "");
-  EXPECT_NE(default_placement_warning(0, -1, t, true, "").find("NUMA node is unknown"), std::string::npos);
-  EXPECT_NE(default_placement_warning(0, 1, t, false, "libnuma.so.1 not found").find("libnuma.so.1 not found"),
+  EXPECT_NE(default_placement_warning(0, -1, t, true, "").find("NUMA node is unknown"),
+            std::string::npos);
+  EXPECT_NE(default_placement_warning(0, 1, t, false, "libnuma.so.1 not found")
+                .find("libnuma.so.1 not found"),
             std::string::npos);
   EXPECT_EQ(default_placement_warning(0, 1, t, true, ""), "");
 }
@@ -157,7 +163,8 @@ TEST(Numa, BindingIsConfirmedByTheKernel) {
     EXPECT_EQ(thread_numa_node(), node);
     for (int cpu : thread_cpus()) {
       const auto& cpus = topology.cpus.at(node);
-      EXPECT_NE(std::find(cpus.begin(), cpus.end(), cpu), cpus.end()) << "CPU " << cpu << " is not on node " << node;
+      EXPECT_NE(std::find(cpus.begin(), cpus.end(), cpu), cpus.end())
+          << "CPU " << cpu << " is not on node " << node;
     }
   }
   EXPECT_EQ(thread_cpus(), before);
@@ -166,7 +173,8 @@ TEST(Numa, BindingIsConfirmedByTheKernel) {
 TEST(Numa, WithoutLibnumaTheBindingSaysWhyAndChangesNothing) {
   const Libnuma missing("libnuma-not-here.so.9");
   EXPECT_FALSE(missing.available());
-  EXPECT_NE(missing.unavailable_reason().find("libnuma-not-here.so.9 not found"), std::string::npos);
+  EXPECT_NE(missing.unavailable_reason().find("libnuma-not-here.so.9 not found"),
+            std::string::npos);
   const auto before = thread_cpus();
   {
     HostNumaBinding binding(0, missing);

@@ -9,7 +9,8 @@
 namespace offloadbench {
 
 TEST(Pcie, LinkRatesMatchTheSpecification) {
-  // Gen3 x16: 8 GT/s · 128/130 · 16 lanes / 8 = 15.75 GB/s; Gen5 x16 = 63.0 GB/s; Gen1 x1 = 250 MB/s.
+  // Gen3 x16: 8 GT/s · 128/130 · 16 lanes / 8 = 15.75 GB/s; Gen5 x16 = 63.0 GB/s; Gen1 x1 = 250
+  // MB/s.
   EXPECT_NEAR(pcie_link_bytes_per_second(3, 16), 15.754e9, 0.01e9);
   EXPECT_NEAR(pcie_link_bytes_per_second(4, 16), 31.508e9, 0.01e9);
   EXPECT_NEAR(pcie_link_bytes_per_second(5, 16), 63.015e9, 0.01e9);
@@ -39,7 +40,9 @@ class SysfsLink : public ::testing::Test {
     write(dir / "numa_node", "1");
   }
   void TearDown() override { std::filesystem::remove_all(root); }
-  static void write(const std::filesystem::path& p, const char* text) { std::ofstream(p) << text << "\n"; }
+  static void write(const std::filesystem::path& p, const char* text) {
+    std::ofstream(p) << text << "\n";
+  }
   std::filesystem::path root;
 };
 
@@ -103,7 +106,8 @@ TEST(PcieCeiling, ALinkReadHigherUnderLoadRaisesTheCeiling) {
   PcieLink idle{2, 2, 16, 16, "nvml"};  // read at start: Gen2, nothing says more
   PcieLink busy{5, 2, 16, 16, "nvml"};  // read again after the copies: Gen5
   EXPECT_NEAR(link_ceiling_under_load(idle, busy), pcie_link_bytes_per_second(5, 16), 1);
-  EXPECT_NEAR(link_ceiling_under_load(busy, idle), pcie_link_bytes_per_second(5, 16), 1);  // never lowered
+  EXPECT_NEAR(link_ceiling_under_load(busy, idle), pcie_link_bytes_per_second(5, 16),
+              1);  // never lowered
   EXPECT_NEAR(link_ceiling_under_load(idle, PcieLink{}), pcie_link_bytes_per_second(2, 16), 1);
 }
 
@@ -120,26 +124,29 @@ TEST(PcieCeiling, TheGpuMaximumIsInTheJson) {
 
 TEST(GpuContext, OnlyAnErrorThatStaysAfterClearingIsABrokenContext) {
   EXPECT_EQ(broken_context_reason(0, 0, "none"), "");
-  EXPECT_EQ(broken_context_reason(1, 0, "cudaErrorInvalidValue"), "");  // cleared: the context works
-  const auto reason = broken_context_reason(719, 719, "cudaErrorLaunchFailure (719): unspecified launch failure");
+  EXPECT_EQ(broken_context_reason(1, 0, "cudaErrorInvalidValue"),
+            "");  // cleared: the context works
+  const auto reason =
+      broken_context_reason(719, 719, "cudaErrorLaunchFailure (719): unspecified launch failure");
   EXPECT_NE(reason.find("cudaErrorLaunchFailure"), std::string::npos) << reason;
   EXPECT_NE(reason.find("every later GPU case is skipped"), std::string::npos) << reason;
   // Without a GPU there is no context to break, and no case reaches the check.
-  if (gpu_inventory().gpus.empty()) {
-    EXPECT_EQ(gpu_context_error(), "");
-  }
+  if (gpu_inventory().gpus.empty()) { EXPECT_EQ(gpu_context_error(), ""); }
 }
 
 TEST(GpuInventory, NoDriverIsSaidAsSuch) {
   // cudaDriverGetVersion gives 0 when no driver library is installed; the runtime then reports
   // cudaErrorInsufficientDriver (35), which would wrongly read as "your driver is too old".
-  const auto none = device_count_failure_reason(35, 0, "cudaErrorInsufficientDriver (35): CUDA driver version is insufficient");
+  const auto none = device_count_failure_reason(
+      35, 0, "cudaErrorInsufficientDriver (35): CUDA driver version is insufficient");
   EXPECT_EQ(none, "no usable GPU: no NVIDIA driver installed");
   const auto old = device_count_failure_reason(35, 12020, "cudaErrorInsufficientDriver (35)");
   EXPECT_NE(old.find("(CUDA 12.2) is older"), std::string::npos) << old;
   EXPECT_EQ(device_count_failure_reason(100, 13000, "cudaErrorNoDevice (100)"),
             "no usable GPU: the NVIDIA driver sees no device");
-  EXPECT_NE(device_count_failure_reason(999, 13000, "cudaErrorUnknown (999)").find("cudaErrorUnknown"), std::string::npos);
+  EXPECT_NE(
+      device_count_failure_reason(999, 13000, "cudaErrorUnknown (999)").find("cudaErrorUnknown"),
+      std::string::npos);
 }
 
 TEST(GpuInventory, AnswersWithOrWithoutAGpu) {

@@ -1,5 +1,6 @@
 // The peer family without a GPU: the table against nvbandwidth's names, the copy plans (who copies
-// what, in whose context), byte counting, ceilings per link type, pair enumeration and skip reasons.
+// what, in whose context), byte counting, ceilings per link type, pair enumeration and skip
+// reasons.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -22,11 +23,13 @@ const PeerTestcase& testcase(const std::string& nvbandwidth) {
   throw std::logic_error("no testcase " + nvbandwidth);
 }
 
-PeerCase make(const std::string& nvbandwidth, int gpu, int peer, std::vector<int> gpus, std::uint64_t bytes = 1000) {
+PeerCase make(const std::string& nvbandwidth, int gpu, int peer, std::vector<int> gpus,
+              std::uint64_t bytes = 1000) {
   return {testcase(nvbandwidth), gpu, peer, std::move(gpus), bytes, ""};
 }
 
-void expect_copy(const PeerCopy& copy, int from, int to, int context, std::uint64_t bytes, bool timed = true) {
+void expect_copy(const PeerCopy& copy, int from, int to, int context, std::uint64_t bytes,
+                 bool timed = true) {
   EXPECT_EQ(copy.from, from);
   EXPECT_EQ(copy.to, to);
   EXPECT_EQ(copy.context, context);
@@ -36,21 +39,35 @@ void expect_copy(const PeerCopy& copy, int from, int to, int context, std::uint6
 }  // namespace
 
 TEST(PeerSuite, EveryNvbandwidthTestcaseOfTheIssueHasOneRow) {
-  const std::set<std::string> wanted = {
-      "device_to_device_memcpy_read_ce", "device_to_device_memcpy_write_ce",
-      "device_to_device_bidirectional_memcpy_read_ce", "device_to_device_bidirectional_memcpy_write_ce",
-      "device_to_device_memcpy_read_sm", "device_to_device_memcpy_write_sm",
-      "device_to_device_bidirectional_memcpy_read_sm", "device_to_device_bidirectional_memcpy_write_sm",
-      "all_to_one_read_ce", "all_to_one_write_ce", "one_to_all_read_ce", "one_to_all_write_ce",
-      "all_to_one_read_sm", "all_to_one_write_sm", "one_to_all_read_sm", "one_to_all_write_sm",
-      "all_to_host_memcpy_ce", "host_to_all_memcpy_ce", "all_to_host_memcpy_sm", "host_to_all_memcpy_sm",
-      "device_to_device_latency_sm"};
+  const std::set<std::string> wanted = {"device_to_device_memcpy_read_ce",
+                                        "device_to_device_memcpy_write_ce",
+                                        "device_to_device_bidirectional_memcpy_read_ce",
+                                        "device_to_device_bidirectional_memcpy_write_ce",
+                                        "device_to_device_memcpy_read_sm",
+                                        "device_to_device_memcpy_write_sm",
+                                        "device_to_device_bidirectional_memcpy_read_sm",
+                                        "device_to_device_bidirectional_memcpy_write_sm",
+                                        "all_to_one_read_ce",
+                                        "all_to_one_write_ce",
+                                        "one_to_all_read_ce",
+                                        "one_to_all_write_ce",
+                                        "all_to_one_read_sm",
+                                        "all_to_one_write_sm",
+                                        "one_to_all_read_sm",
+                                        "one_to_all_write_sm",
+                                        "all_to_host_memcpy_ce",
+                                        "host_to_all_memcpy_ce",
+                                        "all_to_host_memcpy_sm",
+                                        "host_to_all_memcpy_sm",
+                                        "device_to_device_latency_sm"};
   std::set<std::string> got;
-  for (const auto& t : peer_testcases()) EXPECT_TRUE(got.insert(t.nvbandwidth).second) << t.nvbandwidth;
+  for (const auto& t : peer_testcases())
+    EXPECT_TRUE(got.insert(t.nvbandwidth).second) << t.nvbandwidth;
   EXPECT_EQ(got, wanted);
   for (const auto& t : peer_testcases()) {  // the name says the initiator and the access
     const std::string name = t.nvbandwidth;
-    EXPECT_EQ(name.substr(name.size() - 3), t.initiator == CopyInitiator::sm ? "_sm" : "_ce") << name;
+    EXPECT_EQ(name.substr(name.size() - 3), t.initiator == CopyInitiator::sm ? "_sm" : "_ce")
+        << name;
     if (t.access != PeerAccess::none) {
       EXPECT_NE(name.find(to_string(t.access)), std::string::npos) << name;
     }
@@ -66,18 +83,21 @@ TEST(PeerSuite, ReadPullsInTheReceiversContextAndWritePushes) {
   ASSERT_EQ(write.size(), 1u);
   expect_copy(write[0], 0, 1, 0, 1000);
   // Bidirectional: both GPUs pull (read) or both push (write), one copy each way.
-  auto bidir_read = peer_copies(make("device_to_device_bidirectional_memcpy_read_ce", 0, 1, {0, 1}));
+  auto bidir_read =
+      peer_copies(make("device_to_device_bidirectional_memcpy_read_ce", 0, 1, {0, 1}));
   ASSERT_EQ(bidir_read.size(), 2u);
   expect_copy(bidir_read[0], 1, 0, 0, 1000);
   expect_copy(bidir_read[1], 0, 1, 1, 1000);
-  auto bidir_write = peer_copies(make("device_to_device_bidirectional_memcpy_write_ce", 0, 1, {0, 1}));
+  auto bidir_write =
+      peer_copies(make("device_to_device_bidirectional_memcpy_write_ce", 0, 1, {0, 1}));
   expect_copy(bidir_write[0], 1, 0, 1, 1000);
   expect_copy(bidir_write[1], 0, 1, 0, 1000);
 }
 
 TEST(PeerSuite, AllToOneAndOneToAllFollowNvbandwidthsHelpers) {
   const std::vector<int> four = {0, 1, 2, 3};
-  // all_to_one_write: every other GPU pushes into GPU 2; all_to_one_read: every other GPU pulls from it.
+  // all_to_one_write: every other GPU pushes into GPU 2; all_to_one_read: every other GPU pulls
+  // from it.
   const auto a2o_write = peer_copies(make("all_to_one_write_ce", 2, -1, four));
   ASSERT_EQ(a2o_write.size(), 3u);
   for (const auto& copy : a2o_write) {
@@ -112,7 +132,9 @@ TEST(PeerSuite, HostPatternsCountTheMeasuredGpuAloneBesideDoubleSizedInterferenc
   const auto h2a = peer_copies(make("host_to_all_memcpy_sm", 0, -1, {0, 1}));
   expect_copy(h2a[0], kHost, 0, 0, 1000);
   expect_copy(h2a[1], kHost, 1, 1, 2000, false);
-  EXPECT_EQ(peer_counted_bytes(make("device_to_device_bidirectional_memcpy_write_sm", 0, 1, {0, 1})), 2000.0);
+  EXPECT_EQ(
+      peer_counted_bytes(make("device_to_device_bidirectional_memcpy_write_sm", 0, 1, {0, 1})),
+      2000.0);
   EXPECT_EQ(peer_counted_bytes(make("device_to_device_latency_sm", 0, 1, {0, 1})), 0.0);
 }
 
@@ -126,21 +148,30 @@ TEST(PeerSuite, CeilingsFollowTheLinkType) {
   const auto pcie_of = [](int) { return 31.5e9; };
   const auto all_nvlink = [&](int, int) { return nvlink; };
   const auto all_pcie = [&](int, int) { return pcie; };
-  EXPECT_DOUBLE_EQ(peer_ceiling(make("device_to_device_memcpy_read_ce", 0, 1, {0, 1}), all_nvlink, pcie_of), 100e9);
-  EXPECT_DOUBLE_EQ(peer_ceiling(make("device_to_device_bidirectional_memcpy_read_ce", 0, 1, {0, 1}), all_nvlink, pcie_of),
+  EXPECT_DOUBLE_EQ(
+      peer_ceiling(make("device_to_device_memcpy_read_ce", 0, 1, {0, 1}), all_nvlink, pcie_of),
+      100e9);
+  EXPECT_DOUBLE_EQ(peer_ceiling(make("device_to_device_bidirectional_memcpy_read_ce", 0, 1, {0, 1}),
+                                all_nvlink, pcie_of),
                    200e9);
   // Three NVLink peers into one GPU: three links' worth; over PCIe all share the one GPU's link.
-  EXPECT_DOUBLE_EQ(peer_ceiling(make("all_to_one_write_ce", 0, -1, {0, 1, 2, 3}), all_nvlink, pcie_of), 300e9);
-  EXPECT_DOUBLE_EQ(peer_ceiling(make("all_to_one_write_ce", 0, -1, {0, 1, 2, 3}), all_pcie, pcie_of), 31.5e9);
-  EXPECT_DOUBLE_EQ(peer_ceiling(make("all_to_host_memcpy_ce", 0, -1, {0, 1, 2, 3}), all_nvlink, pcie_of), 31.5e9);
-  EXPECT_DOUBLE_EQ(peer_ceiling(make("device_to_device_memcpy_write_ce", 0, 1, {0, 1}),
-                                [&](int, int) { return unknown; }, pcie_of),
+  EXPECT_DOUBLE_EQ(
+      peer_ceiling(make("all_to_one_write_ce", 0, -1, {0, 1, 2, 3}), all_nvlink, pcie_of), 300e9);
+  EXPECT_DOUBLE_EQ(
+      peer_ceiling(make("all_to_one_write_ce", 0, -1, {0, 1, 2, 3}), all_pcie, pcie_of), 31.5e9);
+  EXPECT_DOUBLE_EQ(
+      peer_ceiling(make("all_to_host_memcpy_ce", 0, -1, {0, 1, 2, 3}), all_nvlink, pcie_of),
+      31.5e9);
+  EXPECT_DOUBLE_EQ(peer_ceiling(
+                       make("device_to_device_memcpy_write_ce", 0, 1, {0, 1}),
+                       [&](int, int) { return unknown; }, pcie_of),
                    0.0);  // unknown: no ceiling, never a guessed one
 }
 
 TEST(PeerSuite, NvlinkRatesPerNvmlVersion) {
   EXPECT_EQ(nvlink_bytes_per_second_per_link(1), 20e9);
-  EXPECT_EQ(nvlink_bytes_per_second_per_link(4), 25e9);  // NVLink 3 (A100) as the enum, or 4 (H100) as a major
+  EXPECT_EQ(nvlink_bytes_per_second_per_link(4),
+            25e9);  // NVLink 3 (A100) as the enum, or 4 (H100) as a major
   EXPECT_EQ(nvlink_bytes_per_second_per_link(6), 25e9);  // 4.0
   EXPECT_EQ(nvlink_bytes_per_second_per_link(7), 50e9);  // 5.0
   EXPECT_EQ(nvlink_bytes_per_second_per_link(5), 50e9);  // 3.1 or a bare 5: the higher
@@ -149,7 +180,8 @@ TEST(PeerSuite, NvlinkRatesPerNvmlVersion) {
 
 TEST(PeerSuite, PairsAreEveryOrderedPairInMatrixOrder) {
   const auto pairs = ordered_pairs({0, 2, 3});
-  const std::vector<std::pair<int, int>> expected = {{0, 2}, {0, 3}, {2, 0}, {2, 3}, {3, 0}, {3, 2}};
+  const std::vector<std::pair<int, int>> expected = {{0, 2}, {0, 3}, {2, 0},
+                                                     {2, 3}, {3, 0}, {3, 2}};
   EXPECT_EQ(pairs, expected);
   EXPECT_TRUE(ordered_pairs({1}).empty());
 }
@@ -160,10 +192,14 @@ TEST(PeerSuite, SkipReasonsSayWhy) {
   EXPECT_NE(topology.find("no peer-to-peer access from GPU 0 to GPU 1"), std::string::npos);
   EXPECT_NE(topology.find("PCIe topology"), std::string::npos);
   EXPECT_NE(topology.find("waived"), std::string::npos);
-  EXPECT_NE(peer_access_problem(2, 3, false, 4).find("disabled by a driver setting"), std::string::npos);
-  EXPECT_EQ(peer_access_problem(2, 3, false, -1).find("NVML"), std::string::npos);  // no NVML: no guess
-  EXPECT_NE(too_few_gpus_problem(testcase("all_to_host_memcpy_ce"), 1).find("transfer suite"), std::string::npos);
-  EXPECT_NE(too_few_gpus_problem(testcase("device_to_device_memcpy_read_ce"), 1).find("needs at least 2 GPUs"),
+  EXPECT_NE(peer_access_problem(2, 3, false, 4).find("disabled by a driver setting"),
+            std::string::npos);
+  EXPECT_EQ(peer_access_problem(2, 3, false, -1).find("NVML"),
+            std::string::npos);  // no NVML: no guess
+  EXPECT_NE(too_few_gpus_problem(testcase("all_to_host_memcpy_ce"), 1).find("transfer suite"),
+            std::string::npos);
+  EXPECT_NE(too_few_gpus_problem(testcase("device_to_device_memcpy_read_ce"), 1)
+                .find("needs at least 2 GPUs"),
             std::string::npos);
   EXPECT_EQ(too_few_gpus_problem(testcase("device_to_device_memcpy_read_ce"), 2), "");
 }
@@ -184,7 +220,8 @@ TEST(PeerSuite, OneGpuRegistersEachTestcaseOnceSkippedWithItsReason) {
   EXPECT_TRUE(names.count("peer/latency/sm"));
   PeerCase one = make("device_to_device_memcpy_read_ce", 0, -1, {0});
   one.problem = too_few_gpus_problem(one.testcase, 1);
-  EXPECT_EQ(OFFLOADBENCH_GPU_RUNNER(setup_peer)(one).skip_reason, one.problem);  // as a table calls it
+  EXPECT_EQ(OFFLOADBENCH_GPU_RUNNER(setup_peer)(one).skip_reason,
+            one.problem);  // as a table calls it
   clear_registered_cases();
 }
 
@@ -212,17 +249,26 @@ TEST(PeerSuite, FourGpusRegisterEveryCellOfEveryMatrix) {
 }
 
 TEST(PeerSuite, TransferRowsNameTheNvbandwidthTestcaseTheyMatch) {
-  EXPECT_EQ(nvbandwidth_testcase({{"op", "device_copy"}, {"direction", "h2d"}, {"host_memory", "pinned"},
+  EXPECT_EQ(nvbandwidth_testcase({{"op", "device_copy"},
+                                  {"direction", "h2d"},
+                                  {"host_memory", "pinned"},
                                   {"host_numa", "local"}}),
             "host_to_device_memcpy_ce");
-  EXPECT_EQ(nvbandwidth_testcase({{"op", "device_copy"}, {"direction", "d2h"}, {"host_memory", "pageable"}}), "");
-  EXPECT_EQ(nvbandwidth_testcase({{"op", "device_local_copy"}, {"initiator", "copy_engine"}}), "device_local_copy");
-  EXPECT_EQ(nvbandwidth_testcase({{"op", "sm_copy"}, {"direction", "d2h"}}), "device_to_host_memcpy_sm");
-  EXPECT_EQ(nvbandwidth_testcase({{"op", "latency"}, {"probe", "pointer_chase_mapped_host"}}), "host_device_latency_sm");
-  EXPECT_EQ(nvbandwidth_testcase({{"op", "peer"}, {"nvbandwidth", "all_to_one_read_sm"}}), "all_to_one_read_sm");
+  EXPECT_EQ(nvbandwidth_testcase(
+                {{"op", "device_copy"}, {"direction", "d2h"}, {"host_memory", "pageable"}}),
+            "");
+  EXPECT_EQ(nvbandwidth_testcase({{"op", "device_local_copy"}, {"initiator", "copy_engine"}}),
+            "device_local_copy");
+  EXPECT_EQ(nvbandwidth_testcase({{"op", "sm_copy"}, {"direction", "d2h"}}),
+            "device_to_host_memcpy_sm");
+  EXPECT_EQ(nvbandwidth_testcase({{"op", "latency"}, {"probe", "pointer_chase_mapped_host"}}),
+            "host_device_latency_sm");
+  EXPECT_EQ(nvbandwidth_testcase({{"op", "peer"}, {"nvbandwidth", "all_to_one_read_sm"}}),
+            "all_to_one_read_sm");
 }
 
-// The matrix view from the SYNTHETIC 4-GPU fixture (tests/data/make_peer_fixture.py: made-up figures).
+// The matrix view from the SYNTHETIC 4-GPU fixture (tests/data/make_peer_fixture.py: made-up
+// figures).
 TEST(PeerMatrix, SummaryMatricesFromASyntheticFourGpuFile) {
   std::ifstream in(std::string(OFFLOADBENCH_TEST_DATA) + "/peer_4gpu_synthetic.json");
   const auto results = nlohmann::json::parse(in);
@@ -251,13 +297,15 @@ TEST(PeerMatrix, SummaryMatricesFromASyntheticFourGpuFile) {
   const std::string printed(text, size);
   std::free(text);
   EXPECT_NE(printed.find("device_to_device_memcpy_read_ce (GB/s"), std::string::npos);
-  EXPECT_NE(printed.find("    0       N/A    180.00     25.00       N/A"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("    0       N/A    180.00     25.00       N/A"), std::string::npos)
+      << printed;
 }
 
 TEST(PeerMatrix, NoPeerRowsNoMatrix) {
-  const nlohmann::json results = {{"benchmarks", nlohmann::json::array({{{"name", "transfer/h2d/pinned/4KiB"},
-                                                                         {"run_type", "iteration"},
-                                                                         {"bytes_per_second", 1e9}}})}};
+  const nlohmann::json results = {
+      {"benchmarks", nlohmann::json::array({{{"name", "transfer/h2d/pinned/4KiB"},
+                                             {"run_type", "iteration"},
+                                             {"bytes_per_second", 1e9}}})}};
   EXPECT_TRUE(peer_matrices(results).empty());
 }
 

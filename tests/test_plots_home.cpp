@@ -30,7 +30,8 @@ TEST(PlotsHome, TheInstalledCopyBesideTheProgramComesBeforeTheSourceTree) {
   Tree tree;
   tree.add("prefix/share/offloadbench/plots/__main__.py");
   tree.add("src/plots/__main__.py");
-  const auto home = find_plots_home(tree.root / "prefix/bin", "../share/offloadbench", tree.root / "src");
+  const auto home =
+      find_plots_home(tree.root / "prefix/bin", "../share/offloadbench", tree.root / "src");
   ASSERT_TRUE(home);
   EXPECT_EQ(home->root, (tree.root / "prefix/share/offloadbench").lexically_normal());
   EXPECT_FALSE(home->checkout);
@@ -40,11 +41,13 @@ TEST(PlotsHome, AProgramWithNoInstalledCopyUsesItsCheckout) {
   Tree tree;
   tree.add("src/plots/__main__.py");
   tree.add("prefix/share/offloadbench/plots/README");  // a folder without the package is not a copy
-  const auto home = find_plots_home(tree.root / "src/build/release", "../share/offloadbench", tree.root / "src");
+  const auto home =
+      find_plots_home(tree.root / "src/build/release", "../share/offloadbench", tree.root / "src");
   ASSERT_TRUE(home);
   EXPECT_EQ(home->root, tree.root / "src");
   EXPECT_TRUE(home->checkout);
-  EXPECT_FALSE(find_plots_home(tree.root / "prefix/bin", "../share/offloadbench", tree.root / "gone"));
+  EXPECT_FALSE(
+      find_plots_home(tree.root / "prefix/bin", "../share/offloadbench", tree.root / "gone"));
 }
 
 TEST(PlotsHome, OffloadbenchPythonIsTheOnlyCandidateWhenSet) {
@@ -60,13 +63,15 @@ TEST(PlotsHome, OffloadbenchPythonIsTheOnlyCandidateWhenSet) {
 TEST(PlotsHome, ACheckoutTriesItsVenvThenPython3AndAnInstallOnlyPython3) {
   Tree tree;
   tree.add(".venv/bin/python");
-  const auto in_checkout = python_candidates("", {tree.root, true});  // set but empty counts as unset
+  const auto in_checkout =
+      python_candidates("", {tree.root, true});  // set but empty counts as unset
   ASSERT_EQ(in_checkout.size(), 2u);
   EXPECT_EQ(in_checkout[0].path, (tree.root / ".venv/bin/python").string());
   EXPECT_EQ(in_checkout[1].path, "python3");
   EXPECT_FALSE(in_checkout[0].explicit_choice || in_checkout[1].explicit_choice);
 
-  const auto installed = python_candidates(nullptr, {tree.root, false});  // a .venv there is not ours
+  const auto installed =
+      python_candidates(nullptr, {tree.root, false});  // a .venv there is not ours
   ASSERT_EQ(installed.size(), 1u);
   EXPECT_EQ(installed[0].path, "python3");
 
@@ -76,13 +81,15 @@ TEST(PlotsHome, ACheckoutTriesItsVenvThenPython3AndAnInstallOnlyPython3) {
 
 TEST(PlotsHome, TheNoMatplotlibLineSaysWhatToInstallAndOnlyACheckoutMentionsSetup) {
   const auto installed = no_matplotlib_line({"'python3' from PATH has no matplotlib"}, false);
-  EXPECT_NE(installed.find("('python3' from PATH has no matplotlib)"), std::string::npos) << installed;
+  EXPECT_NE(installed.find("('python3' from PATH has no matplotlib)"), std::string::npos)
+      << installed;
   EXPECT_NE(installed.find("apt install python3-matplotlib"), std::string::npos) << installed;
   EXPECT_NE(installed.find("pip install matplotlib"), std::string::npos) << installed;
   EXPECT_EQ(installed.find("scripts/setup"), std::string::npos) << installed;
   EXPECT_EQ(installed.find('\n'), std::string::npos);
   const auto checkout = no_matplotlib_line({"a has no matplotlib", "b cannot be started"}, true);
-  EXPECT_NE(checkout.find("(a has no matplotlib; b cannot be started)"), std::string::npos) << checkout;
+  EXPECT_NE(checkout.find("(a has no matplotlib; b cannot be started)"), std::string::npos)
+      << checkout;
   EXPECT_NE(checkout.find("scripts/setup"), std::string::npos) << checkout;
 }
 

@@ -1,6 +1,6 @@
-// Crossovers found, not interpolated (harness/analysis/refinement.h, cli/refine.h): the sizes chosen
-// bisect every unlocated bracket of a refinable sweep and nothing else; the rounds locate the
-// crossovers of a modelled curve; a refinement registers only the listed groups at their sizes.
+// Crossovers found, not interpolated (harness/analysis/refinement.h, cli/refine.h): the sizes
+// chosen bisect every unlocated bracket of a refinable sweep and nothing else; the rounds locate
+// the crossovers of a modelled curve; a refinement registers only the listed groups at their sizes.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -24,7 +24,8 @@ namespace {
 const std::map<std::string, std::string> kRefinable = {{"compute", "elements"}, {"mlp", "batch"}};
 
 nlohmann::json h100_quick() {
-  std::ifstream in(std::string(OFFLOADBENCH_REFERENCE_DIR) + "/nvidia-h100-80gb-hbm3-2026-11-26-quick.json");
+  std::ifstream in(std::string(OFFLOADBENCH_REFERENCE_DIR) +
+                   "/nvidia-h100-80gb-hbm3-2026-11-26-quick.json");
   auto doc = nlohmann::json::parse(in);
   doc["analysis"] = analyze(doc, family_analyses());
   return doc;
@@ -42,16 +43,17 @@ std::string case_key(const nlohmann::json& row) {
       .dump();
 }
 
-// A measurement from a modelled curve: each case's time at a new size is the log-log interpolation of
-// its median times at the measured sizes either side, with a steady 0.1% between repetitions (a case
-// too unsteady to pair in the sweep is steady when measured again, as remeasure finds).
+// A measurement from a modelled curve: each case's time at a new size is the log-log interpolation
+// of its median times at the measured sizes either side, with a steady 0.1% between repetitions (a
+// case too unsteady to pair in the sweep is steady when measured again, as remeasure finds).
 cli::MeasureRound modelled(const nlohmann::json& measured, std::vector<std::uint64_t>* asked) {
   return [&measured, asked](const RefinementSizes& sizes, int) -> std::optional<nlohmann::json> {
     nlohmann::json out = {{"benchmarks", nlohmann::json::array()}};
     for (const auto& [group, values] : sizes)
       for (auto v : values) {
         asked->push_back(v);
-        std::map<std::string, std::map<double, std::vector<const nlohmann::json*>>> cases;  // key -> size -> rows
+        std::map<std::string, std::map<double, std::vector<const nlohmann::json*>>>
+            cases;  // key -> size -> rows
         for (const auto& row : measured["benchmarks"])
           if (row.value("compare_group", "") == group && row.value("run_type", "") == "iteration" &&
               !row.value("skipped", false) && row.contains(row.value("sweep", "")))
@@ -67,7 +69,8 @@ cli::MeasureRound modelled(const nlohmann::json& measured, std::vector<std::uint
           if (hi == by_size.begin() || hi == by_size.end()) continue;
           const auto lo = std::prev(hi);
           const double f = std::log(v / lo->first) / std::log(hi->first / lo->first);
-          const double t = std::exp((1 - f) * std::log(median_time(lo->second)) + f * std::log(median_time(hi->second)));
+          const double t = std::exp((1 - f) * std::log(median_time(lo->second)) +
+                                    f * std::log(median_time(hi->second)));
           for (std::size_t r = 0; r < lo->second.size(); ++r) {
             auto row = *lo->second[r];
             row["real_time"] = t * (1 + 0.001 * static_cast<double>(r));
@@ -95,7 +98,8 @@ TEST(Refinement, BisectsEveryUnlocatedBracketOfARefinableSweepAndNothingElse) {
       continue;
     }
     const double low = c["bracket_low"], high = c["bracket_high"];
-    // The middle of the bracket, or where the sweep measured it (and it gave no point), both halves'.
+    // The middle of the bracket, or where the sweep measured it (and it gave no point), both
+    // halves'.
     const double middle = std::sqrt(low * high);
     ASSERT_TRUE(sizes.count(group)) << group;
     int inside = 0;
@@ -118,8 +122,9 @@ TEST(Refinement, AdjacentBatchesOrALocatedBracketAskForNothing) {
   nlohmann::json doc = {{"benchmarks", nlohmann::json::array()},
                         {"analysis", {{"crossovers", nlohmann::json::array()}}}};
   const auto crossover = [](double low, double high) {
-    return nlohmann::json{{"kind", "crossover"}, {"located", false}, {"family", "mlp"}, {"sweep", "batch"},
-                          {"compare_group", "g"}, {"bracket_low", low}, {"bracket_high", high}};
+    return nlohmann::json{{"kind", "crossover"}, {"located", false},     {"family", "mlp"},
+                          {"sweep", "batch"},    {"compare_group", "g"}, {"bracket_low", low},
+                          {"bracket_high", high}};
   };
   doc["analysis"]["crossovers"] = {crossover(6, 7), crossover(1000, 1100)};
   EXPECT_TRUE(refinement_sizes(doc, kRefinable).empty());
@@ -131,7 +136,8 @@ TEST(Refinement, AdjacentBatchesOrALocatedBracketAskForNothing) {
 }
 
 TEST(Refinement, TheTextOfARoundReadsBackAndBadTextIsNamed) {
-  const RefinementSizes sizes = {{"compute/add/fp32", {3000, 8192}}, {"mlp/784-128-10/inference", {8}}};
+  const RefinementSizes sizes = {{"compute/add/fp32", {3000, 8192}},
+                                 {"mlp/784-128-10/inference", {8}}};
   EXPECT_EQ(format_refinement(sizes), "compute/add/fp32=3000,8192;mlp/784-128-10/inference=8");
   EXPECT_EQ(parse_refinement(format_refinement(sizes)), sizes);
   for (const char* bad : {"", "g", "=8", "g=", "g=8,", "g=-1", "g=0", "g=1.5", "g=8;"})
@@ -141,9 +147,10 @@ TEST(Refinement, TheTextOfARoundReadsBackAndBadTextIsNamed) {
 TEST(Refinement, RoundsLocateTheCrossoversOfAModelledCurveInsideTheirBrackets) {
   const auto before = h100_quick();
   std::vector<std::uint64_t> asked;
-  // The model interpolates the sweep's own rows: points it adds lie on the same curve, so it need not
-  // see them.
-  auto current = cli::refine_crossovers(before, kDefaultRefinementRounds, kRefinable, modelled(before, &asked));
+  // The model interpolates the sweep's own rows: points it adds lie on the same curve, so it need
+  // not see them.
+  auto current = cli::refine_crossovers(before, kDefaultRefinementRounds, kRefinable,
+                                        modelled(before, &asked));
   current["analysis"] = analyze(current, family_analyses());
   ASSERT_FALSE(asked.empty());
   int refined_rows = 0;
@@ -159,7 +166,8 @@ TEST(Refinement, RoundsLocateTheCrossoversOfAModelledCurveInsideTheirBrackets) {
   }
   EXPECT_GT(crossovers, 10);
   // Bounded: at most one new size per crossover and round.
-  EXPECT_LE(asked.size(), static_cast<std::size_t>(kDefaultRefinementRounds) * before["analysis"]["crossovers"].size());
+  EXPECT_LE(asked.size(), static_cast<std::size_t>(kDefaultRefinementRounds) *
+                              before["analysis"]["crossovers"].size());
 }
 
 TEST(Refinement, ARoundRegistersOnlyItsGroupsAtTheirSizes) {
@@ -175,7 +183,8 @@ TEST(Refinement, ARoundRegistersOnlyItsGroupsAtTheirSizes) {
     EXPECT_EQ(c.name.find("four_per_thread"), std::string::npos) << c.name;
     views.insert(c.fields["view"].get<std::string>());
   }
-  EXPECT_EQ(views, (std::set<std::string>{"gpu_kernel", "gpu_pinned", "gpu_pageable", "cpu_1t", "cpu_all"}));
+  EXPECT_EQ(views, (std::set<std::string>{"gpu_kernel", "gpu_pinned", "gpu_pageable", "cpu_1t",
+                                          "cpu_all"}));
   clear_registered_cases();
   mlp_suite().register_cases(config);
   views.clear();
@@ -184,7 +193,8 @@ TEST(Refinement, ARoundRegistersOnlyItsGroupsAtTheirSizes) {
     EXPECT_EQ(c.fields["batch"], 8) << c.name;
     views.insert(c.fields["view"].get<std::string>());
   }
-  EXPECT_TRUE(views.count("gpu_kernel") && views.count("gpu_pageable") && views.count("cpu_1t") && views.count("cpu_all"));
+  EXPECT_TRUE(views.count("gpu_kernel") && views.count("gpu_pageable") && views.count("cpu_1t") &&
+              views.count("cpu_all"));
   clear_registered_cases();
 }
 

@@ -17,7 +17,8 @@ namespace offloadbench {
 namespace {
 nlohmann::json minimal_results() {
   return {{"context", {{"offloadbench", {{"schema_version", kResultsSchemaVersion}}}}},
-          {"benchmarks", {{{"name", "a"}, {"run_type", "iteration"}, {"real_time", 1.5}, {"time_unit", "ns"}}}}};
+          {"benchmarks",
+           {{{"name", "a"}, {"run_type", "iteration"}, {"real_time", 1.5}, {"time_unit", "ns"}}}}};
 }
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -25,9 +26,7 @@ void write_text(const std::string& path, const std::string& text) { std::ofstrea
 std::string load_error(const std::string& path) {
   try {
     load_results(path);
-  } catch (const ResultsError& e) {
-    return e.what();
-  }
+  } catch (const ResultsError& e) { return e.what(); }
   return "";
 }
 }  // namespace
@@ -71,13 +70,15 @@ TEST(Results, AtomicWriteReplacesWholeFileAndLeavesNoTemporary) {
   write_text(path, "old contents");
   write_json_atomically(path, minimal_results());
   EXPECT_NO_THROW(load_results(path));
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
     EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos) << entry.path();
   std::filesystem::remove(path);
 }
 
 TEST(Results, FailedWriteNamesThePathAndKeepsTheOldFile) {
-  EXPECT_THROW(write_json_atomically("/nonexistent-dir/x.json", minimal_results()), std::runtime_error);
+  EXPECT_THROW(write_json_atomically("/nonexistent-dir/x.json", minimal_results()),
+               std::runtime_error);
   // A write that fails half-way (the file size limit, as a full disk would): the old file is whole,
   // the message names it, and no temporary is left beside it.
   const auto path = testing::temp_path("ob_keep_old");
@@ -92,15 +93,14 @@ TEST(Results, FailedWriteNamesThePathAndKeepsTheOldFile) {
   std::string message;
   try {
     write_json_atomically(path, big);
-  } catch (const std::runtime_error& e) {
-    message = e.what();
-  }
+  } catch (const std::runtime_error& e) { message = e.what(); }
   setrlimit(RLIMIT_FSIZE, &limit);
   std::signal(SIGXFSZ, previous);
   EXPECT_NE(message.find(path), std::string::npos) << message;
   std::ifstream in(path);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "old contents");
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
     EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos) << entry.path();
   std::filesystem::remove(path);
 }
@@ -121,12 +121,14 @@ TEST(Results, ANewResultsFileIsAsReadableAsAnyOtherFile) {
 TEST(Results, TheLoaderCountsRowsFromZero) {
   auto doc = minimal_results();
   const auto good = doc["benchmarks"][0];
-  doc["benchmarks"] = {good, good, {{"run_type", "iteration"}}};  // the third row, index 2, has no name
+  doc["benchmarks"] = {
+      good, good, {{"run_type", "iteration"}}};  // the third row, index 2, has no name
   try {
     check_results(doc, "f.json");
     FAIL() << "a row without a name was accepted";
   } catch (const ResultsError& e) {
-    EXPECT_NE(std::string(e.what()).find("benchmark 2 has no 'name'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("benchmark 2 has no 'name'"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -141,7 +143,8 @@ TEST(Results, LoadRejectsBadFilesWithOneLineNamingFileAndProblem) {
       {"[]", "top level is not a JSON object"},
       {R"({"benchmarks": []})", "missing 'context'"},
       {R"({"context": {}, "benchmarks": []})", "context.offloadbench"},
-      {R"({"context": {"offloadbench": {"schema_version": 99}}, "benchmarks": []})", "schema version 99"},
+      {R"({"context": {"offloadbench": {"schema_version": 99}}, "benchmarks": []})",
+       "schema version 99"},
       {R"({"context": {"offloadbench": {"schema_version": 1}}})", "missing 'benchmarks'"},
       {R"({"context": {"offloadbench": {"schema_version": 1}}, "benchmarks": [{"run_type": "iteration"}]})",
        "has no 'name'"},
@@ -157,8 +160,8 @@ TEST(Results, LoadRejectsBadFilesWithOneLineNamingFileAndProblem) {
   EXPECT_NE(load_error(path).find("cannot open"), std::string::npos);
 }
 
-// Issue 38, item 13: a name holding CR, ESC [2K or BEL must not reach a terminal raw, where it could
-// erase its own line and print a forged verdict in its place.
+// Issue 38, item 13: a name holding CR, ESC [2K or BEL must not reach a terminal raw, where it
+// could erase its own line and print a forged verdict in its place.
 TEST(Printable, ControlCharactersAreEscapedAndPrintableTextKept) {
   EXPECT_EQ(printable("transfer/h2d/pinned/4KiB"), "transfer/h2d/pinned/4KiB");
   EXPECT_EQ(printable("\r\x1b[2K\aSLOWER"), "\\r\\x1b[2K\\x07SLOWER");
@@ -166,19 +169,30 @@ TEST(Printable, ControlCharactersAreEscapedAndPrintableTextKept) {
   EXPECT_EQ(printable(std::string("nul\0x", 5)), "nul\\x00x");
   EXPECT_EQ(printable("del\x7f"), "del\\x7f");
   // Valid UTF-8 outside the controls passes: µ, →, and a 4-byte emoji.
-  EXPECT_EQ(printable("1 \xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80"), "1 \xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80");
+  EXPECT_EQ(printable("1 \xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80"),
+            "1 \xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80");
   // C1 controls (U+009B is CSI), line separators and bidi overrides as code points.
-  EXPECT_EQ(printable("\xc2\x9b" "2K"), "\\u009b2K");
-  EXPECT_EQ(printable("a\xe2\x80\xa8" "b\xe2\x80\xae" "c\xe2\x81\xa6"), "a\\u2028b\\u202ec\\u2066");
+  EXPECT_EQ(printable("\xc2\x9b"
+                      "2K"),
+            "\\u009b2K");
+  EXPECT_EQ(printable("a\xe2\x80\xa8"
+                      "b\xe2\x80\xae"
+                      "c\xe2\x81\xa6"),
+            "a\\u2028b\\u202ec\\u2066");
 }
 
 TEST(Printable, BytesThatAreNotUtf8AreEscapedOneByOne) {
-  EXPECT_EQ(printable("\x9b" "2K"), "\\x9b2K");                // a lone C1 byte: CSI to a Latin-1 terminal
-  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");              // overlong '/'
-  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");     // a UTF-16 surrogate
+  EXPECT_EQ(printable("\x9b"
+                      "2K"),
+            "\\x9b2K");                            // a lone C1 byte: CSI to a Latin-1 terminal
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");  // overlong '/'
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a UTF-16 surrogate
   EXPECT_EQ(printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
-  EXPECT_EQ(printable("\xe2\x86"), "\\xe2\\x86");              // cut short at the end
-  EXPECT_EQ(printable("\xe2" "A"), "\\xe2" "A");               // a lead byte without its continuation
+  EXPECT_EQ(printable("\xe2\x86"), "\\xe2\\x86");                    // cut short at the end
+  EXPECT_EQ(printable("\xe2"
+                      "A"),
+            "\\xe2"
+            "A");  // a lead byte without its continuation
 }
 
 TEST(Printable, MarkdownCellsAlsoEscapeThePipe) {

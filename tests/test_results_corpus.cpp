@@ -1,6 +1,7 @@
 // The results loader never crashes: every file of the generated corpus (tests/data/results_corpus,
-// made by tests/data/make_results_corpus.py) and thousands of seeded mutations of a valid file either
-// load and compare, or are rejected with a ResultsError naming the file. Any other exception fails.
+// made by tests/data/make_results_corpus.py) and thousands of seeded mutations of a valid file
+// either load and compare, or are rejected with a ResultsError naming the file. Any other exception
+// fails.
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -23,7 +24,8 @@ enum class Outcome { loaded, rejected };
 Outcome feed(const std::string& path) {
   try {
     const auto doc = load_for_comparison(path);
-    for (const char* metric : {"real_time", "bytes_per_second"}) benchmark_samples(doc, metric, path);
+    for (const char* metric : {"real_time", "bytes_per_second"})
+      benchmark_samples(doc, metric, path);
     CompareOptions options;
     options.allow_different_machines = true;
     const auto c = compare_results(doc, doc, options, path, path);
@@ -42,12 +44,12 @@ Outcome feed(const std::string& path) {
 void feed_history(const std::string& path) {
   const auto dir = std::filesystem::path(testing::temp_path("ob_corpus_history"));
   std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(path, dir / "run.json", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(path, dir / "run.json",
+                             std::filesystem::copy_options::overwrite_existing);
   try {
     const auto h = load_history(dir.string(), "real_time", false, ChangePointOptions{});
     to_json(h);
-  } catch (const ResultsError&) {
-  }
+  } catch (const ResultsError&) {}
   std::filesystem::remove_all(dir);
 }
 
@@ -89,10 +91,18 @@ TEST(ResultsCorpus, SeededMutationsOfAValidFileNeverEscape) {
     for (int e = 0; e < edits && !text.empty(); ++e) {
       const std::size_t pos = rng() % text.size();
       switch (rng() % 4) {
-        case 0: text[pos] = alphabet[rng() % alphabet.size()]; break;
-        case 1: text.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
-        case 2: text.erase(pos, 1); break;
-        default: text.resize(pos); break;  // truncated write
+        case 0:
+          text[pos] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          text.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        case 2:
+          text.erase(pos, 1);
+          break;
+        default:
+          text.resize(pos);
+          break;  // truncated write
       }
     }
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;

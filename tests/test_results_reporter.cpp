@@ -14,19 +14,30 @@ namespace offloadbench {
 namespace {
 void register_synthetic_cases() {
   clear_registered_cases();
-  register_case({"synthetic/good", "synthetic", {{"bytes", 1024}, {"threads", 99}}, Clock::host_wall,
+  register_case({"synthetic/good",
+                 "synthetic",
+                 {{"bytes", 1024}, {"threads", 99}},
+                 Clock::host_wall,
                  [](benchmark::State& state) {
                    mark_validated(state);
                    double total = 0;
                    for (auto _ : state) total += 1e-6;
-                   state.counters["device_time_s"] = benchmark::Counter(total, benchmark::Counter::kAvgIterations);
+                   state.counters["device_time_s"] =
+                       benchmark::Counter(total, benchmark::Counter::kAvgIterations);
                    state.SetBytesProcessed(state.iterations() * 1024);
                  }});
-  register_case({"synthetic/skipped", "synthetic", {}, Clock::host_wall,
-                 [](benchmark::State& state) { skip_case(state, "no usable GPU: test"); }});
-  register_case({"synthetic/invalid", "synthetic", {}, Clock::host_wall,
-                 [](benchmark::State& state) { invalidate_case(state, "byte 7 differs"); }});
-  register_case({"synthetic/above_ceiling", "synthetic", {}, Clock::device_events,
+  register_case(
+      {"synthetic/skipped", "synthetic", {}, Clock::host_wall, [](benchmark::State& state) {
+         skip_case(state, "no usable GPU: test");
+       }});
+  register_case(
+      {"synthetic/invalid", "synthetic", {}, Clock::host_wall, [](benchmark::State& state) {
+         invalidate_case(state, "byte 7 differs");
+       }});
+  register_case({"synthetic/above_ceiling",
+                 "synthetic",
+                 {},
+                 Clock::device_events,
                  [](benchmark::State& state) {
                    mark_validated(state);
                    for (auto _ : state) state.SetIterationTime(1e-3);
@@ -82,7 +93,8 @@ TEST(ResultsReporter, FileOnDiskIsValidAndIncompleteAfterEveryBenchmark) {
   clear_registered_cases();
   const auto path = testing::temp_path("ob_interrupted");
   RunDescription description{{"test"}, "quick", 1, "0", {}};
-  ResultsReporter reporter(path, make_run_context(description), 2, false, std::chrono::milliseconds(0));
+  ResultsReporter reporter(path, make_run_context(description), 2, false,
+                           std::chrono::milliseconds(0));
   reporter.ReportContext(benchmark::BenchmarkReporter::Context{});
   auto run = testing::synthetic_run("synthetic/first");
   reporter.ReportRuns({run});
@@ -106,9 +118,10 @@ namespace offloadbench {
 
 TEST(ResultsReporter, AnExceptionInACaseBecomesASkipWithItsText) {
   clear_registered_cases();
-  register_case({"synthetic/throws", "synthetic", {}, Clock::host_wall, [](benchmark::State& state) {
-                   for (auto _ : state) throw std::runtime_error("x.cu:12: cudaMalloc failed: out of memory");
-                 }});
+  register_case(
+      {"synthetic/throws", "synthetic", {}, Clock::host_wall, [](benchmark::State& state) {
+         for (auto _ : state) throw std::runtime_error("x.cu:12: cudaMalloc failed: out of memory");
+       }});
   register_case({"synthetic/after", "synthetic", {}, Clock::host_wall, [](benchmark::State& state) {
                    for (auto _ : state) benchmark::DoNotOptimize(state.iterations());
                  }});
@@ -120,15 +133,16 @@ TEST(ResultsReporter, AnExceptionInACaseBecomesASkipWithItsText) {
   EXPECT_EQ(rows[1]["skipped"], false);
 }
 
-// The cv aggregate is stddev/mean of the repetitions' times, a fraction: it was stored scaled by the
-// time unit and divided by the iterations (cv 0.43 written as 143482).
+// The cv aggregate is stddev/mean of the repetitions' times, a fraction: it was stored scaled by
+// the time unit and divided by the iterations (cv 0.43 written as 143482).
 TEST(ResultsReporter, CvAggregateIsTheFractionOfTheRepetitions) {
   clear_registered_cases();
-  register_case({"synthetic/uneven", "synthetic", {}, Clock::device_events, [](benchmark::State& state) {
-                   static int repetition = 0;
-                   const double seconds = (repetition++ % 2 ? 3e-3 : 1e-3);  // times differ by 3×
-                   for (auto _ : state) state.SetIterationTime(seconds);
-                 }});
+  register_case(
+      {"synthetic/uneven", "synthetic", {}, Clock::device_events, [](benchmark::State& state) {
+         static int repetition = 0;
+         const double seconds = (repetition++ % 2 ? 3e-3 : 1e-3);  // times differ by 3×
+         for (auto _ : state) state.SetIterationTime(seconds);
+       }});
   const auto doc = testing::run_registered("synthetic/uneven", 4);
   std::vector<double> times;
   for (const auto& row : iteration_rows(doc)) times.push_back(row["real_time"].get<double>());
@@ -136,7 +150,8 @@ TEST(ResultsReporter, CvAggregateIsTheFractionOfTheRepetitions) {
   double mean = 0, squares = 0;
   for (double t : times) mean += t / times.size();
   for (double t : times) squares += (t - mean) * (t - mean);
-  const double cv = std::sqrt(squares / (times.size() - 1)) / mean;  // Google Benchmark's sample stddev
+  const double cv =
+      std::sqrt(squares / (times.size() - 1)) / mean;  // Google Benchmark's sample stddev
   bool found = false;
   for (const auto& row : doc["benchmarks"])
     if (row.value("aggregate_name", "") == "cv") {

@@ -11,18 +11,28 @@ namespace offloadbench::cli {
 namespace {
 
 nlohmann::json iteration(const std::string& name, int index, double time) {
-  return {{"name", name}, {"run_type", "iteration"}, {"repetition_index", index}, {"repetitions", 2},
-          {"real_time", time}, {"time_unit", "ns"}};
+  return {{"name", name},     {"run_type", "iteration"}, {"repetition_index", index},
+          {"repetitions", 2}, {"real_time", time},       {"time_unit", "ns"}};
 }
 
 nlohmann::json process_file(double time, bool incomplete = false) {
-  return {{"context", {{"offloadbench", {{"repetitions", 2}, {"incomplete", incomplete}, {"command_line", {"child"}}}},
-                       {"machine_fingerprint", {{"cpu_model", "Test CPU"}}}}},
+  return {{"context",
+           {{"offloadbench",
+             {{"repetitions", 2}, {"incomplete", incomplete}, {"command_line", {"child"}}}},
+            {"machine_fingerprint", {{"cpu_model", "Test CPU"}}}}},
           {"benchmarks",
-           {iteration("a", 0, time), iteration("a", 1, time + 1),
-            {{"name", "a_mean"}, {"run_type", "aggregate"}, {"aggregate_name", "mean"}, {"real_time", time}},
-            iteration("b", 0, 2 * time), iteration("b", 1, 2 * time + 1),
-            {{"name", "gpu"}, {"run_type", "iteration"}, {"skipped", true}, {"skip_reason", "no GPU"}}}},
+           {iteration("a", 0, time),
+            iteration("a", 1, time + 1),
+            {{"name", "a_mean"},
+             {"run_type", "aggregate"},
+             {"aggregate_name", "mean"},
+             {"real_time", time}},
+            iteration("b", 0, 2 * time),
+            iteration("b", 1, 2 * time + 1),
+            {{"name", "gpu"},
+             {"run_type", "iteration"},
+             {"skipped", true},
+             {"skip_reason", "no GPU"}}}},
           {"analysis", {{"stale", true}}}};
 }
 
@@ -38,12 +48,14 @@ TEST(RunProcesses, RepetitionsAreSharedAsEquallyAsCanBeLargerSharesFirst) {
 }
 
 TEST(RunProcesses, MergedRowsAreNumberedAcrossProcessesWithTheirProcess) {
-  const auto merged = merge_process_results({process_file(10), process_file(20), process_file(30)}, 3, 6,
-                                            {"offloadbench", "run", "--processes", "3"});
-  std::map<std::string, std::vector<std::pair<int, int>>> seen;  // name -> (process, repetition_index)
+  const auto merged = merge_process_results({process_file(10), process_file(20), process_file(30)},
+                                            3, 6, {"offloadbench", "run", "--processes", "3"});
+  std::map<std::string, std::vector<std::pair<int, int>>>
+      seen;  // name -> (process, repetition_index)
   int skipped = 0;
   for (const auto& row : merged["benchmarks"]) {
-    EXPECT_NE(row["run_type"], "aggregate") << "a process's aggregate of its own share means nothing for the whole";
+    EXPECT_NE(row["run_type"], "aggregate")
+        << "a process's aggregate of its own share means nothing for the whole";
     if (row.value("skipped", false)) {
       ++skipped;
       continue;
@@ -52,7 +64,8 @@ TEST(RunProcesses, MergedRowsAreNumberedAcrossProcessesWithTheirProcess) {
     seen[row["name"]].push_back({row["process"].get<int>(), row["repetition_index"].get<int>()});
   }
   EXPECT_EQ(skipped, 1) << "a skipped benchmark is recorded once, not once per process";
-  const std::vector<std::pair<int, int>> expected = {{0, 0}, {0, 1}, {1, 2}, {1, 3}, {2, 4}, {2, 5}};
+  const std::vector<std::pair<int, int>> expected = {{0, 0}, {0, 1}, {1, 2},
+                                                     {1, 3}, {2, 4}, {2, 5}};
   EXPECT_EQ(seen["a"], expected);
   EXPECT_EQ(seen["b"], expected);
   const auto& ob = merged["context"]["offloadbench"];
@@ -65,7 +78,9 @@ TEST(RunProcesses, MergedRowsAreNumberedAcrossProcessesWithTheirProcess) {
 }
 
 TEST(RunProcesses, FewerProcessesThanPlannedOrAnIncompleteOneMakeTheFileIncomplete) {
-  EXPECT_EQ(merge_process_results({process_file(10)}, 2, 4, {})["context"]["offloadbench"]["incomplete"], true);
+  EXPECT_EQ(
+      merge_process_results({process_file(10)}, 2, 4, {})["context"]["offloadbench"]["incomplete"],
+      true);
   const auto cut = merge_process_results({process_file(10), process_file(20, true)}, 2, 4, {});
   EXPECT_EQ(cut["context"]["offloadbench"]["incomplete"], true);
   EXPECT_EQ(cut["context"]["offloadbench"]["processes_finished"], 2);

@@ -24,13 +24,15 @@ TEST(SlowdownInjection, ParsesSubstringPercentEntries) {
 }
 
 TEST(SlowdownInjection, RejectsMalformedValuesWithOneLine) {
-  for (const char* bad : {"triad", "=5", "triad=", "triad=five", "triad=5,", "triad=-1", "triad=5%%", "triad=1e9"}) {
+  for (const char* bad :
+       {"triad", "=5", "triad=", "triad=five", "triad=5,", "triad=-1", "triad=5%%", "triad=1e9"}) {
     try {
       parse_injected_slowdown(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const std::invalid_argument& e) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
-      EXPECT_EQ(std::string(e.what()).rfind("has an entry '", 0), 0u) << e.what();  // after NAME='value'
+      EXPECT_EQ(std::string(e.what()).rfind("has an entry '", 0), 0u)
+          << e.what();  // after NAME='value'
     }
   }
 }
@@ -45,7 +47,9 @@ TEST(SlowdownInjection, FirstMatchingRuleWinsAndOthersGetNothing) {
 
 TEST(SlowdownInjection, SlowsACallInProportionToItsOwnTime) {
   using Clock = std::chrono::steady_clock;
-  const auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   const auto start = Clock::now();
   SlowdownInjector half(0.5);
   {
@@ -84,17 +88,19 @@ TEST(SlowdownInjection, TheRulesSetAreTheOnesCasesGet) {
   EXPECT_DOUBLE_EQ(injected_slowdown_fraction(triad), 0.0);
 }
 
-constexpr double kRounding = 1e-15;  // seconds: the device tests' arithmetic, exact but for rounding
+constexpr double kRounding =
+    1e-15;  // seconds: the device tests' arithmetic, exact but for rounding
 
 TEST(SlowdownInjection, ADeviceBatchIsDelayedByTheFractionOfTheBatchesBefore) {
   DeviceSlowdownInjector fifth(0.2);
   EXPECT_EQ(fifth.delay_for(4), 0.0) << "nothing measured yet: no delay";
-  fifth.measured(4, 4e-3, 0);                  // 1 ms per call, undelayed
+  fifth.measured(4, 4e-3, 0);  // 1 ms per call, undelayed
   EXPECT_NEAR(fifth.delay_for(4), 0.8e-3, kRounding);
   EXPECT_NEAR(fifth.delay_for(8), 1.6e-3, kRounding);  // per call: a batch of another size scales
-  fifth.measured(4, 4.8e-3 + 0.4e-3, 0.8e-3);  // its own time is what the delay did not take: 1.1 ms per call
+  fifth.measured(4, 4.8e-3 + 0.4e-3,
+                 0.8e-3);  // its own time is what the delay did not take: 1.1 ms per call
   EXPECT_NEAR(fifth.delay_for(4), 0.2 * 4.4e-3, kRounding);
-  fifth.measured(4, 0.5e-3, 0.8e-3);           // less than its delay: nothing learnt
+  fifth.measured(4, 0.5e-3, 0.8e-3);  // less than its delay: nothing learnt
   EXPECT_NEAR(fifth.delay_for(4), 0.2 * 4.4e-3, kRounding);
   EXPECT_EQ(fifth.delay_for(0), 0.0);
 }
@@ -113,7 +119,8 @@ TEST(SlowdownInjection, ACaseKeepsItsDeviceCalibrationForTheProcess) {
   first.measured(2, 2e-3, 0);
   DeviceSlowdownInjector& again = device_slowdown_injector("test/kept/calibration", 0.1);
   EXPECT_EQ(&again, &first);
-  EXPECT_NEAR(again.delay_for(2), 0.2e-3, kRounding) << "a later call of the case starts calibrated";
+  EXPECT_NEAR(again.delay_for(2), 0.2e-3, kRounding)
+      << "a later call of the case starts calibrated";
   EXPECT_EQ(device_slowdown_injector("test/kept/other", 0.1).delay_for(2), 0.0);
   DeviceSlowdownInjector& changed = device_slowdown_injector("test/kept/calibration", 0.5);
   EXPECT_DOUBLE_EQ(changed.fraction(), 0.5);

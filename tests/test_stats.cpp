@@ -1,5 +1,6 @@
-// The U test against scipy.stats.mannwhitneyu (scipy 1.17.1, alternative as named (two-sided unless said), method as named;
-// the values were computed once and are copied here with their inputs), plus medians and spread.
+// The U test against scipy.stats.mannwhitneyu (scipy 1.17.1, alternative as named (two-sided unless
+// said), method as named; the values were computed once and are copied here with their inputs),
+// plus medians and spread.
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -20,15 +21,36 @@ struct Reference {
 
 const Reference kScipy[] = {
     {"exact_separated_5v5", {1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}, true, 0.0, 0.007936507936507936},
-    {"exact_interleaved", {1.1, 2.3, 3.7, 5.2, 6.8, 7.1}, {2.0, 4.4, 5.0, 9.3, 10.2}, true, 11.0, 0.5367965367965368},
+    {"exact_interleaved",
+     {1.1, 2.3, 3.7, 5.2, 6.8, 7.1},
+     {2.0, 4.4, 5.0, 9.3, 10.2},
+     true,
+     11.0,
+     0.5367965367965368},
     {"exact_10v12",
      {10.1, 10.4, 9.8, 10.0, 10.3, 10.7, 9.9, 10.2, 10.5, 10.6},
      {10.8, 11.0, 10.35, 11.3, 10.9, 11.1, 10.45, 11.4, 10.95, 11.2, 10.15, 11.6},
-     true, 13.0, 0.0011289020576946275},
-    {"asym_ties", {1, 2, 2, 3, 3, 3, 4, 5}, {2, 3, 3, 4, 4, 5, 5, 6, 6}, false, 17.0, 0.06917284061536635},
-    {"asym_separated_10v10", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {100, 101, 102, 103, 104, 105, 106, 107, 108, 109},
-     false, 0.0, 0.00018267179110955002},
-    {"asym_no_ties", {1.1, 2.3, 3.7, 5.2, 6.8, 7.1}, {2.0, 4.4, 5.0, 9.3, 10.2}, false, 11.0, 0.5228166539190886},
+     true,
+     13.0,
+     0.0011289020576946275},
+    {"asym_ties",
+     {1, 2, 2, 3, 3, 3, 4, 5},
+     {2, 3, 3, 4, 4, 5, 5, 6, 6},
+     false,
+     17.0,
+     0.06917284061536635},
+    {"asym_separated_10v10",
+     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+     {100, 101, 102, 103, 104, 105, 106, 107, 108, 109},
+     false,
+     0.0,
+     0.00018267179110955002},
+    {"asym_no_ties",
+     {1.1, 2.3, 3.7, 5.2, 6.8, 7.1},
+     {2.0, 4.4, 5.0, 9.3, 10.2},
+     false,
+     11.0,
+     0.5228166539190886},
     {"asym_all_equal", {3, 3, 3}, {3, 3, 3, 3}, false, 6.0, 1.0},
 };
 }  // namespace
@@ -53,10 +75,20 @@ TEST(MannWhitney, OneSidedMatchesScipy) {
       {"exact_10v12",
        {10.1, 10.4, 9.8, 10.0, 10.3, 10.7, 9.9, 10.2, 10.5, 10.6},
        {10.8, 11.0, 10.35, 11.3, 10.9, 11.1, 10.45, 11.4, 10.95, 11.2, 10.15, 11.6},
-       true, 0.9995840073239455, 0.0005644510288473137},
-      {"exact_interleaved", {1.1, 2.3, 3.7, 5.2, 6.8, 7.1}, {2.0, 4.4, 5.0, 9.3, 10.2}, true, 0.7857142857142857,
+       true,
+       0.9995840073239455,
+       0.0005644510288473137},
+      {"exact_interleaved",
+       {1.1, 2.3, 3.7, 5.2, 6.8, 7.1},
+       {2.0, 4.4, 5.0, 9.3, 10.2},
+       true,
+       0.7857142857142857,
        0.2683982683982684},
-      {"asym_ties", {1, 2, 2, 3, 3, 3, 4, 5}, {2, 3, 3, 4, 4, 5, 5, 6, 6}, false, 0.9722869572352809,
+      {"asym_ties",
+       {1, 2, 2, 3, 3, 3, 4, 5},
+       {2, 3, 3, 4, 4, 5, 5, 6, 6},
+       false,
+       0.9722869572352809,
        0.03458642030768318},
   };
   for (const auto& ref : kReference) {
@@ -71,7 +103,8 @@ TEST(MannWhitney, OneSidedMatchesScipy) {
 
 TEST(MannWhitney, ChoosesExactOnlyWithoutTiesAndForSmallSamples) {
   EXPECT_EQ(mann_whitney_u({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}).method, "exact");
-  EXPECT_EQ(mann_whitney_u({1, 2, 2, 3, 3, 3, 4, 5}, {2, 3, 3, 4, 4, 5, 5, 6, 6}).method, "asymptotic");
+  EXPECT_EQ(mann_whitney_u({1, 2, 2, 3, 3, 3, 4, 5}, {2, 3, 3, 4, 4, 5, 5, 6, 6}).method,
+            "asymptotic");
   EXPECT_EQ(mann_whitney_u({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}, 4).method, "asymptotic");
 }
 
@@ -101,16 +134,19 @@ TEST(Normal, MatchesHighPrecisionReferenceValues) {
   EXPECT_NEAR(normal_quantile(0.8), 0.84162123357291436, 1e-15);
   EXPECT_NEAR(normal_quantile(0.975), 1.9599639845400539, 1e-15 * 2);
   EXPECT_NEAR(normal_quantile(0.025), -1.9599639845400542, 1e-15 * 2);
-  for (double z : {-3.0, -0.7, 0.0, 1.1, 2.5}) EXPECT_NEAR(normal_quantile(1 - normal_upper_tail(z)), z, 1e-12);
+  for (double z : {-3.0, -0.7, 0.0, 1.1, 2.5})
+    EXPECT_NEAR(normal_quantile(1 - normal_upper_tail(z)), z, 1e-12);
 }
 
 TEST(Normal, EdgeCases) {
-  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
   EXPECT_TRUE(std::isnan(normal_upper_tail(nan)));
   EXPECT_EQ(normal_upper_tail(inf), 0);
   EXPECT_EQ(normal_upper_tail(-inf), 1);
   EXPECT_EQ(normal_upper_tail(40), 0);  // underflows quietly
-  for (double p : {0.0, 1.0, -0.1, 1.5, nan, inf}) EXPECT_THROW(normal_quantile(p), std::invalid_argument) << p;
+  for (double p : {0.0, 1.0, -0.1, 1.5, nan, inf})
+    EXPECT_THROW(normal_quantile(p), std::invalid_argument) << p;
 }
 
 TEST(Stats, MedianQuantileAndSpread) {

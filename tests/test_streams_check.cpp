@@ -39,8 +39,9 @@ TEST_F(StreamsCheck, ARightAnswerPasses) {
 
 TEST_F(StreamsCheck, AnElementNeverWrittenBackIsNamed) {
   out[54321] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_NE(check_pipeline_output(in.data(), out.data(), n, chunks, iterations).find("element 54321"),
-            std::string::npos);
+  EXPECT_NE(
+      check_pipeline_output(in.data(), out.data(), n, chunks, iterations).find("element 54321"),
+      std::string::npos);
 }
 
 TEST_F(StreamsCheck, AChunkInTheWrongPlaceIsCaught) {

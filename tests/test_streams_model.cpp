@@ -26,8 +26,10 @@ TEST(StreamsModel, BoundsAreSimpleMultiCopys) {
   EXPECT_DOUBLE_EQ(bound_seconds(compute_bound, OverlapBound::one_copy_engine), 10.0);
   // More engines never make the bound worse.
   for (const StageTimes& t : {s, compute_bound, StageTimes{1, 1, 1}}) {
-    EXPECT_LE(bound_seconds(t, OverlapBound::two_copy_engines), bound_seconds(t, OverlapBound::one_copy_engine));
-    EXPECT_LE(bound_seconds(t, OverlapBound::one_copy_engine), bound_seconds(t, OverlapBound::no_overlap));
+    EXPECT_LE(bound_seconds(t, OverlapBound::two_copy_engines),
+              bound_seconds(t, OverlapBound::one_copy_engine));
+    EXPECT_LE(bound_seconds(t, OverlapBound::one_copy_engine),
+              bound_seconds(t, OverlapBound::no_overlap));
   }
 }
 
@@ -38,7 +40,8 @@ TEST(StreamsModel, SharedLinkBoundWaitsForBothDirectionsAtOnce) {
   // A link that keeps both directions at full rate leaves the bound where it was.
   EXPECT_DOUBLE_EQ(shared_link_bound_seconds(balanced, OverlapBound::two_copy_engines, 0.9), 1.0);
   const StageTimes compute_bound{1.0, 4.0, 1.0};
-  EXPECT_DOUBLE_EQ(shared_link_bound_seconds(compute_bound, OverlapBound::two_copy_engines, 1.12), 4.0);
+  EXPECT_DOUBLE_EQ(shared_link_bound_seconds(compute_bound, OverlapBound::two_copy_engines, 1.12),
+                   4.0);
   // Fewer engines serialize the copies already; an unmeasured time changes nothing.
   EXPECT_DOUBLE_EQ(shared_link_bound_seconds(balanced, OverlapBound::one_copy_engine, 5.0), 2.0);
   EXPECT_DOUBLE_EQ(shared_link_bound_seconds(balanced, OverlapBound::no_overlap, 5.0), 3.0);
@@ -84,7 +87,8 @@ TEST(StreamsModel, ChunksCoverTheBufferOnceWithAShorterLastChunk) {
         next += p.count;
       }
       EXPECT_EQ(next, elements) << elements << "/" << chunks;
-      for (std::size_t i = 0; i + 1 < pieces.size(); ++i) EXPECT_EQ(pieces[i].count, pieces.front().count);
+      for (std::size_t i = 0; i + 1 < pieces.size(); ++i)
+        EXPECT_EQ(pieces[i].count, pieces.front().count);
     }
   const auto uneven = split_into_chunks(10, 4);  // 3, 3, 3, 1
   EXPECT_EQ(uneven.back().count, 1u);
@@ -111,9 +115,12 @@ TEST(StreamsModel, CalibrationInvertsALinearKernelModel) {
     const int iterations = fma_iterations_for(target, a, seconds(a), b, seconds(b));
     EXPECT_NEAR(seconds(iterations), target, 2e-9) << target;
   }
-  EXPECT_EQ(fma_iterations_for(1e-6, a, seconds(a), b, seconds(b)), 1) << "never below one iteration";
-  EXPECT_THROW(fma_iterations_for(1e-3, a, 1e-3, b, 1e-3), std::invalid_argument) << "flat: no slope";
-  EXPECT_THROW(fma_iterations_for(1e-3, a, 2e-3, b, 1e-3), std::invalid_argument) << "faster with more work";
+  EXPECT_EQ(fma_iterations_for(1e-6, a, seconds(a), b, seconds(b)), 1)
+      << "never below one iteration";
+  EXPECT_THROW(fma_iterations_for(1e-3, a, 1e-3, b, 1e-3), std::invalid_argument)
+      << "flat: no slope";
+  EXPECT_THROW(fma_iterations_for(1e-3, a, 2e-3, b, 1e-3), std::invalid_argument)
+      << "faster with more work";
   EXPECT_THROW(fma_iterations_for(1e-3, a, 1e-3, a, 1e-3), std::invalid_argument);
 }
 

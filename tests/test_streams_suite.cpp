@@ -55,7 +55,8 @@ TEST(StreamsSuite, QuickRegistersTheCaseTableWithItsFields) {
       EXPECT_EQ(f["host_memory"], op == "pipelined" ? "pinned" : "pageable") << c.name;
     }
     if (op != "host_overlap") {
-      EXPECT_TRUE(f.contains("compare_group") && f.contains("view") && f.contains("series")) << c.name;
+      EXPECT_TRUE(f.contains("compare_group") && f.contains("view") && f.contains("series"))
+          << c.name;
       EXPECT_EQ(f["sweep"], "bytes");
     }
   }
@@ -110,21 +111,57 @@ TEST(StreamsSuite, EveryRowSkipsWithTheReasonWhenNoGpu) {
 
 TEST(StreamsSuite, ShapesThatMakeNoSenseSkipWithTheirReason) {
   clear_registered_cases();
-  const StreamsCase base = StreamsCase{}.on(0, 1 << 20).pipelined({4, 16, IssueOrder::depth_first},
-                                                                   HostMemoryKind::pinned);
+  const StreamsCase base = StreamsCase{}
+                               .on(0, 1 << 20)
+                               .pipelined({4, 16, IssueOrder::depth_first}, HostMemoryKind::pinned);
   const std::pair<const char*, StreamsCase> bad[] = {
-      {"more_streams_than_chunks", [&] { auto c = base; c.streams = 8; c.chunks = 4; return c; }()},
-      {"no_chunks", [&] { auto c = base; c.chunks = 0; return c; }()},
-      {"no_streams", [&] { auto c = base; c.streams = 0; return c; }()},
-      {"not_whole_floats", [&] { auto c = base; c.bytes = 1001; return c; }()},
-      {"more_chunks_than_elements", [&] { auto c = base; c.bytes = 16; c.streams = 1; c.chunks = 8; return c; }()},
-      {"best_of_nothing", [&] { auto c = base; c.op = StreamsOp::pipelined_best; return c; }()},
+      {"more_streams_than_chunks",
+       [&] {
+         auto c = base;
+         c.streams = 8;
+         c.chunks = 4;
+         return c;
+       }()},
+      {"no_chunks",
+       [&] {
+         auto c = base;
+         c.chunks = 0;
+         return c;
+       }()},
+      {"no_streams",
+       [&] {
+         auto c = base;
+         c.streams = 0;
+         return c;
+       }()},
+      {"not_whole_floats",
+       [&] {
+         auto c = base;
+         c.bytes = 1001;
+         return c;
+       }()},
+      {"more_chunks_than_elements",
+       [&] {
+         auto c = base;
+         c.bytes = 16;
+         c.streams = 1;
+         c.chunks = 8;
+         return c;
+       }()},
+      {"best_of_nothing",
+       [&] {
+         auto c = base;
+         c.op = StreamsOp::pipelined_best;
+         return c;
+       }()},
   };
-  const char* reasons[] = {"8 streams for 4 chunks", "chunks must be at least 1", "streams must be at least 1",
-                           "not a whole number of floats", "a chunk would be empty", "no pipeline shapes"};
+  const char* reasons[] = {"8 streams for 4 chunks",     "chunks must be at least 1",
+                           "streams must be at least 1", "not a whole number of floats",
+                           "a chunk would be empty",     "no pipeline shapes"};
   for (const auto& [label, c] : bad)
-    register_case(measured_case(std::string("streams_bad/") + label, "streams", {{"op", "pipelined"}},
-                                Clock::device_events, [c = c] { return setup_streams_case(c); }));
+    register_case(measured_case(std::string("streams_bad/") + label, "streams",
+                                {{"op", "pipelined"}}, Clock::device_events,
+                                [c = c] { return setup_streams_case(c); }));
   const auto doc = testing::run_registered("streams_bad/");
   const auto rows = iteration_rows(doc);
   ASSERT_EQ(rows.size(), std::size(bad));
@@ -137,9 +174,12 @@ TEST(StreamsSuite, ShapesThatMakeNoSenseSkipWithTheirReason) {
 
 TEST(StreamsSuite, NamesCarryTheShape) {
   const StreamsCase sized = StreamsCase{}.on(0, 256ull << 20).at_ratio(0.25);
-  const StreamsCase c = sized.pipelined({4, 16, IssueOrder::breadth_first}, HostMemoryKind::pageable);
-  EXPECT_EQ(streams_case_name(c, ""), "streams/pipelined/pageable/ratio:0.25/K:4/C:16/breadth_first/256MiB");
-  EXPECT_EQ(streams_case_name(sized.host_overlap(true), "/gpu:1"), "streams/host_overlap/sync_api/ratio:1/256MiB/gpu:1");
+  const StreamsCase c =
+      sized.pipelined({4, 16, IssueOrder::breadth_first}, HostMemoryKind::pageable);
+  EXPECT_EQ(streams_case_name(c, ""),
+            "streams/pipelined/pageable/ratio:0.25/K:4/C:16/breadth_first/256MiB");
+  EXPECT_EQ(streams_case_name(sized.host_overlap(true), "/gpu:1"),
+            "streams/host_overlap/sync_api/ratio:1/256MiB/gpu:1");
   EXPECT_EQ(streams_case_name(sized.bidirectional(), ""), "streams/bidirectional/pinned/256MiB");
 }
 

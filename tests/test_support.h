@@ -38,12 +38,15 @@ inline benchmark::BenchmarkReporter::Run synthetic_run(const std::string& functi
 }
 
 inline std::string temp_path(const std::string& stem) {
-  return (std::filesystem::temp_directory_path() / (stem + "_" + std::to_string(::getpid()) + ".json")).string();
+  return (std::filesystem::temp_directory_path() /
+          (stem + "_" + std::to_string(::getpid()) + ".json"))
+      .string();
 }
 
 // Runs the registered cases matching `filter` with a tiny time budget and `repetitions`.
 inline nlohmann::json run_registered(const std::string& filter = ".", int repetitions = 1,
-                                     double min_time = 0.001, std::vector<std::string> more_flags = {}) {
+                                     double min_time = 0.001,
+                                     std::vector<std::string> more_flags = {}) {
   std::vector<std::string> args = {"tests", "--benchmark_filter=" + filter,
                                    "--benchmark_repetitions=" + std::to_string(repetitions),
                                    "--benchmark_min_time=" + std::to_string(min_time)};

@@ -57,7 +57,8 @@ TEST(PackLayout, AlignedInOrderAndNotOverlapping) {
     EXPECT_EQ(layout.offsets[i] % 256, 0u) << i;
     if (i == 0) continue;
     EXPECT_GE(layout.offsets[i], layout.offsets[i - 1] + sizes[i - 1]) << i;
-    EXPECT_LT(layout.offsets[i], layout.offsets[i - 1] + sizes[i - 1] + 256) << "no gap of a whole line";
+    EXPECT_LT(layout.offsets[i], layout.offsets[i - 1] + sizes[i - 1] + 256)
+        << "no gap of a whole line";
   }
   EXPECT_EQ(layout.payload_bytes, 3u + 256 + 1 + 1000 + 512 + 7);
   EXPECT_EQ(layout.total_bytes, layout.offsets.back() + 7);
@@ -74,7 +75,8 @@ TEST(PackTensors, RoundTripsAndLeavesPaddingAlone) {
   std::vector<void*> targets;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     tensors[i].resize(layout.sizes[i]);
-    for (std::size_t b = 0; b < tensors[i].size(); ++b) tensors[i][b] = static_cast<unsigned char>(i * 31 + b);
+    for (std::size_t b = 0; b < tensors[i].size(); ++b)
+      tensors[i][b] = static_cast<unsigned char>(i * 31 + b);
     back[i].assign(layout.sizes[i], 0);
     sources.push_back(tensors[i].data());
     targets.push_back(back[i].data());
@@ -82,7 +84,9 @@ TEST(PackTensors, RoundTripsAndLeavesPaddingAlone) {
   std::vector<unsigned char> packed(layout.total_bytes, 0xab);
   pack_tensors(packed.data(), sources.data(), layout);
   for (std::size_t i = 0; i < tensors.size(); ++i)
-    EXPECT_TRUE(std::equal(tensors[i].begin(), tensors[i].end(), packed.begin() + layout.offsets[i])) << i;
+    EXPECT_TRUE(
+        std::equal(tensors[i].begin(), tensors[i].end(), packed.begin() + layout.offsets[i]))
+        << i;
   for (std::size_t i = 0; i + 1 < tensors.size(); ++i)
     for (auto at = layout.offsets[i] + layout.sizes[i]; at < layout.offsets[i + 1]; ++at)
       ASSERT_EQ(packed[at], 0xab) << "padding byte " << at << " was written";

@@ -17,7 +17,8 @@
 namespace offloadbench {
 
 namespace {
-const std::set<std::string> kExtraOps = {"device_local_copy", "sm_copy", "latency", "managed", "small_tensors"};
+const std::set<std::string> kExtraOps = {"device_local_copy", "sm_copy", "latency", "managed",
+                                         "small_tensors"};
 
 std::map<std::string, std::vector<nlohmann::json>> extra_fields_by_op(const RunConfig& config) {
   clear_registered_cases();
@@ -38,10 +39,12 @@ TEST(TransferExtraSuite, QuickRegistersAFewCasesPerOp) {
   EXPECT_EQ(by_op.at("device_local_copy").size(), 2u * 2);  // copy engine, SM × 64 KiB, 256 MiB
   EXPECT_EQ(by_op.at("sm_copy").size(), 2u * 2);            // h2d, d2h × the same sizes
   EXPECT_EQ(by_op.at("latency").size(), 4u);
-  EXPECT_EQ(by_op.at("managed").size(), 4u * 1);            // four variants × 256 MiB (≥ 1 MiB only)
+  EXPECT_EQ(by_op.at("managed").size(), 4u * 1);  // four variants × 256 MiB (≥ 1 MiB only)
   EXPECT_EQ(by_op.at("small_tensors").size(), 4u * small_tensor_counts(true).size());
-  for (const auto& fields : by_op.at("device_local_copy")) EXPECT_EQ(fields["bytes_counted"], "read+write");
-  for (const auto& fields : by_op.at("managed")) EXPECT_GE(fields["bytes"].get<std::uint64_t>(), 1u << 20);
+  for (const auto& fields : by_op.at("device_local_copy"))
+    EXPECT_EQ(fields["bytes_counted"], "read+write");
+  for (const auto& fields : by_op.at("managed"))
+    EXPECT_GE(fields["bytes"].get<std::uint64_t>(), 1u << 20);
   for (const auto& [op, rows] : by_op)
     for (const auto& fields : rows) {
       EXPECT_EQ(fields["device"], 0) << op;
@@ -60,12 +63,14 @@ TEST(TransferExtraSuite, SmallTensorRowsCarryTheirPayload) {
   for (const auto& fields : rows) {
     methods.insert(fields["method"].get<std::string>());
     const auto n = fields["tensors"].get<std::uint64_t>();
-    const auto layout = pack_layout(draw_tensor_sizes(bert_tiny_layer_parameters(), n, kSmallTensorsSeed), kPackAlignment);
+    const auto layout = pack_layout(
+        draw_tensor_sizes(bert_tiny_layer_parameters(), n, kSmallTensorsSeed), kPackAlignment);
     EXPECT_EQ(fields["bytes"], layout.payload_bytes) << n;
     EXPECT_EQ(fields["packed_bytes"], layout.total_bytes) << n;
     EXPECT_EQ(fields["parameter_list"], "bert_tiny_layer");
   }
-  EXPECT_EQ(methods, (std::set<std::string>{"separate_pageable", "separate_pinned", "packed_pinned", "batch_api"}));
+  EXPECT_EQ(methods, (std::set<std::string>{"separate_pageable", "separate_pinned", "packed_pinned",
+                                            "batch_api"}));
   EXPECT_EQ(small_tensor_counts(false).front(), 1u);
   EXPECT_EQ(small_tensor_counts(false).back(), 4096u);
 }
@@ -85,7 +90,8 @@ TEST(TransferExtraSuite, SeededPatternFindsTheFirstWrongByte) {
   std::vector<unsigned char> data(1003);
   fill_seeded_bytes(data.data(), data.size(), 7);
   EXPECT_EQ(first_unseeded_byte(data.data(), data.size(), 7), data.size());
-  EXPECT_LT(first_unseeded_byte(data.data(), data.size(), 8), 8u) << "another seed, another pattern";
+  EXPECT_LT(first_unseeded_byte(data.data(), data.size(), 8), 8u)
+      << "another seed, another pattern";
   data[1001] ^= 1;
   EXPECT_EQ(first_unseeded_byte(data.data(), data.size(), 7), 1001u);
 }
@@ -99,7 +105,8 @@ TEST(TransferExtraSuite, SeededPatternCatchesOneFlippedBitAnywhereAtAnyAlignment
       unsigned char* data = storage.data() + misalign;
       fill_seeded_bytes(data, bytes, 11);
       ASSERT_EQ(first_unseeded_byte(data, bytes, 11), bytes) << bytes << " bytes at +" << misalign;
-      const std::uint64_t tail_byte = bytes - 1 - (bytes % 8 > 1 ? 1 : 0);  // inside the tail when there is one
+      const std::uint64_t tail_byte =
+          bytes - 1 - (bytes % 8 > 1 ? 1 : 0);  // inside the tail when there is one
       for (std::uint64_t at : std::vector<std::uint64_t>{0, bytes / 2, bytes - 1, tail_byte})
         for (unsigned char bit : {0x01, 0x80}) {
           data[at] ^= bit;
@@ -118,7 +125,8 @@ TEST(TransferExtraSuite, SeededPatternIsSeededWordsInOrderWithATruncatedTail) {
     const std::uint64_t word = seeded_word(3, k);
     unsigned char expected[8];
     std::memcpy(expected, &word, 8);
-    for (std::uint64_t j = 0; j < 8 && 8 * k + j < bytes; ++j) ASSERT_EQ(data[8 * k + j], expected[j]) << k << ", " << j;
+    for (std::uint64_t j = 0; j < 8 && 8 * k + j < bytes; ++j)
+      ASSERT_EQ(data[8 * k + j], expected[j]) << k << ", " << j;
   }
   // Any prefix is the same pattern: a check of part of a buffer needs no state from the rest.
   fill_seeded_bytes(shorter.data(), shorter.size(), 3);
@@ -166,13 +174,15 @@ TEST(TransferExtraSuite, DeviceLocalCeilingIsDramUnlessBothBuffersFitInL2) {
 }
 
 TEST(TransferExtraSuite, EveryCaseSkipsWithTheReasonWhenNoGpu) {
-  if (gpu_unavailable_reason(0).empty()) GTEST_SKIP() << "a GPU is present; tests/test_gpu_transfer_extra.cpp covers it";
+  if (gpu_unavailable_reason(0).empty())
+    GTEST_SKIP() << "a GPU is present; tests/test_gpu_transfer_extra.cpp covers it";
   clear_registered_cases();
   RunConfig config;
   config.gpu_devices = {0};
   config.sizes = std::vector<std::uint64_t>{1 << 20};
   register_transfer_suite(config);
-  const auto doc = testing::run_registered("transfer/(device_local|sm_copy|latency|managed|small_tensors)/");
+  const auto doc =
+      testing::run_registered("transfer/(device_local|sm_copy|latency|managed|small_tensors)/");
   const auto rows = iteration_rows(doc);
   ASSERT_EQ(rows.size(), 2u + 2 + 4 + 4 + 4 * small_tensor_counts(true).size());
   for (const auto& row : rows) {

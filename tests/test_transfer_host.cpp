@@ -24,18 +24,21 @@ TEST(TransferSuite, HostBaselineMeasuresAndValidates) {
     EXPECT_EQ(row["device"], "cpu");
     // read + write counted: bytes_per_second · time per iteration = 2 · bytes
     const double seconds = row["real_time"].get<double>() * 1e-6;
-    EXPECT_NEAR(row["bytes_per_second"].get<double>() * seconds / row["bytes"].get<double>(), 2.0, 0.05)
+    EXPECT_NEAR(row["bytes_per_second"].get<double>() * seconds / row["bytes"].get<double>(), 2.0,
+                0.05)
         << row["name"];
   }
   const auto touch_rows = testing::rows_where(doc, "pin_operation", "first_touch");
   EXPECT_EQ(touch_rows.size(), 2u);
-  for (const auto& row : touch_rows) EXPECT_EQ(row["validated"], true) << row["name"] << ": every byte read back";
-  EXPECT_TRUE(testing::rows_where(doc, "op", "device_copy").empty()) << "--device cpu registers no GPU cases";
+  for (const auto& row : touch_rows)
+    EXPECT_EQ(row["validated"], true) << row["name"] << ": every byte read back";
+  EXPECT_TRUE(testing::rows_where(doc, "op", "device_copy").empty())
+      << "--device cpu registers no GPU cases";
 }
 
-// In a later process of a run whose first process found every case right and slow (20 ms a call), the
-// pre-touched copies leave their check to it; the first-touch cases keep theirs (their calls take fresh
-// pages, and how fast those come depends on what the check's run just freed).
+// In a later process of a run whose first process found every case right and slow (20 ms a call),
+// the pre-touched copies leave their check to it; the first-touch cases keep theirs (their calls
+// take fresh pages, and how fast those come depends on what the check's run just freed).
 TEST(TransferSuite, ALaterProcessLeavesOnlyThePretouchedCopiesCheckToTheFirstProcess) {
   clear_registered_cases();
   RunConfig config;
@@ -44,8 +47,8 @@ TEST(TransferSuite, ALaterProcessLeavesOnlyThePretouchedCopiesCheckToTheFirstPro
   register_transfer_suite(config);
   std::map<std::string, nlohmann::json> first_process;
   for (const auto& spec : registered_cases())
-    first_process[reported_name(spec)] = {{"iterations", 2}, {"calls_per_batch", 1}, {"host_time_s", 0.02},
-                                          {"validated", true}};
+    first_process[reported_name(spec)] = {
+        {"iterations", 2}, {"calls_per_batch", 1}, {"host_time_s", 0.02}, {"validated", true}};
   set_calibration_rows(first_process);
   const auto doc = testing::run_registered("transfer/(host_memcpy|pin_cost/first_touch)");
   set_calibration_rows({});
@@ -70,7 +73,8 @@ TEST(TransferSuite, ALaterProcessLeavesOnlyThePretouchedCopiesCheckToTheFirstPro
 }
 
 TEST(TransferSuite, GpuCasesSkipWithTheReasonWhenNoGpu) {
-  if (gpu_unavailable_reason(0).empty()) GTEST_SKIP() << "a GPU is present; tests/test_gpu_transfer.cpp covers it";
+  if (gpu_unavailable_reason(0).empty())
+    GTEST_SKIP() << "a GPU is present; tests/test_gpu_transfer.cpp covers it";
   clear_registered_cases();
   RunConfig config;
   config.gpu_devices = {0};

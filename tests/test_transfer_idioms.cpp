@@ -1,7 +1,8 @@
-// The copy-idiom and pinning-at-scale cases without a GPU: the table of PyTorch idioms and pinning at scale registers
-// with the fields a user reads (which idiom a row models, THP mode), every GPU row skips with the
-// reason here, the pin thread's schedule keeps its order and overlaps, the host half runs on the CPU
-// and says whether madvise took, and the analysis turns rows into the sections and headline lines.
+// The copy-idiom and pinning-at-scale cases without a GPU: the table of PyTorch idioms and pinning
+// at scale registers with the fields a user reads (which idiom a row models, THP mode), every GPU
+// row skips with the reason here, the pin thread's schedule keeps its order and overlaps, the host
+// half runs on the CPU and says whether madvise took, and the analysis turns rows into the sections
+// and headline lines.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -55,15 +56,14 @@ TEST(TransferIdioms, QuickRegistersEveryIdiomOnceAndEveryRowSaysWhatItModels) {
     }
   }
   EXPECT_EQ(methods.size(), all_torch_idioms().size()) << "one row per idiom, each named apart";
-  EXPECT_EQ(torch_idiom_info(TorchIdiom::to_from_pageable).models, std::string("x.to(device) from pageable memory"));
+  EXPECT_EQ(torch_idiom_info(TorchIdiom::to_from_pageable).models,
+            std::string("x.to(device) from pageable memory"));
   // 4 methods, huge pages only where we make the mmap (3 of them), at 1 GiB.
   ASSERT_EQ(by_op.at("pin_at_scale").size(), 1u + 3 * 2);
   for (const auto& f : by_op.at("pin_at_scale")) {
     EXPECT_EQ(f["bytes"], 1ull << 30);
     EXPECT_TRUE(f.contains("thp_enabled"));
-    if (f["method"] == "register_chunks") {
-      EXPECT_EQ(f["chunk_bytes"], kRegisterChunkBytes);
-    }
+    if (f["method"] == "register_chunks") { EXPECT_EQ(f["chunk_bytes"], kRegisterChunkBytes); }
   }
   ASSERT_EQ(by_op.at("first_touch_at_scale").size(), 2u);
   for (const auto& f : by_op.at("first_touch_at_scale")) {
@@ -87,7 +87,8 @@ TEST(TransferIdioms, FullGoesToSixteenGibAndCpuOnlyKeepsTheHostHalf) {
 }
 
 TEST(TransferIdioms, EveryGpuCaseSkipsWithTheReasonWhenNoGpu) {
-  if (gpu_unavailable_reason(0).empty()) GTEST_SKIP() << "a GPU is present; tests/test_gpu_transfer_idioms.cpp covers it";
+  if (gpu_unavailable_reason(0).empty())
+    GTEST_SKIP() << "a GPU is present; tests/test_gpu_transfer_idioms.cpp covers it";
   clear_registered_cases();
   RunConfig config;
   config.gpu_devices = {0};
@@ -123,8 +124,10 @@ TEST(HostPages, AnonHugePagesAreSummedOverTheMappingsHoldingTheBuffer) {
       "AnonHugePages:      2048 kB\n";
   const std::uint64_t base = 0x7f0000000000ull;
   EXPECT_EQ(anon_huge_bytes_in(smaps, base, 4ull << 20), 2ull << 20) << "the first mapping only";
-  EXPECT_EQ(anon_huge_bytes_in(smaps, base + (4ull << 20), 4ull << 20), 4ull << 20) << "the second only";
-  EXPECT_EQ(anon_huge_bytes_in(smaps, base + (2ull << 20), 4ull << 20), 6ull << 20) << "straddles both";
+  EXPECT_EQ(anon_huge_bytes_in(smaps, base + (4ull << 20), 4ull << 20), 4ull << 20)
+      << "the second only";
+  EXPECT_EQ(anon_huge_bytes_in(smaps, base + (2ull << 20), 4ull << 20), 6ull << 20)
+      << "straddles both";
   EXPECT_EQ(anon_huge_bytes_in(smaps, base + (8ull << 20), 2ull << 20), 0u) << "a gap";
   EXPECT_EQ(anon_huge_bytes_in("garbage\n-\nAnonHugePages: x kB\n", base, 1), 0u);
 }
@@ -147,27 +150,27 @@ TEST(HostPages, ChunkRangesCoverTheBufferOnce) {
 TEST(HostPages, HugePageMappingsAreAlignedAndTouchWritesEveryPage) {
   for (bool huge : {false, true}) {
     MappedPages pages((6ull << 20) + 4096, huge);
-    if (huge) {
-      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(pages.data()) % kHugePageBytes, 0u);
-    }
+    if (huge) { EXPECT_EQ(reinterpret_cast<std::uintptr_t>(pages.data()) % kHugePageBytes, 0u); }
     pages.touch();
     for (std::uint64_t at = 0; at < pages.bytes(); at += kBasePageBytes)
       ASSERT_EQ(pages.data()[at], static_cast<unsigned char>(at / kBasePageBytes)) << at;
     const auto huge_bytes = anon_huge_bytes(pages.data(), pages.bytes());
     EXPECT_EQ(huge_bytes % kHugePageBytes, 0u);
-    if (transparent_huge_pages_enabled() == "never") {
-      EXPECT_EQ(huge_bytes, 0u);
-    }
+    if (transparent_huge_pages_enabled() == "never") { EXPECT_EQ(huge_bytes, 0u); }
   }
 }
 
 TEST(HostPages, TheHostHalfRunsHereAndSaysWhetherMadviseTook) {
   clear_registered_cases();
   for (auto huge_pages : {HugePages::none, HugePages::madvise})
-    register_case(measured_case(std::string("test/first_touch_at_scale/") + to_string(huge_pages), "transfer",
-                                {{"op", "first_touch_at_scale"}, {"huge_pages", to_string(huge_pages)},
-                                 {"bytes", 8ull << 20}, {"device", "cpu"}},
-                                Clock::host_wall, [huge_pages] { return setup_first_touch_at_scale(8ull << 20, huge_pages); }));
+    register_case(
+        measured_case(std::string("test/first_touch_at_scale/") + to_string(huge_pages), "transfer",
+                      {{"op", "first_touch_at_scale"},
+                       {"huge_pages", to_string(huge_pages)},
+                       {"bytes", 8ull << 20},
+                       {"device", "cpu"}},
+                      Clock::host_wall,
+                      [huge_pages] { return setup_first_touch_at_scale(8ull << 20, huge_pages); }));
   const auto rows = iteration_rows(testing::run_registered("test/first_touch_at_scale/"));
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& row : rows) {
@@ -197,13 +200,16 @@ TEST(StagedPipeline, EachBatchIsFilledBeforeItIsEnqueuedAndNoSlotIsRefilledEarly
   ops.enqueue = [&](int slot, int batch) {
     std::lock_guard<std::mutex> lock(m);
     EXPECT_EQ(slot, batch % 2);
-    EXPECT_EQ(slot_holds[slot], batch) << "the slot holds another batch than the one copied out of it";
+    EXPECT_EQ(slot_holds[slot], batch)
+        << "the slot holds another batch than the one copied out of it";
     log.push_back("enqueue " + std::to_string(batch));
   };
   ops.drain = [&] { log.push_back("drain"); };
   run_staged_pipeline(7, ops);
   ASSERT_EQ(log.size(), 15u);
-  auto at = [&](const std::string& entry) { return std::find(log.begin(), log.end(), entry) - log.begin(); };
+  auto at = [&](const std::string& entry) {
+    return std::find(log.begin(), log.end(), entry) - log.begin();
+  };
   for (int b = 0; b < 7; ++b) {
     EXPECT_LT(at("fill " + std::to_string(b)), at("enqueue " + std::to_string(b)));
     if (b >= 2) {
@@ -223,7 +229,8 @@ TEST(StagedPipeline, TheNextBatchIsFilledWhileThisOneIsEnqueued) {
   ops.fill = [&](int, int) { fills_started.fetch_add(1); };
   ops.enqueue = [&](int, int batch) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (batch + 1 < 5 && fills_started.load() < batch + 2 && std::chrono::steady_clock::now() < deadline)
+    while (batch + 1 < 5 && fills_started.load() < batch + 2 &&
+           std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     if (batch + 1 >= 5 || fills_started.load() >= batch + 2) overlapped.fetch_add(1);
   };
@@ -256,20 +263,39 @@ TEST(StagedPipeline, AFailureOnEitherThreadReachesTheCallerAndTheThreadIsJoined)
 // ---- analysis ----
 
 namespace {
-nlohmann::json idiom_row(const std::string& method, const std::string& direction, double bytes, double seconds,
-                         int repetition) {
+nlohmann::json idiom_row(const std::string& method, const std::string& direction, double bytes,
+                         double seconds, int repetition) {
   nlohmann::json r = {{"name", "transfer/torch_idiom/" + method + "/" + std::to_string(bytes)},
-                      {"run_type", "iteration"}, {"repetition_index", repetition}, {"real_time", seconds * 1e3},
-                      {"time_unit", "ms"}, {"iterations", 1}, {"skipped", false}, {"validated", true},
-                      {"family", "transfer"}, {"op", "torch_idiom"}, {"method", method}, {"idiom", "models " + method},
-                      {"direction", direction}, {"bytes", bytes}, {"device", 0}};
-  if (direction == "h2d") r.update({{"batches_per_call", 8}, {"gpu_step_s", 0.002}, {"batch_images", 64}});
+                      {"run_type", "iteration"},
+                      {"repetition_index", repetition},
+                      {"real_time", seconds * 1e3},
+                      {"time_unit", "ms"},
+                      {"iterations", 1},
+                      {"skipped", false},
+                      {"validated", true},
+                      {"family", "transfer"},
+                      {"op", "torch_idiom"},
+                      {"method", method},
+                      {"idiom", "models " + method},
+                      {"direction", direction},
+                      {"bytes", bytes},
+                      {"device", 0}};
+  if (direction == "h2d")
+    r.update({{"batches_per_call", 8}, {"gpu_step_s", 0.002}, {"batch_images", 64}});
   return r;
 }
-nlohmann::json scale_row(const std::string& op, nlohmann::json fields, double seconds, int repetition) {
-  nlohmann::json r = {{"name", "transfer/" + op + "/" + fields.dump()}, {"run_type", "iteration"},
-                      {"repetition_index", repetition}, {"real_time", seconds}, {"time_unit", "s"},
-                      {"iterations", 1}, {"skipped", false}, {"validated", true}, {"family", "transfer"}, {"op", op}};
+nlohmann::json scale_row(const std::string& op, nlohmann::json fields, double seconds,
+                         int repetition) {
+  nlohmann::json r = {{"name", "transfer/" + op + "/" + fields.dump()},
+                      {"run_type", "iteration"},
+                      {"repetition_index", repetition},
+                      {"real_time", seconds},
+                      {"time_unit", "s"},
+                      {"iterations", 1},
+                      {"skipped", false},
+                      {"validated", true},
+                      {"family", "transfer"},
+                      {"op", op}};
   r.update(fields);
   return r;
 }
@@ -282,10 +308,11 @@ TEST(TransferIdiomsAnalysis, FastestIdiomPerBatchWithItsMarginAndRange) {
   std::vector<nlohmann::json> rows;
   const double batch = 64 * kImageBytes;
   // Seconds per call of 8 batches; three repetitions at ±1 %.
-  const std::map<std::string, double> per_call = {{"to_from_pageable", 0.080}, {"pin_memory_cached", 0.050},
-                                                  {"pin_thread_pipeline", 0.040}};
+  const std::map<std::string, double> per_call = {
+      {"to_from_pageable", 0.080}, {"pin_memory_cached", 0.050}, {"pin_thread_pipeline", 0.040}};
   for (const auto& [method, seconds] : per_call)
-    for (int rep = 0; rep < 3; ++rep) rows.push_back(idiom_row(method, "h2d", batch, seconds * (0.99 + 0.01 * rep), rep));
+    for (int rep = 0; rep < 3; ++rep)
+      rows.push_back(idiom_row(method, "h2d", batch, seconds * (0.99 + 0.01 * rep), rep));
   for (int rep = 0; rep < 3; ++rep) {
     rows.push_back(idiom_row("result_to_pageable", "d2h", 256000, 40e-6, rep));
     rows.push_back(idiom_row("result_to_pinned", "d2h", 256000, 20e-6, rep));
@@ -299,7 +326,8 @@ TEST(TransferIdiomsAnalysis, FastestIdiomPerBatchWithItsMarginAndRange) {
   ASSERT_TRUE(h2d);
   EXPECT_EQ((*h2d)["fastest"], "pin_thread_pipeline");
   EXPECT_EQ((*h2d)["runner_up"], "pin_memory_cached");
-  EXPECT_NEAR((*h2d)["idioms"][0]["seconds"].get<double>(), 0.040 / 8, 1e-12) << "per batch, not per call";
+  EXPECT_NEAR((*h2d)["idioms"][0]["seconds"].get<double>(), 0.040 / 8, 1e-12)
+      << "per batch, not per call";
   EXPECT_NEAR((*h2d)["margin"].get<double>(), 1.25, 1e-9);
   EXPECT_NEAR((*h2d)["margin_low"].get<double>(), 0.050 * 0.99 / (0.040 * 1.01), 1e-9);
   EXPECT_NEAR((*h2d)["margin_high"].get<double>(), 0.050 * 1.01 / (0.040 * 0.99), 1e-9);
@@ -307,13 +335,19 @@ TEST(TransferIdiomsAnalysis, FastestIdiomPerBatchWithItsMarginAndRange) {
   std::vector<std::string> lines;
   for (const auto& line : a["headlines"]) lines.push_back(line.get<std::string>());
   auto has = [&](const std::string& part) {
-    return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return l.find(part) != std::string::npos; });
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const auto& l) { return l.find(part) != std::string::npos; });
   };
-  EXPECT_TRUE(has("torch idioms, batch of 64 (36.8 MiB), 2.00 ms GPU step: a DataLoader pin thread fastest, 5.00 ms "
-                  "per batch, 1.25× ahead of pin_memory() (cached) + non_blocking copy (range 1.23–1.28×), 2.00× over "
-                  "x.to(device) from pageable"))
+  EXPECT_TRUE(
+      has("torch idioms, batch of 64 (36.8 MiB), 2.00 ms GPU step: a DataLoader pin thread "
+          "fastest, 5.00 ms "
+          "per batch, 1.25× ahead of pin_memory() (cached) + non_blocking copy (range 1.23–1.28×), "
+          "2.00× over "
+          "x.to(device) from pageable"))
       << a["headlines"].dump(1);
-  EXPECT_TRUE(has("result D2H of 250 KiB: into pinned memory fastest, 20.0 µs per copy, 2.00× faster than into pageable"))
+  EXPECT_TRUE(
+      has("result D2H of 250 KiB: into pinned memory fastest, 20.0 µs per copy, 2.00× faster than "
+          "into pageable"))
       << a["headlines"].dump(1);
   EXPECT_TRUE(has("loss.item(): 12.0 µs per call")) << a["headlines"].dump(1);
 }
@@ -322,35 +356,64 @@ TEST(TransferIdiomsAnalysis, PinningAtScaleBreakEvenAndTheHostHalf) {
   std::vector<nlohmann::json> rows;
   const double gib = 1ull << 30;
   for (int rep = 0; rep < 3; ++rep) {
-    // 1 GiB: pin 0.33 s; a pageable copy 0.10 s, a pinned one 0.04 s: saves 0.06 s a copy, pays after 6.
+    // 1 GiB: pin 0.33 s; a pageable copy 0.10 s, a pinned one 0.04 s: saves 0.06 s a copy, pays
+    // after 6.
     rows.push_back(scale_row("pin_at_scale",
-                             {{"method", "register_touched"}, {"huge_pages", "none"}, {"bytes", gib}, {"device", 0},
-                              {"pin_time_s", 0.33}, {"pageable_copy_s", 0.10}, {"pinned_copy_s", 0.04},
-                              {"huge_page_fraction", 0.0}, {"thp_enabled", "madvise"}},
+                             {{"method", "register_touched"},
+                              {"huge_pages", "none"},
+                              {"bytes", gib},
+                              {"device", 0},
+                              {"pin_time_s", 0.33},
+                              {"pageable_copy_s", 0.10},
+                              {"pinned_copy_s", 0.04},
+                              {"huge_page_fraction", 0.0},
+                              {"thp_enabled", "madvise"}},
                              0.5, rep));
     rows.push_back(scale_row("pin_at_scale",
-                             {{"method", "register_touched"}, {"huge_pages", "madvise"}, {"bytes", gib}, {"device", 0},
-                              {"pin_time_s", 0.07}, {"pageable_copy_s", 0.09}, {"pinned_copy_s", 0.04},
-                              {"huge_page_fraction", 1.0}, {"thp_enabled", "madvise"}},
+                             {{"method", "register_touched"},
+                              {"huge_pages", "madvise"},
+                              {"bytes", gib},
+                              {"device", 0},
+                              {"pin_time_s", 0.07},
+                              {"pageable_copy_s", 0.09},
+                              {"pinned_copy_s", 0.04},
+                              {"huge_page_fraction", 1.0},
+                              {"thp_enabled", "madvise"}},
                              0.2, rep));
     rows.push_back(scale_row("pin_at_scale",
-                             {{"method", "host_alloc"}, {"huge_pages", "none"}, {"bytes", gib}, {"device", 0},
-                              {"pin_time_s", 0.4}, {"pageable_copy_s", 0.04}, {"pinned_copy_s", 0.04}},
+                             {{"method", "host_alloc"},
+                              {"huge_pages", "none"},
+                              {"bytes", gib},
+                              {"device", 0},
+                              {"pin_time_s", 0.4},
+                              {"pageable_copy_s", 0.04},
+                              {"pinned_copy_s", 0.04}},
                              0.5, rep));
     rows.push_back(scale_row("first_touch_at_scale",
-                             {{"huge_pages", "none"}, {"bytes", gib}, {"device", "cpu"}, {"huge_page_fraction", 0.0},
-                              {"thp_enabled", "madvise"}}, 0.4, rep));
+                             {{"huge_pages", "none"},
+                              {"bytes", gib},
+                              {"device", "cpu"},
+                              {"huge_page_fraction", 0.0},
+                              {"thp_enabled", "madvise"}},
+                             0.4, rep));
     rows.push_back(scale_row("first_touch_at_scale",
-                             {{"huge_pages", "madvise"}, {"bytes", gib}, {"device", "cpu"}, {"huge_page_fraction", 0.1},
-                              {"thp_enabled", "madvise"}}, 0.1, rep));
+                             {{"huge_pages", "madvise"},
+                              {"bytes", gib},
+                              {"device", "cpu"},
+                              {"huge_page_fraction", 0.1},
+                              {"thp_enabled", "madvise"}},
+                             0.1, rep));
   }
   const auto a = analyze(doc_of(rows), family_analyses());
   ASSERT_EQ(a["pinning_at_scale"].size(), 3u);
   std::map<std::string, nlohmann::json> by;
-  for (const auto& e : a["pinning_at_scale"]) by[e["method"].get<std::string>() + "/" + e["huge_pages"].get<std::string>()] = e;
+  for (const auto& e : a["pinning_at_scale"])
+    by[e["method"].get<std::string>() + "/" + e["huge_pages"].get<std::string>()] = e;
   EXPECT_EQ(by["register_touched/none"]["break_even_copies"], 6);
-  EXPECT_EQ(by["register_touched/madvise"]["break_even_copies"], 2);  // 0.07 / 0.05 = 1.4 → the 2nd copy pays
-  EXPECT_TRUE(by["host_alloc/none"]["break_even_copies"].is_null()) << "pinned no faster: never pays";
+  EXPECT_EQ(by["register_touched/madvise"]["break_even_copies"],
+            2);  // 0.07 / 0.05 = 1.4 → the 2nd copy pays
+  EXPECT_TRUE(by["host_alloc/none"]["break_even_copies"].is_null())
+      << "pinned no faster: never pays";
   ASSERT_EQ(a["first_touch_at_scale"].size(), 2u);
   for (const auto& e : a["first_touch_at_scale"]) {
     const double expected = e["huge_pages"] == "none" ? 400.0 : 100.0;
@@ -358,19 +421,28 @@ TEST(TransferIdiomsAnalysis, PinningAtScaleBreakEvenAndTheHostHalf) {
   }
   std::string all;
   for (const auto& line : a["headlines"]) all += line.get<std::string>() + "\n";
-  EXPECT_NE(all.find("pinning 1 GiB on GPU 0 pays after: cudaHostAlloc never (pin 400.00 ms); register 6 copies "
-                     "(pin 330.00 ms); register+THP 2 copies (pin 70.00 ms)"), std::string::npos) << all;
-  EXPECT_NE(all.find("first touch of 1 GiB: 4 KiB pages 400 ms/GiB (2.7 GB/s, 0% in huge pages) · madvise(MADV_HUGEPAGE) "
-                     "100 ms/GiB (10.7 GB/s, 10% in huge pages): 4.00× with huge pages (madvise mostly did not take; "
-                     "THP enabled: madvise)"), std::string::npos) << all;
+  EXPECT_NE(all.find("pinning 1 GiB on GPU 0 pays after: cudaHostAlloc never (pin 400.00 ms); "
+                     "register 6 copies "
+                     "(pin 330.00 ms); register+THP 2 copies (pin 70.00 ms)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("first touch of 1 GiB: 4 KiB pages 400 ms/GiB (2.7 GB/s, 0% in huge pages) · "
+                     "madvise(MADV_HUGEPAGE) "
+                     "100 ms/GiB (10.7 GB/s, 10% in huge pages): 4.00× with huge pages (madvise "
+                     "mostly did not take; "
+                     "THP enabled: madvise)"),
+            std::string::npos)
+      << all;
 }
 
 TEST(TransferIdiomsAnalysis, FilesWithoutTheseRowsGiveEmptySections) {
   const auto a = analyze(doc_of({}), family_analyses());
-  for (const char* key : {"torch_idioms", "pinning_at_scale", "first_touch_at_scale"}) EXPECT_TRUE(a[key].empty()) << key;
+  for (const char* key : {"torch_idioms", "pinning_at_scale", "first_touch_at_scale"})
+    EXPECT_TRUE(a[key].empty()) << key;
   // A row with fields missing is left out, never fatal.
   const auto b = analyze(doc_of({scale_row("pin_at_scale", {{"bytes", 1.0}, {"device", 0}}, 0.1, 0),
-                                 idiom_row("item", "d2h", 4, 1e-5, 0)}), family_analyses());
+                                 idiom_row("item", "d2h", 4, 1e-5, 0)}),
+                         family_analyses());
   ASSERT_EQ(b["pinning_at_scale"].size(), 1u);
   EXPECT_TRUE(b["pinning_at_scale"][0]["break_even_copies"].is_null());
 }

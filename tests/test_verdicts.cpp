@@ -1,5 +1,5 @@
-// Verdicts on synthetic files: each cause a run can record is shown by a file that records it, and a
-// healthy file says healthy; impossible rows say why; references match by GPU model and link.
+// Verdicts on synthetic files: each cause a run can record is shown by a file that records it, and
+// a healthy file says healthy; impossible rows say why; references match by GPU model and link.
 #include <filesystem>
 #include <fstream>
 
@@ -16,27 +16,41 @@ namespace {
 
 constexpr double kLink = 63e9;  // Gen5 x16 per direction, near enough
 
-nlohmann::json context(const std::string& gpu_name = "Test GPU", int max_generation = 5, int max_width = 16) {
+nlohmann::json context(const std::string& gpu_name = "Test GPU", int max_generation = 5,
+                       int max_width = 16) {
   return {{"host_name", "box"},
           {"num_cpus", 2},
           {"load_avg", {3.1, 2.0, 1.0}},
           {"offloadbench", {{"schema_version", 1}, {"start_time_utc", "2026-01-01T00:00:00Z"}}},
-          {"host", {{"cpu_model", "Test CPU"}, {"blas", {{"library", "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell (OpenMP)"}}}}},
-          {"cuda", {{"gpus", {{{"index", 0}, {"name", gpu_name}, {"numa_node", 0},
-                               {"pcie_link", {{"current_generation", max_generation}, {"current_width", max_width},
-                                              {"max_generation", max_generation}, {"max_width", max_width},
-                                              {"theoretical_bytes_per_second", kLink},
-                                              {"ceiling_bytes_per_second", kLink}}}}}}}}};
+          {"host",
+           {{"cpu_model", "Test CPU"},
+            {"blas", {{"library", "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell (OpenMP)"}}}}},
+          {"cuda",
+           {{"gpus",
+             {{{"index", 0},
+               {"name", gpu_name},
+               {"numa_node", 0},
+               {"pcie_link",
+                {{"current_generation", max_generation},
+                 {"current_width", max_width},
+                 {"max_generation", max_generation},
+                 {"max_width", max_width},
+                 {"theoretical_bytes_per_second", kLink},
+                 {"ceiling_bytes_per_second", kLink}}}}}}}}};
 }
 
-// One case, three repetitions at `rates` (bytes/s unless the fields say flop), `fields` on each row.
-void add_case(nlohmann::json& doc, const std::string& name, std::vector<double> rates, nlohmann::json fields) {
+// One case, three repetitions at `rates` (bytes/s unless the fields say flop), `fields` on each
+// row.
+void add_case(nlohmann::json& doc, const std::string& name, std::vector<double> rates,
+              nlohmann::json fields) {
   const auto rate_field = fields.value("rate_field", std::string("bytes_per_second"));
   fields.erase("rate_field");
   for (std::size_t i = 0; i < rates.size(); ++i) {
-    nlohmann::json r = {{"name", name}, {"run_type", "iteration"}, {"repetition_index", i}, {"real_time", 1e9 / rates[i]},
-                        {"time_unit", "ns"}, {"iterations", 10}, {"skipped", false}, {"validated", true},
-                        {"headline", name}, {"bytes", 1 << 30}};
+    nlohmann::json r = {{"name", name},          {"run_type", "iteration"},
+                        {"repetition_index", i}, {"real_time", 1e9 / rates[i]},
+                        {"time_unit", "ns"},     {"iterations", 10},
+                        {"skipped", false},      {"validated", true},
+                        {"headline", name},      {"bytes", 1 << 30}};
     r[rate_field] = rates[i];
     r.update(fields);
     doc["benchmarks"].push_back(r);
@@ -44,7 +58,10 @@ void add_case(nlohmann::json& doc, const std::string& name, std::vector<double> 
 }
 
 nlohmann::json copy_fields() {
-  return {{"family", "transfer"}, {"op", "device_copy"}, {"device", 0}, {"host_memory", "pinned"},
+  return {{"family", "transfer"},
+          {"op", "device_copy"},
+          {"device", 0},
+          {"host_memory", "pinned"},
           {"ceiling_bytes_per_second", kLink}};
 }
 
@@ -68,19 +85,25 @@ TEST(Verdicts, ACopyNearItsCeilingWithNothingRecordedIsHealthy) {
   const auto v = judge(doc);
   EXPECT_EQ(v["verdict"], "healthy") << v.dump();
   EXPECT_TRUE(v["causes"].empty());
-  EXPECT_NE(v["evidence"].get<std::string>().find("87% of its ceiling"), std::string::npos) << v["evidence"];
+  EXPECT_NE(v["evidence"].get<std::string>().find("87% of its ceiling"), std::string::npos)
+      << v["evidence"];
   EXPECT_TRUE(v["reference"].is_null());
 }
 
 TEST(Verdicts, LinkTrainedBelowItsMaximumUnderLoad) {
   auto doc = document();
   auto fields = copy_fields();
-  fields.update({{"link_below_max_under_load", true}, {"link_generation_under_load", 4}, {"link_width_under_load", 8},
-                 {"link_max_generation", 5}, {"link_max_width", 16}});
+  fields.update({{"link_below_max_under_load", true},
+                 {"link_generation_under_load", 4},
+                 {"link_width_under_load", 8},
+                 {"link_max_generation", 5},
+                 {"link_max_width", 16}});
   add_case(doc, "h2d pinned", {14e9, 14e9, 14e9}, fields);
   const auto v = judge(doc);
   EXPECT_EQ(v["verdict"], "below expectation");
-  EXPECT_NE(causes(v).find("Gen4 x8 in a Gen5 x16 slot under load: check the slot or riser"), std::string::npos) << causes(v);
+  EXPECT_NE(causes(v).find("Gen4 x8 in a Gen5 x16 slot under load: check the slot or riser"),
+            std::string::npos)
+      << causes(v);
 }
 
 TEST(Verdicts, HostMemoryOnTheFarNumaNode) {
@@ -90,19 +113,25 @@ TEST(Verdicts, HostMemoryOnTheFarNumaNode) {
   add_case(doc, "h2d pinned", {40e9, 40e9, 40e9}, fields);
   const auto v = judge(doc);
   EXPECT_EQ(v["verdict"], "below expectation");
-  EXPECT_NE(causes(v).find("host memory on NUMA node 1, the GPU on node 0 (far node)"), std::string::npos) << causes(v);
+  EXPECT_NE(causes(v).find("host memory on NUMA node 1, the GPU on node 0 (far node)"),
+            std::string::npos)
+      << causes(v);
 }
 
 TEST(Verdicts, ClocksThrottledAndWhy) {
   auto doc = document();
   auto fields = copy_fields();
   fields.erase("ceiling_bytes_per_second");
-  fields.update({{"clock_throttled", true}, {"sm_clock_mhz", 1200}, {"sm_clock_max_mhz", 1980},
+  fields.update({{"clock_throttled", true},
+                 {"sm_clock_mhz", 1200},
+                 {"sm_clock_max_mhz", 1980},
                  {"clock_reasons", {"hw thermal"}}});
   add_case(doc, "triad gpu", {2e12, 2e12, 2e12}, fields);
   const auto v = judge(doc);
   EXPECT_EQ(v["verdict"], "below expectation");
-  EXPECT_NE(causes(v).find("SM clock throttled at 1200 of 1980 MHz (hw thermal)"), std::string::npos) << causes(v);
+  EXPECT_NE(causes(v).find("SM clock throttled at 1200 of 1980 MHz (hw thermal)"),
+            std::string::npos)
+      << causes(v);
 }
 
 TEST(Verdicts, AnotherProcessOnTheGpu) {
@@ -115,7 +144,8 @@ TEST(Verdicts, AnotherProcessOnTheGpu) {
   EXPECT_NE(causes(v).find("1 other process(es) on the GPU"), std::string::npos) << causes(v);
 }
 
-// Persistence off costs start-up, not a steady rate: named when the figure is short, not on its own.
+// Persistence off costs start-up, not a steady rate: named when the figure is short, not on its
+// own.
 TEST(Verdicts, PersistenceOffIsNamedWhenTheFigureIsShort) {
   auto ctx = context();
   ctx["cuda"]["gpus"][0]["persistence_mode"] = "off";
@@ -129,7 +159,8 @@ TEST(Verdicts, PersistenceOffIsNamedWhenTheFigureIsShort) {
   const auto v = judge(slow);
   EXPECT_EQ(v["verdict"], "below expectation");
   EXPECT_NE(causes(v).find("persistence mode off"), std::string::npos) << causes(v);
-  EXPECT_NE(v["evidence"].get<std::string>().find("below the 70% of its ceiling expected"), std::string::npos);
+  EXPECT_NE(v["evidence"].get<std::string>().find("below the 70% of its ceiling expected"),
+            std::string::npos);
 }
 
 TEST(Verdicts, ThpOffForPinningAtScale) {
@@ -143,8 +174,14 @@ TEST(Verdicts, ThpOffForPinningAtScale) {
 }
 
 nlohmann::json cpu_fields(const std::string& view, const std::string& library = "") {
-  nlohmann::json f = {{"family", "compute"}, {"device", "cpu"}, {"compare_group", "compute/sgemm/square"},
-                      {"view", view}, {"series", ""}, {"sweep", "n"}, {"n", 1024}, {"rate_field", "flop_per_second"}};
+  nlohmann::json f = {{"family", "compute"},
+                      {"device", "cpu"},
+                      {"compare_group", "compute/sgemm/square"},
+                      {"view", view},
+                      {"series", ""},
+                      {"sweep", "n"},
+                      {"n", 1024},
+                      {"rate_field", "flop_per_second"}};
   if (!library.empty()) f["library"] = library;
   return f;
 }
@@ -161,17 +198,20 @@ TEST(Verdicts, PowersaveGovernorForCpuRowsShortOfTheirReference) {
   EXPECT_EQ(v["verdict"], "below expectation");
   EXPECT_NE(causes(v).find("governor powersave"), std::string::npos) << causes(v);
   EXPECT_EQ(v["reference"]["file"], "ref.json");
-  EXPECT_NE(v["evidence"].get<std::string>().find("below the reference's slowest repetition"), std::string::npos);
+  EXPECT_NE(v["evidence"].get<std::string>().find("below the reference's slowest repetition"),
+            std::string::npos);
 }
 
 TEST(Verdicts, CpuBlasOnAFallbackCoreType) {
   auto ctx = context();
-  ctx["host"]["blas"]["library"] = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY USE_OPENMP Prescott MAX_THREADS=64";
+  ctx["host"]["blas"]["library"] =
+      "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY USE_OPENMP Prescott MAX_THREADS=64";
   auto doc = document(ctx);
   add_case(doc, "sgemm cpu_1t", {23.7e9, 23.7e9, 23.7e9}, cpu_fields("cpu_1t", "OpenBLAS"));
   const auto v = judge(doc);
   EXPECT_EQ(v["verdict"], "below expectation");
-  EXPECT_NE(causes(v).find("fallback core type (OpenBLAS Prescott)"), std::string::npos) << causes(v);
+  EXPECT_NE(causes(v).find("fallback core type (OpenBLAS Prescott)"), std::string::npos)
+      << causes(v);
   // oneDNN's row on the same machine is not OpenBLAS's: no such cause.
   auto onednn = document(ctx);
   add_case(onednn, "sgemm oneDNN cpu_1t", {154e9, 154e9, 154e9}, cpu_fields("cpu_1t", "oneDNN"));
@@ -188,7 +228,9 @@ TEST(Verdicts, AllThreadsSlowerThanOne) {
   const auto v = judge(doc);
   EXPECT_EQ(v["label"], "sgemm cpu_all");
   EXPECT_EQ(v["verdict"], "below expectation");
-  EXPECT_NE(causes(v).find("threads slower than one (48.80 GFLOP/s vs 95.30 GFLOP/s)"), std::string::npos) << causes(v);
+  EXPECT_NE(causes(v).find("threads slower than one (48.80 GFLOP/s vs 95.30 GFLOP/s)"),
+            std::string::npos)
+      << causes(v);
   EXPECT_NE(causes(v).find("load average 3.1 on 2 CPUs"), std::string::npos) << causes(v);
 }
 
@@ -197,7 +239,8 @@ TEST(Verdicts, ASpreadTooWideToTrust) {
   add_case(doc, "h2d pinned", {55e9, 20e9, 55e9}, copy_fields());
   const auto v = judge(doc);
   EXPECT_EQ(v["verdict"], "below expectation");
-  EXPECT_NE(causes(v).find("spread too wide to trust (unsteady: cv"), std::string::npos) << causes(v);
+  EXPECT_NE(causes(v).find("spread too wide to trust (unsteady: cv"), std::string::npos)
+      << causes(v);
 }
 
 TEST(Verdicts, AboveTheCeilingIsImpossible) {
@@ -239,8 +282,10 @@ TEST(Verdicts, ShortOfTheReferenceWithNoRecordedCauseSaysSo) {
   const auto v = judge(doc, {{"ref.json", reference_doc}});
   EXPECT_EQ(v["verdict"], "below expectation");
   EXPECT_EQ(v["causes"], nlohmann::json({"cause not recorded by this run"}));
-  EXPECT_NE(v["evidence"].get<std::string>().find("26% below the reference's slowest repetition 54.00 GB/s"),
-            std::string::npos) << v["evidence"];
+  EXPECT_NE(v["evidence"].get<std::string>().find(
+                "26% below the reference's slowest repetition 54.00 GB/s"),
+            std::string::npos)
+      << v["evidence"];
 }
 
 TEST(Verdicts, ReferencesMatchByGpuModelAndLinkAndNeverTheFileItself) {
@@ -280,9 +325,13 @@ TEST(Verdicts, TheMachineHalfBeforeAnyRun) {
   ctx["host"]["blas"]["library"] = "OpenBLAS 0.3.21 DYNAMIC_ARCH Prescott";
   std::string all;
   for (const auto& line : machine_limits(ctx)) all += line + "\n";
-  EXPECT_NE(all.find("GPU 0: this link will cap copies at 15.8 GB/s: trained Gen4 x8 in a Gen5 x16 slot"),
-            std::string::npos) << all;
-  EXPECT_NE(all.find("CPU: CPU BLAS on a fallback core type (OpenBLAS Prescott)"), std::string::npos) << all;
+  EXPECT_NE(
+      all.find("GPU 0: this link will cap copies at 15.8 GB/s: trained Gen4 x8 in a Gen5 x16 slot"),
+      std::string::npos)
+      << all;
+  EXPECT_NE(all.find("CPU: CPU BLAS on a fallback core type (OpenBLAS Prescott)"),
+            std::string::npos)
+      << all;
   EXPECT_TRUE(machine_limits(context()).empty()) << "a machine with nothing recorded against it";
 }
 

@@ -16,7 +16,8 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 }
 
-// What the t tail rests on: Boost.Math's regularized incomplete beta, P(|T| > t) = I_{df/(df+t²)}(df/2, ½).
+// What the t tail rests on: Boost.Math's regularized incomplete beta, P(|T| > t) =
+// I_{df/(df+t²)}(df/2, ½).
 TEST(IncompleteBeta, BoostMatchesClosedFormsAndTheTTail) {
   for (double x : {0.01, 0.2, 0.5, 0.77, 0.999}) {
     EXPECT_NEAR(boost::math::ibeta(1.0, 1.0, x), x, 1e-13);
@@ -28,12 +29,13 @@ TEST(IncompleteBeta, BoostMatchesClosedFormsAndTheTTail) {
   for (double df : {1.0, 2.7, 5.0, 30.0})
     for (double t : {0.4, 2.0, 9.5}) {
       const double both_tails = boost::math::ibeta(df / 2, 0.5, df / (df + t * t));
-      EXPECT_NEAR(student_t_upper_tail(t, df), both_tails / 2, 1e-14 * both_tails) << df << " " << t;
+      EXPECT_NEAR(student_t_upper_tail(t, df), both_tails / 2, 1e-14 * both_tails)
+          << df << " " << t;
     }
 }
 
-// Against a second source: mpmath at 40 digits (t tails from its betainc, t_{0.975, 5} also from the
-// closed-form CDF at 5 degrees of freedom), each rounded to 17 digits.
+// Against a second source: mpmath at 40 digits (t tails from its betainc, t_{0.975, 5} also from
+// the closed-form CDF at 5 degrees of freedom), each rounded to 17 digits.
 TEST(StudentT, MatchesHighPrecisionReferenceValues) {
   EXPECT_NEAR(student_t_upper_tail(2, 3), 0.069662984279421582, 1e-15 * 0.07);
   EXPECT_NEAR(student_t_upper_tail(9.5, 2.7), 0.0018823104888931193, 1e-15 * 0.002);
@@ -42,9 +44,11 @@ TEST(StudentT, MatchesHighPrecisionReferenceValues) {
   EXPECT_NEAR(student_t_upper_quantile(0.975, 5), -2.5705818356363155, 1e-15 * 2.6);
 }
 
-// Boost would raise its own errors on these; the wrappers keep std::invalid_argument, NaN and ±infinity.
+// Boost would raise its own errors on these; the wrappers keep std::invalid_argument, NaN and
+// ±infinity.
 TEST(StudentT, EdgeCases) {
-  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
   for (double df : {0.0, -1.0, nan, -inf}) {
     EXPECT_THROW(student_t_upper_tail(1, df), std::invalid_argument) << df;
     EXPECT_THROW(student_t_upper_quantile(0.1, df), std::invalid_argument) << df;
@@ -68,7 +72,8 @@ TEST(StudentT, UpperTailMatchesTheClosedFormsForOneTwoAndThreeDegreesOfFreedom) 
     EXPECT_NEAR(student_t_upper_tail(t, 1), 0.5 - std::atan(t) / kPi, 1e-12) << t;
     EXPECT_NEAR(student_t_upper_tail(t, 2), 0.5 - t / (2 * std::sqrt(2 + t * t)), 1e-12) << t;
     const double u = t / std::sqrt(3.0);
-    EXPECT_NEAR(student_t_upper_tail(t, 3), 0.5 - (u / (1 + u * u) + std::atan(u)) / kPi, 1e-12) << t;
+    EXPECT_NEAR(student_t_upper_tail(t, 3), 0.5 - (u / (1 + u * u) + std::atan(u)) / kPi, 1e-12)
+        << t;
   }
 }
 
@@ -86,8 +91,10 @@ TEST(StudentT, ApproachesTheNormalTailAndIsSymmetric) {
 
 TEST(StudentT, QuantileInvertsTheTail) {
   for (double p : {0.001, 0.025, 0.25, 0.5, 0.75, 0.9}) {
-    EXPECT_NEAR(student_t_upper_quantile(p, 1), std::tan(kPi * (0.5 - p)), 1e-9 * (1 + std::fabs(std::tan(kPi * (0.5 - p)))));
-    for (double df : {2.0, 4.5, 30.0}) EXPECT_NEAR(student_t_upper_tail(student_t_upper_quantile(p, df), df), p, 1e-12);
+    EXPECT_NEAR(student_t_upper_quantile(p, 1), std::tan(kPi * (0.5 - p)),
+                1e-9 * (1 + std::fabs(std::tan(kPi * (0.5 - p)))));
+    for (double df : {2.0, 4.5, 30.0})
+      EXPECT_NEAR(student_t_upper_tail(student_t_upper_quantile(p, df), df), p, 1e-12);
   }
   EXPECT_THROW(student_t_upper_quantile(0, 4), std::invalid_argument);
 }
@@ -99,11 +106,13 @@ TEST(Welch, StatisticStandardErrorAndDegreesOfFreedom) {
   EXPECT_NEAR(w.standard_error, std::sqrt(2.0 / 3), 1e-12);
   EXPECT_NEAR(w.df, 4, 1e-12);
   EXPECT_NEAR(w.t, 3 / std::sqrt(2.0 / 3), 1e-12);
-  // Unequal variances and sizes: Welch–Satterthwaite df lies between the smaller n − 1 and n₁ + n₂ − 2.
+  // Unequal variances and sizes: Welch–Satterthwaite df lies between the smaller n − 1 and n₁ + n₂
+  // − 2.
   const auto uneven = welch_t({1, 1.1, 0.9}, {4, 8, 2, 6, 5, 7});
   EXPECT_GT(uneven.df, 2);
   EXPECT_LT(uneven.df, 7);
-  // The shift is subtracted: testing "more than +3" of a difference of exactly 3 gives t = 0, p = ½.
+  // The shift is subtracted: testing "more than +3" of a difference of exactly 3 gives t = 0, p =
+  // ½.
   const auto at_shift = welch_t({1, 2, 3}, {4, 5, 6}, 3);
   EXPECT_NEAR(at_shift.t, 0, 1e-12);
   EXPECT_NEAR(welch_upper_p(at_shift), 0.5, 1e-12);

@@ -1,7 +1,8 @@
 // The batches family's table of cases. Byte counting:
 //   GPU rows   bytes = what crosses the bus host -> device: batch·H·W·C bytes of uint8, or 4× that
 //              in fp32 for (a); ceiling = the link. images_per_second = batch / time per batch.
-//   CPU rows   bytes = uint8 read + fp32 written (5 bytes per element, BabelStream's way); no ceiling.
+//   CPU rows   bytes = uint8 read + fp32 written (5 bytes per element, BabelStream's way); no
+//   ceiling.
 // Every GPU row's time runs from host uint8 to a normalized tensor on the device, synchronized.
 #include "benchmarks/batches/batches_cases.h"
 
@@ -19,10 +20,10 @@ std::string ImageShape::label() const { return fmt::format("{}x{}x{}", height, w
 namespace {
 constexpr PlacementInfo kPlacementTable[] = {
     //                              name                   normalize_on_gpu  output
-    {Placement::cpu_normalize_fp32, "cpu_normalize_fp32", false,            NormalizedType::fp32},
-    {Placement::gpu_normalize_fp32, "gpu_normalize_fp32", true,             NormalizedType::fp32},
-    {Placement::gpu_normalize_bf16, "gpu_normalize_bf16", true,             NormalizedType::bf16},
-    {Placement::gpu_normalize_fp16, "gpu_normalize_fp16", true,             NormalizedType::fp16},
+    {Placement::cpu_normalize_fp32, "cpu_normalize_fp32", false, NormalizedType::fp32},
+    {Placement::gpu_normalize_fp32, "gpu_normalize_fp32", true, NormalizedType::fp32},
+    {Placement::gpu_normalize_bf16, "gpu_normalize_bf16", true, NormalizedType::bf16},
+    {Placement::gpu_normalize_fp16, "gpu_normalize_fp16", true, NormalizedType::fp16},
 };
 }  // namespace
 
@@ -36,7 +37,8 @@ std::uint64_t bus_bytes(const BatchToGpuCase& c) {
   return placement_info(c.placement).normalize_on_gpu ? elements : elements * sizeof(float);
 }
 
-// Small (CIFAR/ImageNet-downsampled), ImageNet training crops, one large grayscale frame (a camera).
+// Small (CIFAR/ImageNet-downsampled), ImageNet training crops, one large grayscale frame (a
+// camera).
 std::vector<ImageShape> batch_images() { return {{64, 64, 3}, {224, 224, 3}, {1024, 1280, 1}}; }
 
 std::vector<int> batch_sizes(bool quick) {
@@ -47,8 +49,13 @@ std::vector<int> batch_sizes(bool quick) {
 namespace {
 
 nlohmann::json image_fields(const ImageShape& image, int batch) {
-  return {{"image", image.label()}, {"height", image.height}, {"width", image.width}, {"channels", image.channels},
-          {"batch", batch},         {"sweep", "batch"},       {"elements", image.elements() * batch}};
+  return {{"image", image.label()},
+          {"height", image.height},
+          {"width", image.width},
+          {"channels", image.channels},
+          {"batch", batch},
+          {"sweep", "batch"},
+          {"elements", image.elements() * batch}};
 }
 
 void register_gpu_rows(const RunConfig& config, const ImageShape& image, int batch) {
@@ -57,7 +64,8 @@ void register_gpu_rows(const RunConfig& config, const ImageShape& image, int bat
     for (auto placement : kPlacements)
       for (auto memory : {HostMemoryKind::pageable, HostMemoryKind::pinned}) {
         const auto& info = placement_info(placement);
-        BatchToGpuCase c{image, batch, placement, memory, info.normalize_on_gpu ? 0 : all_threads, device};
+        BatchToGpuCase c{image, batch, placement, memory, info.normalize_on_gpu ? 0 : all_threads,
+                         device};
         auto fields = image_fields(image, batch);
         fields.update({{"op", "batch_to_gpu"},
                        {"placement", info.name},
@@ -70,10 +78,11 @@ void register_gpu_rows(const RunConfig& config, const ImageShape& image, int bat
                        {"output_bytes", image.elements() * batch * element_bytes(info.output)},
                        {"device", device}});
         if (!info.normalize_on_gpu) fields["cpu_threads"] = all_threads;
-        register_case(measured_case(fmt::format("batches/{}/{}/{}/batch:{}{}", image.label(), info.name,
-                                                to_string(memory), batch, config.gpu_suffix(device)),
-                                    "batches", std::move(fields), Clock::host_wall,
-                                    [c] { return OFFLOADBENCH_GPU_RUNNER(setup_batch_to_gpu)(c); }));
+        register_case(
+            measured_case(fmt::format("batches/{}/{}/{}/batch:{}{}", image.label(), info.name,
+                                      to_string(memory), batch, config.gpu_suffix(device)),
+                          "batches", std::move(fields), Clock::host_wall,
+                          [c] { return OFFLOADBENCH_GPU_RUNNER(setup_batch_to_gpu)(c); }));
       }
 }
 
@@ -93,10 +102,9 @@ void register_cpu_rows(const RunConfig& config, const ImageShape& image, int bat
                    {"bytes", image.elements() * batch * (1 + sizeof(float))},
                    {"bytes_counted", "uint8 read + fp32 written"}});
     const CpuNormalizeCase c{image, batch, threads};
-    register_case(measured_case(fmt::format("batches/{}/cpu_normalize/threads:{}/batch:{}", image.label(), threads,
-                                            batch),
-                                "batches", std::move(fields), Clock::host_wall,
-                                [c] { return setup_cpu_normalize(c); }));
+    register_case(measured_case(
+        fmt::format("batches/{}/cpu_normalize/threads:{}/batch:{}", image.label(), threads, batch),
+        "batches", std::move(fields), Clock::host_wall, [c] { return setup_cpu_normalize(c); }));
   }
 }
 
@@ -112,7 +120,8 @@ void register_batches_suite(const RunConfig& config) {
 
 Suite batches_suite() {
   return {"batches",
-          "what to send over the bus: CPU normalize + fp32 copy vs uint8 copy + GPU normalize, by image size and batch",
+          "what to send over the bus: CPU normalize + fp32 copy vs uint8 copy + GPU normalize, by "
+          "image size and batch",
           register_batches_suite,
           "",  // image sizes and batches are fixed: --sizes is refused
           ""};

@@ -29,15 +29,15 @@ MeasuredCase setup_cpu_normalize(const CpuNormalizeCase& c) {
   MeasuredCase made;
   Measurement& m = made.measurement;
   m.call = [b, c, params] {
-    cpu::normalize_hwc_to_chw(b->normalized.get(), b->pixels.data(), c.batch, c.image.height, c.image.width, params,
-                              c.threads);
+    cpu::normalize_hwc_to_chw(b->normalized.get(), b->pixels.data(), c.batch, c.image.height,
+                              c.image.width, params, c.threads);
     benchmark::DoNotOptimize(b->normalized.get());
     benchmark::ClobberMemory();
   };
   m.verify = [b, c, params, call = m.call] {
     call();
-    return check_normalized(b->normalized.get(), NormalizedType::fp32, b->pixels.data(), c.batch, c.image.height,
-                            c.image.width, params);
+    return check_normalized(b->normalized.get(), NormalizedType::fp32, b->pixels.data(), c.batch,
+                            c.image.height, c.image.width, params);
   };
   m.verify_warms_up = true;
   m.work.bytes = static_cast<double>(elements) * (1 + sizeof(float));

@@ -1,10 +1,10 @@
 // The compute suite's table of cases.
-// Elementwise: byte weights are BabelStream's (arrays moved × n × sizeof(T)); sizes quick 1Ki, 64Ki,
-// 1Mi, 16Mi, 64Mi elements, full 1Ki..256Mi in powers of two, or --sizes (read as element counts).
-// Matmul: 2·m·n·k FLOP per multiply; square n quick 64, 256, 1024, 4096, full 16..8192, plus the
-// small network's layers (batch × 784 × 128 and batch × 128 × 10).
-// Every GPU case has three views (kernel only with L2 flushed, end to end from pinned or pageable
-// memory) and every CPU case two (one thread, all threads); rows carry the pairing fields.
+// Elementwise: byte weights are BabelStream's (arrays moved × n × sizeof(T)); sizes quick 1Ki,
+// 64Ki, 1Mi, 16Mi, 64Mi elements, full 1Ki..256Mi in powers of two, or --sizes (read as element
+// counts). Matmul: 2·m·n·k FLOP per multiply; square n quick 64, 256, 1024, 4096, full 16..8192,
+// plus the small network's layers (batch × 784 × 128 and batch × 128 × 10). Every GPU case has
+// three views (kernel only with L2 flushed, end to end from pinned or pageable memory) and every
+// CPU case two (one thread, all threads); rows carry the pairing fields.
 #include "benchmarks/compute/compute_cases.h"
 
 #include <algorithm>
@@ -24,11 +24,16 @@ namespace offloadbench {
 
 const char* to_string(ComputeView view) {
   switch (view) {
-    case ComputeView::gpu_kernel: return "gpu_kernel";
-    case ComputeView::gpu_pinned: return "gpu_pinned";
-    case ComputeView::gpu_pageable: return "gpu_pageable";
-    case ComputeView::cpu_1t: return "cpu_1t";
-    case ComputeView::cpu_all: return "cpu_all";
+    case ComputeView::gpu_kernel:
+      return "gpu_kernel";
+    case ComputeView::gpu_pinned:
+      return "gpu_pinned";
+    case ComputeView::gpu_pageable:
+      return "gpu_pageable";
+    case ComputeView::cpu_1t:
+      return "cpu_1t";
+    case ComputeView::cpu_all:
+      return "cpu_all";
   }
   return "unknown";
 }
@@ -48,12 +53,14 @@ constexpr double kQuickCpuMatmulMaxFlops = 2.0 * 1024 * 1024 * 1024;
 
 // Largest first (the arrays kept for reuse after the last case are then the smallest), no repeats.
 std::vector<std::uint64_t> elementwise_sizes(const RunConfig& config) {
-  std::vector<std::uint64_t> sizes = config.sizes ? *config.sizes
-                                     : config.quick ? std::vector<std::uint64_t>{1ull << 10, 64ull << 10, 1ull << 20,
-                                                                                 16ull << 20, 64ull << 20}
-                                                    : powers_of_two(1ull << 10, 256ull << 20);
+  std::vector<std::uint64_t> sizes =
+      config.sizes   ? *config.sizes
+      : config.quick ? std::vector<std::uint64_t>{1ull << 10, 64ull << 10, 1ull << 20, 16ull << 20,
+                                                  64ull << 20}
+                     : powers_of_two(1ull << 10, 256ull << 20);
   std::sort(sizes.rbegin(), sizes.rend());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());  // "--sizes 1Ki,1024" is one size
+  sizes.erase(std::unique(sizes.begin(), sizes.end()),
+              sizes.end());  // "--sizes 1Ki,1024" is one size
   return sizes;
 }
 
@@ -95,41 +102,43 @@ std::vector<ViewSlot> view_slots(const RunConfig& config) {
 }
 
 // Fields every compute row has: where it ran and how it pairs with the other side.
-nlohmann::json view_fields(const ViewSlot& slot, const std::string& compare_group, const std::string& series,
-                           const std::string& sweep) {
-  nlohmann::json f = {{"view", to_string(slot.view)}, {"compare_group", compare_group},
-                      {"series", series},             {"sweep", sweep}};
+nlohmann::json view_fields(const ViewSlot& slot, const std::string& compare_group,
+                           const std::string& series, const std::string& sweep) {
+  nlohmann::json f = {{"view", to_string(slot.view)},
+                      {"compare_group", compare_group},
+                      {"series", series},
+                      {"sweep", sweep}};
   if (is_gpu_view(slot.view)) {
     f["device"] = slot.device;
-    if (slot.view == ComputeView::gpu_kernel) f["l2"] = "flushed";
-    else f["host_memory"] = slot.view == ComputeView::gpu_pinned ? "pinned" : "pageable";
+    if (slot.view == ComputeView::gpu_kernel)
+      f["l2"] = "flushed";
+    else
+      f["host_memory"] = slot.view == ComputeView::gpu_pinned ? "pinned" : "pageable";
   } else {
     f["device"] = "cpu";
     f["cpu_threads"] = slot.threads;
-    f["threading"] = fmt::format("{} threads: OpenMP (libgomp) for elementwise (one thread below {} elements) and "
-                                 "oneDNN sgemm, OpenBLAS ({}) for OpenBLAS sgemm",
-                                 slot.threads, cpu::kElementwiseParallelGrain, openblas_threading());
+    f["threading"] = fmt::format(
+        "{} threads: OpenMP (libgomp) for elementwise (one thread below {} elements) and "
+        "oneDNN sgemm, OpenBLAS ({}) for OpenBLAS sgemm",
+        slot.threads, cpu::kElementwiseParallelGrain, openblas_threading());
   }
   return f;
 }
 
-// The elementwise ops measured (each op's math, weight and scalars: kernels/elementwise.h): every op in
-// fp32, and add and triad in fp64 as well, for what the element type costs.
+// The elementwise ops measured (each op's math, weight and scalars: kernels/elementwise.h): every
+// op in fp32, and add and triad in fp64 as well, for what the element type costs.
 constexpr std::pair<ElementwiseOp, ElementType> kMeasuredElementwiseOps[] = {
-    {ElementwiseOp::copy, ElementType::fp32},
-    {ElementwiseOp::scale, ElementType::fp32},
-    {ElementwiseOp::add, ElementType::fp32},
-    {ElementwiseOp::triad, ElementType::fp32},
-    {ElementwiseOp::dot, ElementType::fp32},
-    {ElementwiseOp::add_scalar, ElementType::fp32},
-    {ElementwiseOp::axpby, ElementType::fp32},
-    {ElementwiseOp::add, ElementType::fp64},
+    {ElementwiseOp::copy, ElementType::fp32},  {ElementwiseOp::scale, ElementType::fp32},
+    {ElementwiseOp::add, ElementType::fp32},   {ElementwiseOp::triad, ElementType::fp32},
+    {ElementwiseOp::dot, ElementType::fp32},   {ElementwiseOp::add_scalar, ElementType::fp32},
+    {ElementwiseOp::axpby, ElementType::fp32}, {ElementwiseOp::add, ElementType::fp64},
     {ElementwiseOp::triad, ElementType::fp64},
 };
 
-void register_elementwise_case(const RunConfig& config, const ViewSlot& slot, const ElementwiseCase& c,
-                               const std::shared_ptr<ReusedArrays<ElementwiseHostArrays>>& host_reuse,
-                               const std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>>& gpu_reuse) {
+void register_elementwise_case(
+    const RunConfig& config, const ViewSlot& slot, const ElementwiseCase& c,
+    const std::shared_ptr<ReusedArrays<ElementwiseHostArrays>>& host_reuse,
+    const std::shared_ptr<ReusedArrays<ElementwiseGpuArrays>>& gpu_reuse) {
   const auto& info = op_info(c.op);
   const std::uint64_t n = c.elements, element_bytes = c.type == ElementType::fp32 ? 4 : 8;
   const bool four = c.kernel == ElementwiseKernel::four_per_thread;
@@ -148,14 +157,15 @@ void register_elementwise_case(const RunConfig& config, const ViewSlot& slot, co
   if (c.op == ElementwiseOp::triad && c.type == ElementType::fp32 && !four)
     fields["headline"] = fmt::format("triad fp32 {}", to_string(slot.view));
   const bool gpu = is_gpu_view(slot.view);
-  auto spec = measured_case(fmt::format("compute/{}/{}/{}/{}{}{}", info.name, to_string(c.type), to_string(slot.view),
-                                        count_label(n), four ? "/kernel:four_per_thread" : "",
-                                        gpu ? config.gpu_suffix(slot.device) : ""),
-                            "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
-                            [c, gpu, host_reuse, gpu_reuse] {
-                              return gpu ? OFFLOADBENCH_GPU_RUNNER(setup_elementwise_gpu)(c, *gpu_reuse)
-                                         : setup_elementwise_cpu(c, *host_reuse);
-                            });
+  auto spec = measured_case(
+      fmt::format("compute/{}/{}/{}/{}{}{}", info.name, to_string(c.type), to_string(slot.view),
+                  count_label(n), four ? "/kernel:four_per_thread" : "",
+                  gpu ? config.gpu_suffix(slot.device) : ""),
+      "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
+      [c, gpu, host_reuse, gpu_reuse] {
+        return gpu ? OFFLOADBENCH_GPU_RUNNER(setup_elementwise_gpu)(c, *gpu_reuse)
+                   : setup_elementwise_cpu(c, *host_reuse);
+      });
   spec.min_time_s = slot.view == ComputeView::gpu_kernel ? cold_min_time(config) : 0.0;
   register_case(std::move(spec));
 }
@@ -167,10 +177,12 @@ void register_elementwise_refinement(const RunConfig& config) {
   const auto gpu_reuse = std::make_shared<ReusedArrays<ElementwiseGpuArrays>>();
   for (const auto& slot : view_slots(config))
     for (const auto& [op, type] : kMeasuredElementwiseOps) {
-      const auto it = config.refine->find(fmt::format("compute/{}/{}", op_info(op).name, to_string(type)));
+      const auto it =
+          config.refine->find(fmt::format("compute/{}/{}", op_info(op).name, to_string(type)));
       if (it == config.refine->end()) continue;
       for (auto n : it->second)
-        register_elementwise_case(config, slot, {op, type, n, slot.view, slot.device, slot.threads}, host_reuse, gpu_reuse);
+        register_elementwise_case(config, slot, {op, type, n, slot.view, slot.device, slot.threads},
+                                  host_reuse, gpu_reuse);
     }
 }
 
@@ -183,12 +195,13 @@ void register_elementwise(const RunConfig& config) {
   for (const auto& slot : view_slots(config))
     for (auto n : sizes)
       for (const auto& [op, type] : kMeasuredElementwiseOps) {
-        register_elementwise_case(config, slot, {op, type, n, slot.view, slot.device, slot.threads}, host_reuse,
-                                  gpu_reuse);
+        register_elementwise_case(config, slot, {op, type, n, slot.view, slot.device, slot.threads},
+                                  host_reuse, gpu_reuse);
         // The kernel alone, four elements a thread: the same arrays, the next case.
         if (slot.view == ComputeView::gpu_kernel)
           register_elementwise_case(config, slot,
-                                    {op, type, n, slot.view, slot.device, slot.threads, ElementwiseKernel::four_per_thread},
+                                    {op, type, n, slot.view, slot.device, slot.threads,
+                                     ElementwiseKernel::four_per_thread},
                                     host_reuse, gpu_reuse);
       }
 }
@@ -203,7 +216,8 @@ struct GemmSeries {
 
 constexpr GemmSeries kGpuSeries[] = {
     {GemmEngine::tiled, GemmPrecision::fp32, "tiled", "tiled", "offloadbench matmul_tiled_kernel"},
-    {GemmEngine::vectorized, GemmPrecision::fp32, "vectorized", "vectorized", "offloadbench matmul_vectorized_kernel"},
+    {GemmEngine::vectorized, GemmPrecision::fp32, "vectorized", "vectorized",
+     "offloadbench matmul_vectorized_kernel"},
     {GemmEngine::cublas, GemmPrecision::fp32, "cuBLAS fp32", "cublas_fp32", "cuBLAS"},
     {GemmEngine::cublas, GemmPrecision::tf32, "cuBLAS tf32", "cublas_tf32", "cuBLAS"},
     {GemmEngine::cublas, GemmPrecision::bf16, "cuBLAS bf16", "cublas_bf16", "cuBLAS"},
@@ -212,7 +226,8 @@ constexpr GemmSeries kGpuSeries[] = {
 // OpenBLAS keeps the empty series it always had (the CPU baseline older files name so); oneDNN is a
 // second CPU series where the build has it.
 std::vector<GemmSeries> cpu_series() {
-  std::vector<GemmSeries> s{{GemmEngine::openblas, GemmPrecision::fp32, "", "openblas", "OpenBLAS"}};
+  std::vector<GemmSeries> s{
+      {GemmEngine::openblas, GemmPrecision::fp32, "", "openblas", "OpenBLAS"}};
   if (cpu_gemm_available(CpuGemmLibrary::onednn))
     s.push_back({GemmEngine::onednn, GemmPrecision::fp32, "oneDNN", "onednn", "oneDNN"});
   return s;
@@ -232,9 +247,11 @@ void register_matmul_shape(const RunConfig& config, const GemmShape& shape,
     std::vector<GemmSeries> series_list(std::begin(kGpuSeries), std::end(kGpuSeries));
     if (!gpu) series_list = cpu_series();
     for (const auto& s : series_list) {
-      const MatmulCase c{s.engine, s.precision, shape.m, shape.n, shape.k, slot.view, slot.device, slot.threads};
+      const MatmulCase c{s.engine, s.precision, shape.m,     shape.n,
+                         shape.k,  slot.view,   slot.device, slot.threads};
       const double flops = 2.0 * shape.m * shape.n * shape.k;
-      auto fields = view_fields(slot, fmt::format("compute/sgemm/{}", shape.group), s.series, shape.sweep);
+      auto fields =
+          view_fields(slot, fmt::format("compute/sgemm/{}", shape.group), s.series, shape.sweep);
       fields.update({{"op", "sgemm"},
                      {"precision", to_string(s.precision)},
                      {"accumulate", "fp32"},
@@ -243,30 +260,34 @@ void register_matmul_shape(const RunConfig& config, const GemmShape& shape,
                      {"n", shape.n},
                      {"k", shape.k},
                      {"flops", flops},
-                     {"bytes", (static_cast<std::uint64_t>(shape.m) * shape.k + static_cast<std::uint64_t>(shape.k) * shape.n) *
+                     {"bytes", (static_cast<std::uint64_t>(shape.m) * shape.k +
+                                static_cast<std::uint64_t>(shape.k) * shape.n) *
                                        input_element_bytes(s.precision) +
                                    static_cast<std::uint64_t>(shape.m) * shape.n * 4}});
       if (!square) fields["batch"] = shape.m;
       if (gpu) {
         const auto& gpus = gpu_inventory().gpus;
         const auto device = static_cast<std::size_t>(slot.device);
-        fields["peak_source"] = flop_peak_source(device < gpus.size() ? gpus[device].name : std::string(), s.precision);
+        fields["peak_source"] =
+            flop_peak_source(device < gpus.size() ? gpus[device].name : std::string(), s.precision);
       }
       if (square && slot.view != ComputeView::gpu_pinned && slot.view != ComputeView::gpu_pageable)
-        fields["headline"] = fmt::format("sgemm {}{}{}", s.series, *s.series ? " " : "", to_string(slot.view));
-      const std::string size_label = square ? std::to_string(shape.n) : fmt::format("batch:{}", shape.m);
+        fields["headline"] =
+            fmt::format("sgemm {}{}{}", s.series, *s.series ? " " : "", to_string(slot.view));
+      const std::string size_label =
+          square ? std::to_string(shape.n) : fmt::format("batch:{}", shape.m);
       const bool capped = config.quick && !gpu && flops > kQuickCpuMatmulMaxFlops;
-      auto spec = measured_case(fmt::format("compute/sgemm/{}/{}/{}/{}{}", shape.group, s.slug,
-                                            to_string(slot.view), size_label,
-                                            gpu ? config.gpu_suffix(slot.device) : ""),
-                                "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
-                                [c, gpu, capped, reuse] {
-                                  if (capped)
-                                    return MeasuredCase::skip(
-                                        "quick mode skips CPU matmuls above 2*1024^3 FLOP (seconds per multiply on "
-                                        "a small CPU); --full runs them");
-                                  return gpu ? OFFLOADBENCH_GPU_RUNNER(setup_matmul_gpu)(c, *reuse) : setup_matmul_cpu(c);
-                                });
+      auto spec = measured_case(
+          fmt::format("compute/sgemm/{}/{}/{}/{}{}", shape.group, s.slug, to_string(slot.view),
+                      size_label, gpu ? config.gpu_suffix(slot.device) : ""),
+          "compute", fields, gpu ? Clock::device_events : Clock::host_wall,
+          [c, gpu, capped, reuse] {
+            if (capped)
+              return MeasuredCase::skip(
+                  "quick mode skips CPU matmuls above 2*1024^3 FLOP (seconds per multiply on "
+                  "a small CPU); --full runs them");
+            return gpu ? OFFLOADBENCH_GPU_RUNNER(setup_matmul_gpu)(c, *reuse) : setup_matmul_cpu(c);
+          });
       spec.min_time_s = slot.view == ComputeView::gpu_kernel ? cold_min_time(config) : 0.0;
       register_case(std::move(spec));
     }
@@ -291,7 +312,8 @@ void register_compute_suite(const RunConfig& config) {
 
 Suite compute_suite() {
   return {"compute",
-          "elementwise ops and matmul: GPU kernel only, GPU with transfers (pinned, pageable), CPU 1 and all threads",
+          "elementwise ops and matmul: GPU kernel only, GPU with transfers (pinned, pageable), CPU "
+          "1 and all threads",
           register_compute_suite,
           "elements per array of the elementwise ops (matmul orders are fixed)", "elements"};
 }

@@ -1,8 +1,9 @@
 // The compute family: elementwise ops (BabelStream's set plus add-a-scalar) and matmul, each on the
 // GPU (data resident, or with its transfers from pinned or pageable memory counted) and on the CPU
-// (one thread, all threads). compute_cases.cpp is the table of cases; compute_run_cpu.cpp runs the CPU
-// views, compute_run_gpu.cpp the GPU ones (built with CUDA only: harness/gpu_runner.h).
-// The elementwise ops themselves (math, byte weights, scalars, inputs, checks) live in kernels/elementwise.h.
+// (one thread, all threads). compute_cases.cpp is the table of cases; compute_run_cpu.cpp runs the
+// CPU views, compute_run_gpu.cpp the GPU ones (built with CUDA only: harness/gpu_runner.h). The
+// elementwise ops themselves (math, byte weights, scalars, inputs, checks) live in
+// kernels/elementwise.h.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +22,9 @@ namespace offloadbench {
 
 enum class ComputeView { gpu_kernel, gpu_pinned, gpu_pageable, cpu_1t, cpu_all };
 const char* to_string(ComputeView view);
-inline bool is_gpu_view(ComputeView view) { return view != ComputeView::cpu_1t && view != ComputeView::cpu_all; }
+inline bool is_gpu_view(ComputeView view) {
+  return view != ComputeView::cpu_1t && view != ComputeView::cpu_all;
+}
 
 enum class ElementType { fp32, fp64 };
 const char* to_string(ElementType type);
@@ -33,11 +36,12 @@ struct ElementwiseCase {
   ComputeView view;
   int device;   // GPU views
   int threads;  // CPU views
-  ElementwiseKernel kernel = ElementwiseKernel::one_per_thread;  // gpu_kernel view: both are measured
+  ElementwiseKernel kernel =
+      ElementwiseKernel::one_per_thread;  // gpu_kernel view: both are measured
 };
 
-// tiled and vectorized: the project's own kernels (kernels/matmul.h); the fastest on the GPU at hand
-// is the one to read against cuBLAS.
+// tiled and vectorized: the project's own kernels (kernels/matmul.h); the fastest on the GPU at
+// hand is the one to read against cuBLAS.
 enum class GemmEngine { tiled, vectorized, cublas, openblas, onednn };
 
 struct MatmulCase {
@@ -75,12 +79,14 @@ class ReusedArrays {
 
  private:
   std::string key_;
-  std::shared_ptr<Arrays> arrays_;  // shared_ptr: its deleter is bound where make() ran, so this header
-                                    // and the table can hold a ReusedArrays of a type they never see
+  std::shared_ptr<Arrays>
+      arrays_;  // shared_ptr: its deleter is bound where make() ran, so this header
+                // and the table can hold a ReusedArrays of a type they never see
   std::set<std::string> checked_;
 };
 
-// A later process of a run checks every this-many-th period of an elementwise output (check_outputs_in_full).
+// A later process of a run checks every this-many-th period of an elementwise output
+// (check_outputs_in_full).
 inline constexpr std::size_t kSampledCheckPeriodStride = 64;
 
 // What each runner family reuses (defined by the runner files; opaque here). The table makes one
@@ -90,15 +96,17 @@ struct ElementwiseGpuArrays;   // compute_run_gpu.cpp
 struct MatmulGpuArrays;        // compute_run_gpu.cpp
 
 // Setups for the measurement layer (harness/measure.h), run once per case. The measurement points
-// into `reuse`'s arrays, which stay put until the next case's setup (the layer releases this case first).
-// CPU (compute_run_cpu.cpp).
-MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse);
+// into `reuse`'s arrays, which stay put until the next case's setup (the layer releases this case
+// first). CPU (compute_run_cpu.cpp).
+MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c,
+                                   ReusedArrays<ElementwiseHostArrays>& reuse);
 MeasuredCase setup_matmul_cpu(const MatmulCase& c);
 
-// GPU (compute_run_gpu.cpp, built with CUDA only; the table calls them through OFFLOADBENCH_GPU_RUNNER).
-MeasuredCase setup_elementwise_gpu(const ElementwiseCase& c, ReusedArrays<ElementwiseGpuArrays>& reuse);
+// GPU (compute_run_gpu.cpp, built with CUDA only; the table calls them through
+// OFFLOADBENCH_GPU_RUNNER).
+MeasuredCase setup_elementwise_gpu(const ElementwiseCase& c,
+                                   ReusedArrays<ElementwiseGpuArrays>& reuse);
 MeasuredCase setup_matmul_gpu(const MatmulCase& c, ReusedArrays<MatmulGpuArrays>& reuse);
-
 
 void register_compute_suite(const RunConfig& config);
 // The suite: its name, what it measures, and the function above (benchmarks/suites.h lists it).

@@ -10,7 +10,8 @@ namespace offloadbench {
 
 // Where the table's numbers come from (recorded in every row that uses them).
 inline constexpr const char* kFlopPeakSource =
-    "FP32: CUDA C++ Programming Guide, arithmetic instruction throughput per SM per clock (FMA = 2 FLOP); "
+    "FP32: CUDA C++ Programming Guide, arithmetic instruction throughput per SM per clock (FMA = 2 "
+    "FLOP); "
     "tensor TF32/FP16/BF16 (dense, fp32 accumulate): NVIDIA V100/A100/GA102/Ada/H100 whitepapers, "
     "peak TFLOPS / (SMs x boost clock)";
 
@@ -18,11 +19,11 @@ inline constexpr const char* kFlopPeakSource =
 // strict cuBLAS does); 0 when the capability or the precision is not in the table.
 double flops_per_clock_per_sm(GemmPrecision precision, int cc_major, int cc_minor);
 
-// The SM clock NVIDIA's datasheet tensor-core peaks assume for a GPU (its name as the driver reports
-// it), and the document. A datasheet's dense tensor TFLOPS are FLOP/clock/SM × SMs × this clock, which
-// can be below the clock its FP32 figure uses (H100 SXM: 989 BF16 TFLOPS at 1830 MHz, 67 FP32 TFLOPS
-// at its 1980 MHz boost). percent_of_peak of a tensor-core precision is against this peak; FP32 and
-// the ceiling a rate must not pass use the highest clock the driver reports.
+// The SM clock NVIDIA's datasheet tensor-core peaks assume for a GPU (its name as the driver
+// reports it), and the document. A datasheet's dense tensor TFLOPS are FLOP/clock/SM × SMs × this
+// clock, which can be below the clock its FP32 figure uses (H100 SXM: 989 BF16 TFLOPS at 1830 MHz,
+// 67 FP32 TFLOPS at its 1980 MHz boost). percent_of_peak of a tensor-core precision is against this
+// peak; FP32 and the ceiling a rate must not pass use the highest clock the driver reports.
 struct PublishedClock {
   double mhz = 0;
   const char* source = "";
@@ -37,6 +38,7 @@ std::string flop_peak_source(const std::string& gpu_name, GemmPrecision precisio
 double peak_clock_hz(const std::string& gpu_name, GemmPrecision precision, double highest_clock_hz);
 
 // 0 when unknown.
-double flop_peak_per_second(GemmPrecision precision, int cc_major, int cc_minor, int sm_count, double clock_hz);
+double flop_peak_per_second(GemmPrecision precision, int cc_major, int cc_minor, int sm_count,
+                            double clock_hz);
 
 }  // namespace offloadbench

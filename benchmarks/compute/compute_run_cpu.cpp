@@ -26,15 +26,20 @@ struct ElementwiseHostArrays {
 namespace {
 
 template <typename T>
-MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse) {
+MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c,
+                                         ReusedArrays<ElementwiseHostArrays>& reuse) {
   const auto& info = op_info(c.op);
   const std::size_t n = c.elements;
-  // parse_size caps --sizes at kMaxSize, so 3·n·sizeof(T) cannot wrap; a case built otherwise skips.
-  if (n > kMaxSize) return MeasuredCase::skip(fmt::format("{} elements is more than any machine holds", n));
-  if (auto problem = host_fit_problem(3 * n * sizeof(T)); !problem.empty()) return MeasuredCase::skip(problem);
+  // parse_size caps --sizes at kMaxSize, so 3·n·sizeof(T) cannot wrap; a case built otherwise
+  // skips.
+  if (n > kMaxSize)
+    return MeasuredCase::skip(fmt::format("{} elements is more than any machine holds", n));
+  if (auto problem = host_fit_problem(3 * n * sizeof(T)); !problem.empty())
+    return MeasuredCase::skip(problem);
   // Same type, size and threads: same arrays, first-touched and filled once by these threads.
   const auto key = fmt::format("{}/{}/threads:{}", to_string(c.type), n, c.threads);
-  // A named maker: GCC 13's -Wdangling-reference flags a reference bound to a call with a temporary argument.
+  // A named maker: GCC 13's -Wdangling-reference flags a reference bound to a call with a temporary
+  // argument.
   const auto make_arrays = [&] {
     auto made = std::make_unique<ElementwiseHostArrays>(n * sizeof(T));
     fill_elementwise_inputs(made->x.as<T>(), made->y.as<T>(), n, c.threads);
@@ -53,7 +58,8 @@ MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<
   };
   m.verify = [op = c.op, z, sum, n, call = m.call] {
     call();
-    return check_elementwise_output(op, z, *sum, n, check_outputs_in_full() ? 1 : kSampledCheckPeriodStride);
+    return check_elementwise_output(op, z, *sum, n,
+                                    check_outputs_in_full() ? 1 : kSampledCheckPeriodStride);
   };
   m.verify_warms_up = true;
   // x and y were filled at set-up; where z's pages were not touched then, verify's run places them.
@@ -64,20 +70,24 @@ MeasuredCase setup_elementwise_cpu_typed(const ElementwiseCase& c, ReusedArrays<
 
 }  // namespace
 
-MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c, ReusedArrays<ElementwiseHostArrays>& reuse) {
+MeasuredCase setup_elementwise_cpu(const ElementwiseCase& c,
+                                   ReusedArrays<ElementwiseHostArrays>& reuse) {
   if (c.type == ElementType::fp32) return setup_elementwise_cpu_typed<float>(c, reuse);
   return setup_elementwise_cpu_typed<double>(c, reuse);
 }
 
 MeasuredCase setup_matmul_cpu(const MatmulCase& c) {
-  const std::size_t a_count = static_cast<std::size_t>(c.m) * c.k, b_count = static_cast<std::size_t>(c.k) * c.n,
+  const std::size_t a_count = static_cast<std::size_t>(c.m) * c.k,
+                    b_count = static_cast<std::size_t>(c.k) * c.n,
                     c_count = static_cast<std::size_t>(c.m) * c.n;
-  if (auto problem = host_fit_problem((a_count + b_count + c_count) * sizeof(float)); !problem.empty())
+  if (auto problem = host_fit_problem((a_count + b_count + c_count) * sizeof(float));
+      !problem.empty())
     return MeasuredCase::skip(problem);
   struct Matrices {
     explicit Matrices(int threads, std::size_t a_count, std::size_t b_count, std::size_t c_count)
         : threads(threads), a(a_count), b(b_count), out(c_count) {}
-    BlasThreads threads;  // one thread count for the whole case: the timed calls never switch the pool
+    BlasThreads
+        threads;  // one thread count for the whole case: the timed calls never switch the pool
     std::vector<float> a, b, out;
   };
   auto mats = std::make_shared<Matrices>(c.threads, a_count, b_count, c_count);
@@ -93,8 +103,8 @@ MeasuredCase setup_matmul_cpu(const MatmulCase& c) {
   };
   m.verify = [mats, c, call = m.call] {
     call();
-    return sampled_matmul_mismatches(mats->out.data(), mats->a.data(), mats->b.data(), c.m, c.n, c.k,
-                                     input_roundoff(GemmPrecision::fp32));
+    return sampled_matmul_mismatches(mats->out.data(), mats->a.data(), mats->b.data(), c.m, c.n,
+                                     c.k, input_roundoff(GemmPrecision::fp32));
   };
   m.verify_warms_up = true;
   m.verify_only_checks = true;  // the matrices were written at set-up

@@ -1,7 +1,7 @@
 // The memset family: filling a buffer with one byte value where it lives — host memory (std::memset
-// on one thread, or split over all OpenMP threads) and device memory (cudaMemsetAsync) — by size, to
-// show how fast `torch.zeros` can go on each side. memset_cases.cpp is the table; memset_run_cpu.cpp
-// and memset_run_gpu.cpp (built only with CUDA) run the views.
+// on one thread, or split over all OpenMP threads) and device memory (cudaMemsetAsync) — by size,
+// to show how fast `torch.zeros` can go on each side. memset_cases.cpp is the table;
+// memset_run_cpu.cpp and memset_run_gpu.cpp (built only with CUDA) run the views.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,21 +23,22 @@ struct MemsetCase {
   int threads = 1;  // CPU views: OpenMP threads that share the fill
 };
 
-// The fill value of the call after one that wrote `previous`: 1, 2, …, 255, 1, … Never 0, which fresh
-// pages already hold; each call writes another value than the last, so a call that writes nothing
-// (or a stale value) leaves bytes the check rejects.
+// The fill value of the call after one that wrote `previous`: 1, 2, …, 255, 1, … Never 0, which
+// fresh pages already hold; each call writes another value than the last, so a call that writes
+// nothing (or a stale value) leaves bytes the check rejects.
 std::uint8_t next_fill_value(std::uint8_t previous);
 
-// "" when every checked byte of the `bytes` at `data` equals `expected`, else the first wrong byte's
-// offset and value. Checks every byte (8 at a time), or with `page_stride` > 1 every byte of every
-// page_stride-th 4 KiB page and of the last page: a later process of a run checks a sample of what
-// the first one checked in full (check_outputs_in_full).
-std::string check_fill(const void* data, std::uint64_t bytes, std::uint8_t expected, std::uint64_t page_stride = 1);
+// "" when every checked byte of the `bytes` at `data` equals `expected`, else the first wrong
+// byte's offset and value. Checks every byte (8 at a time), or with `page_stride` > 1 every byte of
+// every page_stride-th 4 KiB page and of the last page: a later process of a run checks a sample of
+// what the first one checked in full (check_outputs_in_full).
+std::string check_fill(const void* data, std::uint64_t bytes, std::uint8_t expected,
+                       std::uint64_t page_stride = 1);
 // A later process's stride: 1 page in 64.
 inline constexpr std::uint64_t kSampledFillPageStride = 64;
 
-// The host fill the CPU views time: std::memset on one thread, or `threads` contiguous chunks (64-byte
-// aligned boundaries) of one std::memset each, in one OpenMP parallel region.
+// The host fill the CPU views time: std::memset on one thread, or `threads` contiguous chunks
+// (64-byte aligned boundaries) of one std::memset each, in one OpenMP parallel region.
 void host_memset(void* data, std::uint64_t bytes, std::uint8_t value, int threads);
 using HostFill = void (*)(void* data, std::uint64_t bytes, std::uint8_t value, int threads);
 
@@ -45,7 +46,8 @@ using HostFill = void (*)(void* data, std::uint64_t bytes, std::uint8_t value, i
 // CPU (memset_run_cpu.cpp). `fill` is what the timed call runs; tests pass a broken one to see the
 // check reject it.
 MeasuredCase setup_memset_cpu(const MemsetCase& c, HostFill fill = host_memset);
-// GPU (memset_run_gpu.cpp; in a build without CUDA the table's OFFLOADBENCH_GPU_RUNNER skips instead).
+// GPU (memset_run_gpu.cpp; in a build without CUDA the table's OFFLOADBENCH_GPU_RUNNER skips
+// instead).
 MeasuredCase setup_memset_gpu(const MemsetCase& c);
 
 // The byte sizes of a run: --sizes as given (ascending, without repeats), else quick 4KiB, 64KiB,

@@ -31,10 +31,13 @@ std::size_t flush_bytes(int device) {
 
 MeasuredCase setup_memset_gpu(const MemsetCase& c) {
   // Whether the GPU is there first: the inventory lists no GPU to read L2's size from otherwise.
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty())
+    return MeasuredCase::skip(reason);
   const std::size_t flush = flush_bytes(c.device);
-  if (auto problem = gpu_problem(c.device, c.bytes + flush); !problem.empty()) return MeasuredCase::skip(problem);
-  if (auto problem = host_fit_problem(c.bytes); !problem.empty()) return MeasuredCase::skip(problem);  // the check's copy
+  if (auto problem = gpu_problem(c.device, c.bytes + flush); !problem.empty())
+    return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);  // the check's copy
   struct Buffer {
     explicit Buffer(std::uint64_t bytes) : device(bytes) {}
     DeviceBuffer device;
@@ -72,7 +75,8 @@ MeasuredCase setup_memset_gpu(const MemsetCase& c) {
   m.calls_per_batch = 1;                        // one cold memset per sample
   m.device = std::make_shared<EventTimer>(timing);
   m.bytes_ceiling = gpu_inventory().gpus.at(c.device).dram_bytes_per_second;
-  m.report = [peak = m.bytes_ceiling, bytes = m.work.bytes](benchmark::State& state, const Totals& totals) {
+  m.report = [peak = m.bytes_ceiling, bytes = m.work.bytes](benchmark::State& state,
+                                                            const Totals& totals) {
     if (peak <= 0 || totals.device_seconds <= 0) return;
     state.counters["peak_bytes_per_second"] = peak;
     state.counters["percent_of_peak"] = 100.0 * bytes * totals.calls / totals.device_seconds / peak;

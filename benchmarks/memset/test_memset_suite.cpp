@@ -1,7 +1,7 @@
-// The memset family on the CPU: its table registers every view and size with the fields the analysis
-// pairs on, the host fill writes every byte at any size and thread count, the check finds one wrong
-// byte anywhere and rejects fills that skip work, CPU rows validate and count bytes written once,
-// and GPU rows say why they cannot run where no GPU can be used.
+// The memset family on the CPU: its table registers every view and size with the fields the
+// analysis pairs on, the host fill writes every byte at any size and thread count, the check finds
+// one wrong byte anywhere and rejects fills that skip work, CPU rows validate and count bytes
+// written once, and GPU rows say why they cannot run where no GPU can be used.
 #include <filesystem>
 #include <set>
 #include <string>
@@ -28,16 +28,19 @@ namespace {
 // reporter; the per-repetition rows of the file it wrote. (A family folder includes no test helpers
 // from tests/: the layering puts benchmarks/ below it.)
 std::vector<nlohmann::json> run_memset_cases(const std::string& filter) {
-  std::vector<std::string> args = {"tests", "--benchmark_filter=" + filter, "--benchmark_repetitions=1",
-                                   "--benchmark_min_time=0.001"};
+  std::vector<std::string> args = {"tests", "--benchmark_filter=" + filter,
+                                   "--benchmark_repetitions=1", "--benchmark_min_time=0.001"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   static char program_name[] = "tests";  // Google Benchmark keeps argv[0] after Initialize returns
   argv[0] = program_name;
   int argc = static_cast<int>(argv.size());
   benchmark::Initialize(&argc, argv.data());
-  const auto path = (std::filesystem::temp_directory_path() / fmt::format("ob_memset_test_{}.json", ::getpid())).string();
-  ResultsReporter reporter(path, make_run_context(RunDescription{{"memset"}, "quick", 1, "cpu", args}), 0, false);
+  const auto path =
+      (std::filesystem::temp_directory_path() / fmt::format("ob_memset_test_{}.json", ::getpid()))
+          .string();
+  ResultsReporter reporter(
+      path, make_run_context(RunDescription{{"memset"}, "quick", 1, "cpu", args}), 0, false);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.finish();
   const auto doc = load_results(path);
@@ -89,8 +92,8 @@ TEST(MemsetSuite, TableRegistersEveryViewAndSizeWithThePairingFields) {
   EXPECT_EQ(case_fields("memset/cpu_1t/1KiB")["bytes"], 1024);
 
   RunConfig quick, full;
-  EXPECT_EQ(memset_sizes(quick),
-            (std::vector<std::uint64_t>{4ull << 10, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20}));
+  EXPECT_EQ(memset_sizes(quick), (std::vector<std::uint64_t>{4ull << 10, 64ull << 10, 1ull << 20,
+                                                             16ull << 20, 256ull << 20}));
   full.quick = false;
   const auto full_sizes = memset_sizes(full);
   ASSERT_EQ(full_sizes.size(), 19u);  // 4 KiB, 8 KiB, …, 1 GiB
@@ -148,10 +151,12 @@ TEST(MemsetSuite, ASampledCheckReadsEveryStrideThPageAndTheLastOne) {
   const std::uint64_t page = 4096, bytes = 130 * page + 5;  // pages 0..130, the last one partial
   std::vector<std::uint8_t> buffer(bytes, 0x5A);
   EXPECT_EQ(check_fill(buffer.data(), bytes, 0x5A, 64), "");
-  for (const std::uint64_t at : std::vector<std::uint64_t>{0, page - 1, 64 * page + 17, 128 * page, 130 * page + 4}) {
+  for (const std::uint64_t at :
+       std::vector<std::uint64_t>{0, page - 1, 64 * page + 17, 128 * page, 130 * page + 4}) {
     buffer[at] = 0x5B;
     const auto found = check_fill(buffer.data(), bytes, 0x5A, 64);
-    EXPECT_NE(found.find(fmt::format("byte {} of {}", at, bytes)), std::string::npos) << at << ": " << found;
+    EXPECT_NE(found.find(fmt::format("byte {} of {}", at, bytes)), std::string::npos)
+        << at << ": " << found;
     buffer[at] = 0x5A;
   }
   buffer[page + 3] = 0x5B;  // page 1 is not in the sample; the full check finds it
@@ -171,7 +176,8 @@ void fill_one_stale_value(void* data, std::uint64_t bytes, std::uint8_t, int thr
 
 TEST(MemsetSuite, CpuSetupVerifiesAndRejectsFillsThatSkipWork) {
   for (int threads : {1, query_host_info().omp_threads}) {
-    const MemsetCase c{(1 << 20) + 5, threads == 1 ? MemsetView::cpu_1t : MemsetView::cpu_all, -1, threads};
+    const MemsetCase c{(1 << 20) + 5, threads == 1 ? MemsetView::cpu_1t : MemsetView::cpu_all, -1,
+                       threads};
     SCOPED_TRACE(fmt::format("{} threads", threads));
     auto good = setup_memset_cpu(c);
     ASSERT_EQ(good.skip_reason, "");
@@ -182,7 +188,8 @@ TEST(MemsetSuite, CpuSetupVerifiesAndRejectsFillsThatSkipWork) {
 
     EXPECT_NE(setup_memset_cpu(c, no_fill).measurement.verify(), "");
     const auto last = setup_memset_cpu(c, fill_all_but_the_last_byte).measurement.verify();
-    EXPECT_NE(last.find(fmt::format("byte {} of {}", c.bytes - 1, c.bytes)), std::string::npos) << last;
+    EXPECT_NE(last.find(fmt::format("byte {} of {}", c.bytes - 1, c.bytes)), std::string::npos)
+        << last;
     EXPECT_NE(setup_memset_cpu(c, fill_one_stale_value).measurement.verify(), "");
   }
 }
@@ -201,14 +208,17 @@ TEST(MemsetSuite, CpuRowsValidateAndCountTheBytesWrittenOnce) {
     EXPECT_EQ(row["validated"], true) << row.value("invalid_reason", "");
     EXPECT_EQ(row["device"], "cpu");
     const double seconds = row["real_time"].get<double>() * 1e-6;  // per iteration = per call
-    EXPECT_NEAR(row["bytes_per_second"].get<double>() * seconds / row["bytes"].get<double>(), 1.0, 0.02);
-    EXPECT_FALSE(row.contains("ceiling_bytes_per_second"));  // no host DRAM peak is known to the harness
+    EXPECT_NEAR(row["bytes_per_second"].get<double>() * seconds / row["bytes"].get<double>(), 1.0,
+                0.02);
+    EXPECT_FALSE(
+        row.contains("ceiling_bytes_per_second"));  // no host DRAM peak is known to the harness
   }
   clear_registered_cases();
 }
 
 TEST(MemsetSuite, GpuRowsSkipWithTheReasonWhereNoGpuCanBeUsed) {
-  if (gpu_unavailable_reason(0).empty()) GTEST_SKIP() << "a GPU is usable here: the GPU rows run instead";
+  if (gpu_unavailable_reason(0).empty())
+    GTEST_SKIP() << "a GPU is usable here: the GPU rows run instead";
   clear_registered_cases();
   RunConfig config;
   config.gpu_devices = {0};

@@ -1,7 +1,8 @@
-// The mlp suite's table of cases. Models: 784-128-10 (MNIST-sized, the default), 12288-64-10 (a 64×64
-// RGB image), and a hidden-width sweep 64…4096 at 784 inputs (full). Batches 1…4096 in powers of two
-// (quick: 1, 64, 1024 at 784-128-10). FLOPs: 2·M·N·K per GEMM, forward and backward (mlp_train_flops).
-// Every GPU row pairs with the CPU rows of its compare_group; view tells the data path apart.
+// The mlp suite's table of cases. Models: 784-128-10 (MNIST-sized, the default), 12288-64-10 (a
+// 64×64 RGB image), and a hidden-width sweep 64…4096 at 784 inputs (full). Batches 1…4096 in powers
+// of two (quick: 1, 64, 1024 at 784-128-10). FLOPs: 2·M·N·K per GEMM, forward and backward
+// (mlp_train_flops). Every GPU row pairs with the CPU rows of its compare_group; view tells the
+// data path apart.
 #include "benchmarks/mlp/mlp_cases.h"
 
 #include <cmath>
@@ -25,15 +26,18 @@ namespace offloadbench {
 
 // Every mlp step and what it is: the one place a step's properties are written.
 constexpr MlpStepInfo kMlpSteps[] = {
-    //                       name                trains optimizer          clip  accum quick_step_only
-    {MlpStep::inference,        "inference",        false, Optimizer::sgd,   0.0f, 1,    false},
-    {MlpStep::train_sgd,        "train_sgd",        true,  Optimizer::sgd,   0.0f, 1,    false},
-    {MlpStep::train_adamw,      "train_adamw",      true,  Optimizer::adamw, 0.0f, 1,    false},
-    {MlpStep::train_adamw_clip, "train_adamw_clip", true,  Optimizer::adamw, 1.0f, 1,    true},
-    {MlpStep::train_sgd_accum4, "train_sgd_accum4", true,  Optimizer::sgd,   0.0f, 4,    true},
+    //                       name                trains optimizer          clip  accum
+    //                       quick_step_only
+    {MlpStep::inference, "inference", false, Optimizer::sgd, 0.0f, 1, false},
+    {MlpStep::train_sgd, "train_sgd", true, Optimizer::sgd, 0.0f, 1, false},
+    {MlpStep::train_adamw, "train_adamw", true, Optimizer::adamw, 0.0f, 1, false},
+    {MlpStep::train_adamw_clip, "train_adamw_clip", true, Optimizer::adamw, 1.0f, 1, true},
+    {MlpStep::train_sgd_accum4, "train_sgd_accum4", true, Optimizer::sgd, 0.0f, 4, true},
 };
 
-const MlpStepInfo& mlp_step_info(MlpStep step) { return row_for(kMlpSteps, &MlpStepInfo::step, step, "kMlpSteps"); }
+const MlpStepInfo& mlp_step_info(MlpStep step) {
+  return row_for(kMlpSteps, &MlpStepInfo::step, step, "kMlpSteps");
+}
 
 const char* to_string(MlpStep step) { return mlp_step_info(step).name; }
 
@@ -71,8 +75,8 @@ OptimizerConfig MlpCase::optimizer_config() const {
 }
 
 namespace {
-// Enough distinct batches that a step never reuses the one before it (2 to 8, at most 4096 rows unless
-// one batch is larger), without gigabytes of input or seconds of set-up per repetition.
+// Enough distinct batches that a step never reuses the one before it (2 to 8, at most 4096 rows
+// unless one batch is larger), without gigabytes of input or seconds of set-up per repetition.
 int dataset_batches(std::int64_t rows_per_batch) {
   return static_cast<int>(std::clamp<std::int64_t>((std::int64_t{1} << 12) / rows_per_batch, 2, 8));
 }
@@ -113,7 +117,8 @@ MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch) 
 }
 
 std::uint64_t mlp_dataset_bytes(const MlpShape& shape, std::int64_t rows_per_batch) {
-  return static_cast<std::uint64_t>(dataset_batches(rows_per_batch) * rows_per_batch * (shape.inputs * 4 + 4));
+  return static_cast<std::uint64_t>(dataset_batches(rows_per_batch) * rows_per_batch *
+                                    (shape.inputs * 4 + 4));
 }
 
 namespace {
@@ -141,7 +146,8 @@ bool is_headline(const MlpQuestion& q) {
 
 std::string compare_group(const MlpQuestion& q) {
   if (q.sweep == MlpSweep::hidden)
-    return fmt::format("mlp/{}-hidden-{}/b{}/{}", q.shape.inputs, q.shape.classes, q.batch, to_string(q.step));
+    return fmt::format("mlp/{}-hidden-{}/b{}/{}", q.shape.inputs, q.shape.classes, q.batch,
+                       to_string(q.step));
   return fmt::format("mlp/{}/{}", to_string(q.shape), to_string(q.step));
 }
 
@@ -160,8 +166,10 @@ nlohmann::json common_fields(const MlpQuestion& q, const MlpCase& c) {
                       {"compare_group", compare_group(q)},
                       {"sweep", to_string(q.sweep)}};
   const auto& info = mlp_step_info(q.step);
-  f["optimizer"] = info.trains ? nlohmann::json(to_string(info.optimizer)) : nlohmann::json(nullptr);
-  f["max_grad_norm"] = info.max_grad_norm > 0 ? nlohmann::json(info.max_grad_norm) : nlohmann::json(nullptr);
+  f["optimizer"] =
+      info.trains ? nlohmann::json(to_string(info.optimizer)) : nlohmann::json(nullptr);
+  f["max_grad_norm"] =
+      info.max_grad_norm > 0 ? nlohmann::json(info.max_grad_norm) : nlohmann::json(nullptr);
   return f;
 }
 
@@ -177,38 +185,53 @@ void register_cpu_views(const MlpQuestion& q) {
     c.cpu_threads = threads;
     const std::string view = threads == 1 ? "cpu_1t" : "cpu_all";
     auto fields = common_fields(q, c);
-    fields.update({{"view", view}, {"series", ""}, {"precision", "fp32"}, {"device", "cpu"},
-                   {"cpu_threads", threads}, {"launch_mode", nullptr}, {"data_path", "host"}});
-    fields["library"] = fmt::format("GEMMs: {}, each timed on the case's shapes at set-up and the faster kept "
-                                    "(the row's label names which){}; own loops ({}) for the rest",
-                                    cpu_gemm_library_list(),
-                                    !c.trains() && MlpPackedInference::available()
-                                        ? ", or oneDNN's matmul with the weights packed once and bias and ReLU fused"
-                                        : "",
-                                    vector_clone_level());
-    fields["threading"] = fmt::format("{} threads: OpenBLAS ({}); oneDNN, the loops above {} elements "
-                                      "and AdamW above {} parameters on OpenMP (libgomp){}",
-                                      threads, openblas_threading(), kCpuParallelLoopElements, kCpuParallelUpdateParams,
-                                      threads > 1 ? "; a step timed faster on 1 thread at set-up runs on 1 "
-                                                    "(the label says so)"
-                                                  : "");
-    // How mlp_train_step_fast runs the step, in its order of preference; say so in the row. The batch is
-    // split only where every library the plan may pick runs alone on each thread of a team.
+    fields.update({{"view", view},
+                   {"series", ""},
+                   {"precision", "fp32"},
+                   {"device", "cpu"},
+                   {"cpu_threads", threads},
+                   {"launch_mode", nullptr},
+                   {"data_path", "host"}});
+    fields["library"] = fmt::format(
+        "GEMMs: {}, each timed on the case's shapes at set-up and the faster kept "
+        "(the row's label names which){}; own loops ({}) for the rest",
+        cpu_gemm_library_list(),
+        !c.trains() && MlpPackedInference::available()
+            ? ", or oneDNN's matmul with the weights packed once and bias and ReLU fused"
+            : "",
+        vector_clone_level());
+    fields["threading"] = fmt::format(
+        "{} threads: OpenBLAS ({}); oneDNN, the loops above {} elements "
+        "and AdamW above {} parameters on OpenMP (libgomp){}",
+        threads, openblas_threading(), kCpuParallelLoopElements, kCpuParallelUpdateParams,
+        threads > 1 ? "; a step timed faster on 1 thread at set-up runs on 1 "
+                      "(the label says so)"
+                    : "");
+    // How mlp_train_step_fast runs the step, in its order of preference; say so in the row. The
+    // batch is split only where every library the plan may pick runs alone on each thread of a
+    // team.
     bool every_library_alone = true;
-    for (auto library : cpu_gemm_libraries()) every_library_alone = every_library_alone && gemm_runs_alone_in_team(library);
+    for (auto library : cpu_gemm_libraries())
+      every_library_alone = every_library_alone && gemm_runs_alone_in_team(library);
     const auto n_params = static_cast<std::int64_t>(mlp_param_layout(c.shape).count);
     if (c.trains() && every_library_alone &&
-        splits_batch_over_threads(c.optimizer_config(), c.accum_steps(), c.batch, n_params, threads)) {
+        splits_batch_over_threads(c.optimizer_config(), c.accum_steps(), c.batch, n_params,
+                                  threads)) {
       fields["cpu_update"] = "batch_split_over_threads";
       fields["threading"] = fields["threading"].get<std::string>() +
-                            "; this step splits its batch over the threads, each running one-thread GEMMs on its rows";
-    } else if (c.trains() && adamw_forms_w1_gradient_in_update(c.optimizer_config(), c.accum_steps(), c.batch))
+                            "; this step splits its batch over the threads, each running "
+                            "one-thread GEMMs on its rows";
+    } else if (c.trains() &&
+               adamw_forms_w1_gradient_in_update(c.optimizer_config(), c.accum_steps(), c.batch))
       fields["cpu_update"] = "adamw_forms_w1_gradient";
     else if (c.trains() && sgd_folds_into_weight_gemm(c.optimizer_config(), c.accum_steps()))
       fields["cpu_update"] = "sgd_fused_into_weight_gemm";
-    if (is_headline(q)) fields["headline"] = fmt::format("mlp {} {} b64 {}", to_string(q.shape), to_string(q.step), view);
+    if (is_headline(q))
+      fields["headline"] =
+          fmt::format("mlp {} {} b64 {}", to_string(q.shape), to_string(q.step), view);
     const auto name = fmt::format("{}/{}", case_prefix(q), view);
-    register_case(measured_case(name, "mlp", fields, Clock::host_wall, [c, name] { return setup_mlp_cpu(c, name); }));
+    register_case(measured_case(name, "mlp", fields, Clock::host_wall,
+                                [c, name] { return setup_mlp_cpu(c, name); }));
     if (all_threads == 1) break;
   }
 }
@@ -236,7 +259,8 @@ std::vector<GpuVariant> gpu_variants(bool quick) {
   return v;
 }
 
-void register_gpu_views(const RunConfig& config, const MlpQuestion& q, const std::vector<GpuVariant>& variants) {
+void register_gpu_views(const RunConfig& config, const MlpQuestion& q,
+                        const std::vector<GpuVariant>& variants) {
   for (int device : config.gpu_devices)
     for (const auto& g : variants) {
       MlpCase c = case_for(q);
@@ -246,15 +270,21 @@ void register_gpu_views(const RunConfig& config, const MlpQuestion& q, const std
       c.data_path = g.path;
       const std::string series = fmt::format("{} {}", to_string(g.precision), to_string(g.launch));
       auto fields = common_fields(q, c);
-      fields.update({{"view", data_path_info(g.path).view}, {"series", series}, {"precision", to_string(g.precision)},
-                     {"device", device}, {"launch_mode", to_string(g.launch)}, {"data_path", to_string(g.path)}});
+      fields.update({{"view", data_path_info(g.path).view},
+                     {"series", series},
+                     {"precision", to_string(g.precision)},
+                     {"device", device},
+                     {"launch_mode", to_string(g.launch)},
+                     {"data_path", to_string(g.path)}});
       if (is_headline(q) && g.precision == Precision::fp32 && g.launch == LaunchMode::graph)
-        fields["headline"] = fmt::format("mlp {} {} b64 gpu fp32 graph {}", to_string(q.shape), to_string(q.step),
-                                         to_string(g.path));
+        fields["headline"] = fmt::format("mlp {} {} b64 gpu fp32 graph {}", to_string(q.shape),
+                                         to_string(q.step), to_string(g.path));
       const std::string gpu = config.gpu_devices.size() > 1 ? fmt::format("gpu:{}", device) : "gpu";
-      register_case(measured_case(fmt::format("{}/{}/{}/{}/{}", case_prefix(q), gpu, to_string(g.precision), to_string(g.launch),
-                                 to_string(g.path)),
-                     "mlp", fields, Clock::device_events, [c] { return OFFLOADBENCH_GPU_RUNNER(setup_mlp_gpu)(c); }));
+      register_case(
+          measured_case(fmt::format("{}/{}/{}/{}/{}", case_prefix(q), gpu, to_string(g.precision),
+                                    to_string(g.launch), to_string(g.path)),
+                        "mlp", fields, Clock::device_events,
+                        [c] { return OFFLOADBENCH_GPU_RUNNER(setup_mlp_gpu)(c); }));
     }
 }
 
@@ -276,7 +306,8 @@ std::vector<MlpQuestion> mlp_questions(bool quick) {
   };
   const MlpStep core_steps[] = {MlpStep::inference, MlpStep::train_sgd, MlpStep::train_adamw};
   for (auto step : core_steps) batch_sweep(mnist, step);
-  // Steps that change the step alone (clipping, accumulation): one batch in quick mode, the whole sweep in full.
+  // Steps that change the step alone (clipping, accumulation): one batch in quick mode, the whole
+  // sweep in full.
   for (const auto& info : kMlpSteps) {
     if (!info.quick_step_only) continue;
     if (!quick) {
@@ -306,11 +337,13 @@ std::vector<MlpQuestion> mlp_questions(bool quick) {
 
 void register_mlp_suite(const RunConfig& config) {
   const auto variants = gpu_variants(config.quick);
-  // Quick mode times clipping and accumulation as one resident fp32 graph: they change the step, not the
-  // data path or the precision.
-  const std::vector<GpuVariant> step_only = {{Precision::fp32, LaunchMode::graph, DataPath::resident}};
+  // Quick mode times clipping and accumulation as one resident fp32 graph: they change the step,
+  // not the data path or the precision.
+  const std::vector<GpuVariant> step_only = {
+      {Precision::fp32, LaunchMode::graph, DataPath::resident}};
   for (auto q : mlp_questions(config.quick)) {
-    if (config.refine) {  // a crossover refinement: listed batch sweeps (each once, at its first batch, 1) at their batches
+    if (config.refine) {  // a crossover refinement: listed batch sweeps (each once, at its first
+                          // batch, 1) at their batches
       const auto it = config.refine->find(compare_group(q));
       if (q.sweep != MlpSweep::batch || q.batch != 1 || it == config.refine->end()) continue;
       for (auto batch : it->second) {
@@ -328,8 +361,9 @@ void register_mlp_suite(const RunConfig& config) {
 
 std::string LossCheck::problem() const {
   if (std::isfinite(last) && last < first) return "";
-  return fmt::format("{} training steps did not lower the loss on the first batch: {:.6g} -> {:.6g}", kMlpCheckSteps,
-                     first, last);
+  return fmt::format(
+      "{} training steps did not lower the loss on the first batch: {:.6g} -> {:.6g}",
+      kMlpCheckSteps, first, last);
 }
 
 void LossCheck::report(benchmark::State& state) const {
@@ -341,7 +375,8 @@ void LossCheck::report(benchmark::State& state) const {
 
 Suite mlp_suite() {
   return {"mlp",
-          "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch modes, data paths",
+          "Linear-ReLU-Linear training steps and inference: CPU threads vs GPU precisions, launch "
+          "modes, data paths",
           register_mlp_suite,
           "",  // batches and layer sizes are fixed: --sizes is refused
           "batch"};

@@ -1,6 +1,6 @@
-// The mlp family: full training steps (and inference) of a small Linear→ReLU→Linear network on the CPU
-// and the GPU, across model widths, batch sizes, precisions, launch modes and input data paths — at
-// what batch does the GPU win once the batch has to be moved there?
+// The mlp family: full training steps (and inference) of a small Linear→ReLU→Linear network on the
+// CPU and the GPU, across model widths, batch sizes, precisions, launch modes and input data paths
+// — at what batch does the GPU win once the batch has to be moved there?
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,12 +20,13 @@ namespace offloadbench {
 enum class MlpStep { inference, train_sgd, train_adamw, train_adamw_clip, train_sgd_accum4 };
 struct MlpStepInfo {
   MlpStep step;
-  const char* name;        // the row's step_variant, and part of the case name
-  bool trains;             // false: a forward pass only
-  Optimizer optimizer;     // training steps
-  float max_grad_norm;     // clip the global gradient norm to this; 0: no clipping
-  int accum_steps;         // micro-batches per optimizer step
-  bool quick_step_only;    // quick mode times it at one batch and one GPU view: it changes the step alone
+  const char* name;      // the row's step_variant, and part of the case name
+  bool trains;           // false: a forward pass only
+  Optimizer optimizer;   // training steps
+  float max_grad_norm;   // clip the global gradient norm to this; 0: no clipping
+  int accum_steps;       // micro-batches per optimizer step
+  bool quick_step_only;  // quick mode times it at one batch and one GPU view: it changes the step
+                         // alone
 };
 const MlpStepInfo& mlp_step_info(MlpStep step);
 const char* to_string(MlpStep step);
@@ -37,7 +38,8 @@ enum class LaunchMode { eager, graph };  // one launch per op, or the whole step
 enum class DataPath {
   resident,        // the batches already live on the GPU
   pageable,        // each step copies its batch from pageable host memory first
-  pinned_overlap,  // pinned host memory; the next batch is copied on a second stream during this step
+  pinned_overlap,  // pinned host memory; the next batch is copied on a second stream during this
+                   // step
 };
 const char* to_string(LaunchMode mode);
 const char* to_string(DataPath path);
@@ -61,32 +63,36 @@ struct MlpCase {
   OptimizerConfig optimizer_config() const;
 };
 
-// Training steps run (from the seeded initial weights) before timing, to check that they lower the loss
-// on the first batch; its loss before and after goes into the row as initial_loss and final_loss.
+// Training steps run (from the seeded initial weights) before timing, to check that they lower the
+// loss on the first batch; its loss before and after goes into the row as initial_loss and
+// final_loss.
 inline constexpr int kMlpCheckSteps = 10;
 // The training check both runners make before timing: kMlpCheckSteps steps must lower the loss on
 // the first batch. Its losses go on every row of the case.
 struct LossCheck {
   bool checked = false;
   float first = 0, last = 0;
-  std::string problem() const;  // "" when the loss fell
+  std::string problem() const;                 // "" when the loss fell
   void report(benchmark::State& state) const;  // initial_loss, final_loss, loss_steps
 };
 inline constexpr std::uint64_t kMlpWeightSeed = 1234;
 // CPU training rows go back to the seeded weights and fresh optimizer state every this many steps,
-// untimed (the measurement's before_batch). Left running on its few cycled batches, the model leaves
-// units that no sample activates with zero gradients; AdamW's m then decays into the subnormal range
-// after ~800 steps and sticks there (0.9·k·2^-149 rounds back to k·2^-149). x86 is slow on subnormals
-// (batch-1 steps 10-12% slower, lab/records/cpu-baseline.md): the run's length would decide what is timed.
+// untimed (the measurement's before_batch). Left running on its few cycled batches, the model
+// leaves units that no sample activates with zero gradients; AdamW's m then decays into the
+// subnormal range after ~800 steps and sticks there (0.9·k·2^-149 rounds back to k·2^-149). x86 is
+// slow on subnormals (batch-1 steps 10-12% slower, lab/records/cpu-baseline.md): the run's length
+// would decide what is timed.
 inline constexpr std::int64_t kMlpRestartSteps = 256;
 
 // The seeded synthetic batches a case cycles through: `batches` steps' worth of rows.
 struct MlpDataset {
   int batches = 0;
   std::int64_t rows_per_batch = 0;
-  std::vector<float> x;    // (batches·rows_per_batch, D)
+  std::vector<float> x;     // (batches·rows_per_batch, D)
   std::vector<int> labels;  // (batches·rows_per_batch)
-  const float* x_at(int i, std::int64_t inputs) const { return x.data() + i * rows_per_batch * inputs; }
+  const float* x_at(int i, std::int64_t inputs) const {
+    return x.data() + i * rows_per_batch * inputs;
+  }
   const int* labels_at(int i) const { return labels.data() + i * rows_per_batch; }
 };
 MlpDataset make_mlp_dataset(const MlpShape& shape, std::int64_t rows_per_batch);

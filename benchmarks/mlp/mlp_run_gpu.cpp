@@ -1,10 +1,10 @@
-// The mlp suite's GPU runner. A step is enqueued op by op (eager) or replayed as a CUDA Graph captured
-// once per input slot; its batch is resident, copied from pageable memory first, or prefetched from
-// pinned memory on a copy stream during the previous step. The measurement layer times batches of
-// kStepsPerBatch steps with CUDA events (GPU busy time; the copy stream joined before the end) and the
-// host clock (launch time, and wall time to the sync); Google Benchmark's iterations count steps.
-// Checked before timing: loss and gradients (logits for inference) against the CPU reference, then
-// kMlpCheckSteps steps through the timed path must lower the loss.
+// The mlp suite's GPU runner. A step is enqueued op by op (eager) or replayed as a CUDA Graph
+// captured once per input slot; its batch is resident, copied from pageable memory first, or
+// prefetched from pinned memory on a copy stream during the previous step. The measurement layer
+// times batches of kStepsPerBatch steps with CUDA events (GPU busy time; the copy stream joined
+// before the end) and the host clock (launch time, and wall time to the sync); Google Benchmark's
+// iterations count steps. Checked before timing: loss and gradients (logits for inference) against
+// the CPU reference, then kMlpCheckSteps steps through the timed path must lower the loss.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -41,15 +41,21 @@ std::size_t device_used_bytes() {
   return total - free;
 }
 
-// One case's GPU state: the model, its input slots, streams, events and (graph mode) one graph per slot.
+// One case's GPU state: the model, its input slots, streams, events and (graph mode) one graph per
+// slot.
 class GpuStepper {
  public:
   GpuStepper(const MlpCase& c, const MlpDataset& data, const std::vector<float>& params)
-      : c_(c), data_(data), model_(c.shape, c.batch, c.precision, params), config_(c.optimizer_config()) {
+      : c_(c),
+        data_(data),
+        model_(c.shape, c.batch, c.precision, params),
+        config_(c.optimizer_config()) {
     rows_ = c.samples_per_step();
     x_bytes_ = static_cast<std::size_t>(rows_ * c.shape.inputs) * sizeof(float);
     labels_bytes_ = static_cast<std::size_t>(rows_) * sizeof(int);
-    const int slots = c.data_path == DataPath::resident ? data.batches : c.data_path == DataPath::pageable ? 1 : 2;
+    const int slots = c.data_path == DataPath::resident   ? data.batches
+                      : c.data_path == DataPath::pageable ? 1
+                                                          : 2;
     for (int s = 0; s < slots; ++s) {
       x_.emplace_back(x_bytes_);
       labels_.emplace_back(labels_bytes_);
@@ -61,7 +67,7 @@ class GpuStepper {
       pinned_labels_ = HostBuffer(data.labels.size() * sizeof(int), HostMemoryKind::pinned);
       std::memcpy(pinned_x_.data(), data.x.data(), pinned_x_.bytes());
       std::memcpy(pinned_labels_.data(), data.labels.data(), pinned_labels_.bytes());
-      prefetch(0, 0);                    // the first step's batch
+      prefetch(0, 0);                           // the first step's batch
       compute_done_[1].record(compute_.get());  // nothing uses slot 1 yet
     }
     if (c.precision == Precision::fp16) {
@@ -92,16 +98,18 @@ class GpuStepper {
     if (c_.data_path == DataPath::resident) {
       slot = batch;
     } else if (c_.data_path == DataPath::pageable) {
-      CUDA_CHECK(cudaMemcpyAsync(x_[0].data(), data_.x_at(batch, c_.shape.inputs), x_bytes_, cudaMemcpyHostToDevice,
-                                 compute_.get()));
-      CUDA_CHECK(cudaMemcpyAsync(labels_[0].data(), data_.labels_at(batch), labels_bytes_, cudaMemcpyHostToDevice,
-                                 compute_.get()));
+      CUDA_CHECK(cudaMemcpyAsync(x_[0].data(), data_.x_at(batch, c_.shape.inputs), x_bytes_,
+                                 cudaMemcpyHostToDevice, compute_.get()));
+      CUDA_CHECK(cudaMemcpyAsync(labels_[0].data(), data_.labels_at(batch), labels_bytes_,
+                                 cudaMemcpyHostToDevice, compute_.get()));
     } else {
       slot = static_cast<int>(step_ % 2);
       CUDA_CHECK(cudaStreamWaitEvent(compute_.get(), copy_done_[slot].get(), 0));
     }
-    if (c_.launch == LaunchMode::graph) graphs_[slot].launch(compute_.get());
-    else enqueue_step(slot);
+    if (c_.launch == LaunchMode::graph)
+      graphs_[slot].launch(compute_.get());
+    else
+      enqueue_step(slot);
     if (c_.data_path == DataPath::pinned_overlap) {
       compute_done_[slot].record(compute_.get());
       prefetch(1 - slot, static_cast<int>((step_ + 1) % data_.batches));  // overlaps with this step
@@ -115,18 +123,20 @@ class GpuStepper {
 
  private:
   void upload(int slot, int batch) {
-    CUDA_CHECK(cudaMemcpy(x_[slot].data(), data_.x_at(batch, c_.shape.inputs), x_bytes_, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(labels_[slot].data(), data_.labels_at(batch), labels_bytes_, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(x_[slot].data(), data_.x_at(batch, c_.shape.inputs), x_bytes_,
+                          cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(labels_[slot].data(), data_.labels_at(batch), labels_bytes_,
+                          cudaMemcpyHostToDevice));
   }
 
   // Copies `batch` into `slot` on the copy stream once the step that last read the slot is done.
   void prefetch(int slot, int batch) {
     CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), compute_done_[slot].get(), 0));
     const auto offset = static_cast<std::size_t>(batch) * rows_;
-    CUDA_CHECK(cudaMemcpyAsync(x_[slot].data(), pinned_x_.as<float>() + offset * c_.shape.inputs, x_bytes_,
-                               cudaMemcpyHostToDevice, copy_.get()));
-    CUDA_CHECK(cudaMemcpyAsync(labels_[slot].data(), pinned_labels_.as<int>() + offset, labels_bytes_,
-                               cudaMemcpyHostToDevice, copy_.get()));
+    CUDA_CHECK(cudaMemcpyAsync(x_[slot].data(), pinned_x_.as<float>() + offset * c_.shape.inputs,
+                               x_bytes_, cudaMemcpyHostToDevice, copy_.get()));
+    CUDA_CHECK(cudaMemcpyAsync(labels_[slot].data(), pinned_labels_.as<int>() + offset,
+                               labels_bytes_, cudaMemcpyHostToDevice, copy_.get()));
     copy_done_[slot].record(copy_.get());
   }
 
@@ -137,8 +147,8 @@ class GpuStepper {
     if (!c_.trains()) return model_.forward(x, s);
     model_.begin_step(s);
     for (int micro = 0; micro < c_.accum_steps(); ++micro)
-      model_.forward_backward(x + std::int64_t{micro} * c_.batch * c_.shape.inputs, labels + micro * c_.batch,
-                              c_.accum_steps(), s);
+      model_.forward_backward(x + std::int64_t{micro} * c_.batch * c_.shape.inputs,
+                              labels + micro * c_.batch, c_.accum_steps(), s);
     model_.optimizer_step(config_, s);
   }
 
@@ -168,7 +178,8 @@ double normwise_difference(const float* got, const float* ref, std::size_t n) {
 }
 
 // `margins` gets the normwise difference of the gradients from the CPU's, whole and per tensor.
-std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const std::vector<float>& params,
+std::string check_against_cpu(const MlpCase& c, const MlpDataset& data,
+                              const std::vector<float>& params,
                               std::map<std::string, double>& margins) {
   MlpCpuModel cpu(c.shape, c.batch, kMlpWeightSeed);
   cpu.params = params;
@@ -181,13 +192,15 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   DeviceBuffer labels(static_cast<std::size_t>(c.batch) * sizeof(int));
   CUDA_CHECK(cudaMemcpy(x.data(), data.x.data(), x.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(labels.data(), data.labels.data(), labels.bytes(), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaDeviceSynchronize());  // a pageable cudaMemcpy returns once staged; `stream` is non-blocking
+  CUDA_CHECK(cudaDeviceSynchronize());  // a pageable cudaMemcpy returns once staged; `stream` is
+                                        // non-blocking
   CudaStream stream;
   if (!c.trains()) {
     mlp_forward(cpu.activations(), cpu.params.data(), x_ref.data(), c.shape, c.batch);
     gpu.forward(x.as<float>(), stream.get());
     const auto logits = gpu.logits();
-    if (auto problem = mlp_gradient_mismatch(logits.data(), cpu.logits.data(), logits.size(), c.precision);
+    if (auto problem =
+            mlp_gradient_mismatch(logits.data(), cpu.logits.data(), logits.size(), c.precision);
         !problem.empty())
       return "logits: " + problem;
     return "";
@@ -202,18 +215,23 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
     gpu.set_scalars(scaled);
   }
   mlp_begin_step(cpu.grads.data(), &cpu.scalars, static_cast<std::int64_t>(params.size()));
-  mlp_forward_backward(cpu.grads.data(), &cpu.scalars, cpu.activations(), cpu.params.data(), x_ref.data(),
-                       data.labels.data(), 1, c.shape, c.batch);
+  mlp_forward_backward(cpu.grads.data(), &cpu.scalars, cpu.activations(), cpu.params.data(),
+                       x_ref.data(), data.labels.data(), 1, c.shape, c.batch);
   gpu.begin_step(stream.get());
   gpu.forward_backward(x.as<float>(), labels.as<int>(), 1, stream.get());
   const float gpu_loss = gpu.scalars().loss, cpu_loss = cpu.scalars.loss;
   if (!(std::abs(gpu_loss - cpu_loss) <= mlp_loss_rtol(c.precision) * std::abs(cpu_loss)))
-    return fmt::format("{} loss {:.8g} differs from the CPU's {:.8g}", to_string(c.precision), gpu_loss, cpu_loss);
+    return fmt::format("{} loss {:.8g} differs from the CPU's {:.8g}", to_string(c.precision),
+                       gpu_loss, cpu_loss);
   const auto grads = gpu.grads();
   const auto layout = mlp_param_layout(c.shape);
-  margins["check_grad_difference"] = normwise_difference(grads.data(), cpu.grads.data(), grads.size());
-  const std::pair<const char*, std::size_t> tensors[] = {{"w1", layout.w1}, {"b1", layout.b1}, {"w2", layout.w2},
-                                                         {"b2", layout.b2}, {nullptr, layout.count}};
+  margins["check_grad_difference"] =
+      normwise_difference(grads.data(), cpu.grads.data(), grads.size());
+  const std::pair<const char*, std::size_t> tensors[] = {{"w1", layout.w1},
+                                                         {"b1", layout.b1},
+                                                         {"w2", layout.w2},
+                                                         {"b2", layout.b2},
+                                                         {nullptr, layout.count}};
   for (int t = 0; t < 4; ++t) {
     const std::size_t begin = tensors[t].second, end = tensors[t + 1].second;
     margins[fmt::format("check_grad_difference_{}", tensors[t].first)] =
@@ -221,13 +239,17 @@ std::string check_against_cpu(const MlpCase& c, const MlpDataset& data, const st
   }
   ReluTieAllowance ties;  // fp32 only: the normwise bounds of bf16 and fp16 already cover ReLU ties
   if (c.precision == Precision::fp32)
-    ties = mlp_relu_tie_allowance(params.data(), data.x.data(), cpu.dlogits.data(), c.shape, c.batch);
-  if (auto problem = mlp_gradient_mismatch(grads.data(), cpu.grads.data(), grads.size(), c.precision,
-                                           ties.per_param.empty() ? nullptr : ties.per_param.data());
-      !problem.empty())  // an invalid row keeps no counters: the per-tensor margins go in its reason
-    return fmt::format("gradients: {} (per tensor: w1 {:.3g}, b1 {:.3g}, w2 {:.3g}, b2 {:.3g})", problem,
-                       margins["check_grad_difference_w1"], margins["check_grad_difference_b1"],
-                       margins["check_grad_difference_w2"], margins["check_grad_difference_b2"]);
+    ties =
+        mlp_relu_tie_allowance(params.data(), data.x.data(), cpu.dlogits.data(), c.shape, c.batch);
+  if (auto problem =
+          mlp_gradient_mismatch(grads.data(), cpu.grads.data(), grads.size(), c.precision,
+                                ties.per_param.empty() ? nullptr : ties.per_param.data());
+      !problem
+           .empty())  // an invalid row keeps no counters: the per-tensor margins go in its reason
+    return fmt::format("gradients: {} (per tensor: w1 {:.3g}, b1 {:.3g}, w2 {:.3g}, b2 {:.3g})",
+                       problem, margins["check_grad_difference_w1"],
+                       margins["check_grad_difference_b1"], margins["check_grad_difference_w2"],
+                       margins["check_grad_difference_b2"]);
   return "";
 }
 
@@ -248,7 +270,8 @@ std::string check_training(const MlpCase& c, MlpGpuRun& run) {
   DeviceBuffer x0(static_cast<std::size_t>(c.batch * c.shape.inputs) * sizeof(float));
   DeviceBuffer labels0(static_cast<std::size_t>(c.batch) * sizeof(int));
   CUDA_CHECK(cudaMemcpy(x0.data(), run.data.x.data(), x0.bytes(), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(labels0.data(), run.data.labels.data(), labels0.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(
+      cudaMemcpy(labels0.data(), run.data.labels.data(), labels0.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaDeviceSynchronize());  // as in check_against_cpu
   run.loss.first = stepper.model().loss(x0.as<float>(), labels0.as<int>(), stepper.stream());
   for (int step = 0; step < kMlpCheckSteps; ++step) stepper.step();
@@ -261,12 +284,17 @@ std::string check_training(const MlpCase& c, MlpGpuRun& run) {
 }  // namespace
 
 MeasuredCase setup_mlp_gpu(const MlpCase& c) {
-  const std::size_t slots = c.data_path == DataPath::pageable ? 1 : c.data_path == DataPath::pinned_overlap ? 2 : 8;
-  const std::size_t device_bytes = 2 * MlpGpuModel::device_bytes(c.shape, c.batch, c.precision) +
-                                   slots * static_cast<std::size_t>(c.samples_per_step() * (c.shape.inputs + 1) * 4);
-  if (auto problem = gpu_problem(c.device, device_bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  const std::size_t slots = c.data_path == DataPath::pageable         ? 1
+                            : c.data_path == DataPath::pinned_overlap ? 2
+                                                                      : 8;
+  const std::size_t device_bytes =
+      2 * MlpGpuModel::device_bytes(c.shape, c.batch, c.precision) +
+      slots * static_cast<std::size_t>(c.samples_per_step() * (c.shape.inputs + 1) * 4);
+  if (auto problem = gpu_problem(c.device, device_bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   const std::uint64_t host_bytes = 3 * mlp_dataset_bytes(c.shape, c.samples_per_step());
-  if (auto problem = host_fit_problem(host_bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(host_bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
 
   auto run = std::make_shared<MlpGpuRun>();
   run->c = c;
@@ -281,7 +309,8 @@ MeasuredCase setup_mlp_gpu(const MlpCase& c) {
   Measurement& m = made.measurement;
   // Against the CPU first (a model of its own), then, for training, through the stepper.
   m.verify = [c, run]() -> std::string {
-    if (auto problem = check_against_cpu(c, run->data, run->params, run->margins); !problem.empty()) return problem;
+    if (auto problem = check_against_cpu(c, run->data, run->params, run->margins); !problem.empty())
+      return problem;
     return c.trains() ? check_training(c, *run) : "";
   };
   m.call = [run] { run->stepper->step(); };

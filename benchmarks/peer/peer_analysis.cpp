@@ -19,7 +19,9 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-bool per_gpu(const std::string& pattern) { return pattern != "one_way" && pattern != "bidirectional" && pattern != "latency"; }
+bool per_gpu(const std::string& pattern) {
+  return pattern != "one_way" && pattern != "bidirectional" && pattern != "latency";
+}
 }  // namespace
 
 std::vector<PeerMatrix> peer_matrices(const nlohmann::json& results) {
@@ -33,7 +35,9 @@ std::vector<PeerMatrix> peer_matrices(const nlohmann::json& results) {
   std::map<std::string, Collected> by_testcase;
   for (const auto* row_pointer : iteration_row_pointers(results)) {
     const auto& row = *row_pointer;
-    if (row.value("op", "") != "peer" || !row.contains("nvbandwidth") || !row["nvbandwidth"].is_string()) continue;
+    if (row.value("op", "") != "peer" || !row.contains("nvbandwidth") ||
+        !row["nvbandwidth"].is_string())
+      continue;
     const auto testcase = row["nvbandwidth"].get<std::string>();
     auto& c = by_testcase[testcase];
     if (c.pattern.empty()) order.push_back(testcase);
@@ -41,7 +45,9 @@ std::vector<PeerMatrix> peer_matrices(const nlohmann::json& results) {
     if (row.contains("gpus") && row["gpus"].is_array())
       for (const auto& g : row["gpus"])
         if (g.is_number_integer()) c.gpus.insert(g.get<int>());
-    if (row.value("skipped", false) || !row.contains("device") || !row["device"].is_number_integer()) continue;
+    if (row.value("skipped", false) || !row.contains("device") ||
+        !row["device"].is_number_integer())
+      continue;
     const bool latency = c.pattern == "latency";
     const char* field = latency ? "latency_ns" : "bytes_per_second";
     if (!row.contains(field) || !row[field].is_number()) continue;
@@ -52,7 +58,8 @@ std::vector<PeerMatrix> peer_matrices(const nlohmann::json& results) {
       c.bytes = bytes;
     }
     const int gpu = row["device"].get<int>();
-    const int peer = row.contains("peer") && row["peer"].is_number_integer() ? row["peer"].get<int>() : -1;
+    const int peer =
+        row.contains("peer") && row["peer"].is_number_integer() ? row["peer"].get<int>() : -1;
     const auto cell = per_gpu(c.pattern) ? std::make_pair(0, gpu) : std::make_pair(gpu, peer);
     c.values[cell].push_back(latency ? row[field].get<double>() : row[field].get<double>() / 1e9);
   }
@@ -66,16 +73,21 @@ std::vector<PeerMatrix> peer_matrices(const nlohmann::json& results) {
     m.one_row = per_gpu(c.pattern);
     m.gpus.assign(c.gpus.begin(), c.gpus.end());
     for (const auto& [cell, values] : c.values) {  // rows whose "gpus" field was missing still show
-      if (!m.one_row && std::find(m.gpus.begin(), m.gpus.end(), cell.first) == m.gpus.end()) m.gpus.push_back(cell.first);
-      if (std::find(m.gpus.begin(), m.gpus.end(), cell.second) == m.gpus.end()) m.gpus.push_back(cell.second);
+      if (!m.one_row && std::find(m.gpus.begin(), m.gpus.end(), cell.first) == m.gpus.end())
+        m.gpus.push_back(cell.first);
+      if (std::find(m.gpus.begin(), m.gpus.end(), cell.second) == m.gpus.end())
+        m.gpus.push_back(cell.second);
     }
     std::sort(m.gpus.begin(), m.gpus.end());
-    const auto index = [&](int gpu) { return std::find(m.gpus.begin(), m.gpus.end(), gpu) - m.gpus.begin(); };
+    const auto index = [&](int gpu) {
+      return std::find(m.gpus.begin(), m.gpus.end(), gpu) - m.gpus.begin();
+    };
     const std::size_t rows = m.one_row ? 1 : m.gpus.size();
-    m.cells.assign(rows, std::vector<double>(m.gpus.size(), std::numeric_limits<double>::quiet_NaN()));
+    m.cells.assign(rows,
+                   std::vector<double>(m.gpus.size(), std::numeric_limits<double>::quiet_NaN()));
     for (const auto& [cell, values] : c.values)
-      m.cells[m.one_row ? 0 : static_cast<std::size_t>(index(cell.first))][static_cast<std::size_t>(index(cell.second))] =
-          median(values);
+      m.cells[m.one_row ? 0 : static_cast<std::size_t>(index(cell.first))]
+             [static_cast<std::size_t>(index(cell.second))] = median(values);
     matrices.push_back(std::move(m));
   }
   return matrices;
@@ -83,14 +95,16 @@ std::vector<PeerMatrix> peer_matrices(const nlohmann::json& results) {
 
 void print_peer_matrices(std::FILE* out, const nlohmann::json& results) {
   for (const auto& m : peer_matrices(results)) {
-    fmt::print(out, "{} ({}{}):\n", printable(m.testcase), m.latency ? "ns" : "GB/s",
-               m.one_row ? ", one value per GPU" : ", row = the GPU that runs it, column = its peer");
+    fmt::print(
+        out, "{} ({}{}):\n", printable(m.testcase), m.latency ? "ns" : "GB/s",
+        m.one_row ? ", one value per GPU" : ", row = the GPU that runs it, column = its peer");
     std::string header = "      ";
     for (int g : m.gpus) header += fmt::format("{:>10}", g);
     fmt::print(out, "{}\n", header);
     for (std::size_t r = 0; r < m.cells.size(); ++r) {
       std::string line = m.one_row ? "      " : fmt::format("  {:>4}", m.gpus[r]);
-      for (double v : m.cells[r]) line += std::isnan(v) ? fmt::format("{:>10}", "N/A") : fmt::format("{:>10.2f}", v);
+      for (double v : m.cells[r])
+        line += std::isnan(v) ? fmt::format("{:>10}", "N/A") : fmt::format("{:>10.2f}", v);
       fmt::print(out, "{}\n", line);
     }
   }

@@ -13,11 +13,12 @@
 namespace offloadbench {
 
 struct PeerMatrix {
-  std::string testcase;  // nvbandwidth's name
-  bool latency = false;  // cells in ns, else GB/s
-  bool one_row = false;  // per-GPU patterns: one row, a column per GPU
-  std::vector<int> gpus;                  // rows and columns, sorted
-  std::vector<std::vector<double>> cells;  // [row][column]; NaN: not measured (skipped, waived, diagonal)
+  std::string testcase;   // nvbandwidth's name
+  bool latency = false;   // cells in ns, else GB/s
+  bool one_row = false;   // per-GPU patterns: one row, a column per GPU
+  std::vector<int> gpus;  // rows and columns, sorted
+  std::vector<std::vector<double>>
+      cells;  // [row][column]; NaN: not measured (skipped, waived, diagonal)
 };
 
 // Every peer testcase of `results` with at least one measured cell, in nvbandwidth's order of first

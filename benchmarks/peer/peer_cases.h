@@ -2,7 +2,8 @@
 // measures them and under its testcase names, so its users can check one against the other.
 // A read runs the copy in the receiving GPU's context (it pulls); a write in the sending GPU's (it
 // pushes). peer_cases.cpp holds the table, the copy plans, byte counting, ceilings and skip
-// reasons (all CPU-tested); peer_run_gpu.cpp runs the plans (built with CUDA only: harness/gpu_runner.h).
+// reasons (all CPU-tested); peer_run_gpu.cpp runs the plans (built with CUDA only:
+// harness/gpu_runner.h).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -23,9 +24,9 @@ enum class PeerPattern {
   bidirectional,  // one GPU pair, a copy each way at once
   all_to_one,     // every other GPU acts on one GPU's memory at once
   one_to_all,     // one GPU acts on every other GPU's memory at once
-  all_to_host,    // one GPU's D2H copy while every other GPU copies too (contention on the host link)
-  host_to_all,    // the same for H2D
-  latency,        // a pointer chase by one GPU through another GPU's memory
+  all_to_host,  // one GPU's D2H copy while every other GPU copies too (contention on the host link)
+  host_to_all,  // the same for H2D
+  latency,      // a pointer chase by one GPU through another GPU's memory
 };
 enum class PeerAccess { read, write, none };  // none: host patterns and latency
 
@@ -46,8 +47,9 @@ enum class PeerLinkKind { unknown, nvlink, pcie };
 const char* to_string(PeerLinkKind kind);
 struct PeerLink {
   PeerLinkKind kind = PeerLinkKind::unknown;
-  std::string path;             // NVML's common ancestor: "single_switch", "host_bridge", "system", ...
-  int nvlinks = 0;              // NVLinks used between the two (direct, or all of the GPU's through an NVSwitch)
+  std::string path;  // NVML's common ancestor: "single_switch", "host_bridge", "system", ...
+  int nvlinks =
+      0;  // NVLinks used between the two (direct, or all of the GPU's through an NVSwitch)
   bool through_nvswitch = false;
   double nvlink_bytes_per_second_per_link = 0;  // per direction
   double pcie_bytes_per_second = 0;  // the lower of the two GPUs' PCIe link ceilings, per direction
@@ -55,7 +57,8 @@ struct PeerLink {
 // Per-direction ceiling of one copy between the two; 0 when unknown (the row is then not checked).
 double peer_link_ceiling(const PeerLink& link);
 // NVLink's per-link, per-direction rate for NVML's version number (nvmlNvlinkVersion_t, or a bare
-// major version from older drivers; where the two readings disagree, the higher rate); 0 if unknown.
+// major version from older drivers; where the two readings disagree, the higher rate); 0 if
+// unknown.
 double nvlink_bytes_per_second_per_link(unsigned nvml_version);
 
 // A case: a testcase for one matrix cell. `gpu` is the row of nvbandwidth's matrix (the GPU whose
@@ -76,17 +79,19 @@ inline constexpr int kHost = -1;
 struct PeerCopy {
   int from = 0;
   int to = 0;
-  int context = 0;          // the GPU whose stream (and, for SM copies, whose SMs) run it
+  int context = 0;  // the GPU whose stream (and, for SM copies, whose SMs) run it
   std::uint64_t bytes = 0;
-  bool timed = true;        // false: interference only (host patterns), not counted nor waited for
+  bool timed = true;  // false: interference only (host patterns), not counted nor waited for
 };
-// The copies one call makes, as nvbandwidth makes them; the first is the one the timer's stream carries.
+// The copies one call makes, as nvbandwidth makes them; the first is the one the timer's stream
+// carries.
 std::vector<PeerCopy> peer_copies(const PeerCase& c);
 // Bytes one call counts: every timed copy's (nvbandwidth's TOTAL_BW for all_to_one / one_to_all,
 // the sum of both directions for bidirectional, the measured GPU's copy alone for host patterns).
 double peer_counted_bytes(const PeerCase& c);
-// The ceiling of the counted bytes per second, from the links of every timed copy; 0 when any is unknown.
-// `link(a, b)` is the link between GPUs a and b; `pcie(g)` GPU g's PCIe ceiling per direction.
+// The ceiling of the counted bytes per second, from the links of every timed copy; 0 when any is
+// unknown. `link(a, b)` is the link between GPUs a and b; `pcie(g)` GPU g's PCIe ceiling per
+// direction.
 template <typename LinkOf, typename PcieOf>
 double peer_ceiling(const PeerCase& c, const LinkOf& link, const PcieOf& pcie);
 // Every ordered GPU pair (a, b), a != b, of `gpus`, in nvbandwidth's matrix order.
@@ -106,7 +111,8 @@ PeerLink peer_link_of(int gpu, int peer);
 
 MeasuredCase setup_peer(const PeerCase& c);
 
-// In a build without CUDA a peer case gives its plan's problem first, as setup_peer does (gpu_runner.h).
+// In a build without CUDA a peer case gives its plan's problem first, as setup_peer does
+// (gpu_runner.h).
 inline std::string gpu_skip_reason(const PeerCase& c) {
   return c.problem.empty() ? gpu_unavailable_reason(c.gpu) : c.problem;
 }
@@ -129,7 +135,8 @@ double peer_ceiling(const PeerCase& c, const LinkOf& link, const PcieOf& pcie) {
     total += one;
   }
   // Over PCIe every copy into (or out of) the "one" GPU crosses its one link, in one direction.
-  const bool shared_link = c.testcase.pattern == PeerPattern::all_to_one || c.testcase.pattern == PeerPattern::one_to_all;
+  const bool shared_link = c.testcase.pattern == PeerPattern::all_to_one ||
+                           c.testcase.pattern == PeerPattern::one_to_all;
   if (shared_link && all_pcie && pcie(c.gpu) > 0) total = std::min(total, pcie(c.gpu));
   return total;
 }

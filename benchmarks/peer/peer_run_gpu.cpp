@@ -24,7 +24,8 @@ namespace offloadbench {
 
 namespace {
 
-// Pinned host memory every GPU sees as pinned and can address (UVA: the host pointer is the device's).
+// Pinned host memory every GPU sees as pinned and can address (UVA: the host pointer is the
+// device's).
 class PortableHostBuffer {
  public:
   explicit PortableHostBuffer(std::size_t bytes) {
@@ -40,14 +41,17 @@ class PortableHostBuffer {
   void* data_ = nullptr;
 };
 
-// One copy's memory and stream. Device memory lives on its GPU; the stream on the copy's context GPU.
+// One copy's memory and stream. Device memory lives on its GPU; the stream on the copy's context
+// GPU.
 struct CopyLane {
   PeerCopy copy;
   DeviceBuffer device_source, device_destination;
   std::unique_ptr<PortableHostBuffer> host_source, host_destination;
   std::unique_ptr<CudaStream> stream;
   void* source() const { return host_source ? host_source->data() : device_source.data(); }
-  void* destination() const { return host_destination ? host_destination->data() : device_destination.data(); }
+  void* destination() const {
+    return host_destination ? host_destination->data() : device_destination.data();
+  }
 };
 
 struct PeerResources {
@@ -58,7 +62,7 @@ struct PeerResources {
 
 constexpr std::uint64_t kChaseBytes = 256ull << 20;  // far more than any L2 holds
 constexpr std::uint64_t kChaseStepsPerCall = 10000;
-constexpr std::uint64_t kSeedBase = 350;             // no other family fills with these seeds
+constexpr std::uint64_t kSeedBase = 350;  // no other family fills with these seeds
 
 int nvml_p2p_status(int gpu, int peer) {
   const auto& gpus = gpu_inventory().gpus;
@@ -77,8 +81,10 @@ std::string enable_peer_access(int context, int other) {
   if (rc == cudaSuccess) return "";
   static_cast<void>(cudaGetLastError());  // not sticky: clear it
   if (rc == cudaErrorPeerAccessAlreadyEnabled) return "";
-  return fmt::format("peer access from GPU {} to GPU {} is disabled: cudaDeviceEnablePeerAccess failed with {} ({})",
-                     context, other, cudaGetErrorName(rc), cudaGetErrorString(rc));
+  return fmt::format(
+      "peer access from GPU {} to GPU {} is disabled: cudaDeviceEnablePeerAccess failed with {} "
+      "({})",
+      context, other, cudaGetErrorName(rc), cudaGetErrorString(rc));
 }
 
 // "" when every GPU of the plan is usable, holds its buffers, and reaches the GPUs it copies with.
@@ -122,8 +128,8 @@ CopyLane make_lane(const PeerCopy& copy) {
 void enqueue(const CopyLane& lane, CopyInitiator initiator) {
   CurrentDevice on(lane.copy.context);
   if (initiator == CopyInitiator::copy_engine)
-    CUDA_CHECK(cudaMemcpyAsync(lane.destination(), lane.source(), lane.copy.bytes, cudaMemcpyDefault,
-                               lane.stream->get()));
+    CUDA_CHECK(cudaMemcpyAsync(lane.destination(), lane.source(), lane.copy.bytes,
+                               cudaMemcpyDefault, lane.stream->get()));
   else
     copy_bytes(lane.destination(), lane.source(), lane.copy.bytes, lane.stream->get());
 }
@@ -160,12 +166,13 @@ std::string verify_plan(const PeerResources& r, const std::function<void()>& cal
     const void* got = lane.host_destination ? lane.host_destination->data() : nullptr;
     if (!got) {
       staging.resize(bytes);
-      CUDA_CHECK(cudaMemcpy(staging.data(), lane.device_destination.data(), bytes, cudaMemcpyDefault));
+      CUDA_CHECK(
+          cudaMemcpy(staging.data(), lane.device_destination.data(), bytes, cudaMemcpyDefault));
       got = staging.data();
     }
     if (auto at = first_unseeded_byte(got, bytes, kSeedBase + i); at != bytes)
-      return fmt::format("copy {} (GPU {} -> GPU {}, -1 = host) corrupted byte {} of {}", i, lane.copy.from,
-                         lane.copy.to, at, bytes);
+      return fmt::format("copy {} (GPU {} -> GPU {}, -1 = host) corrupted byte {} of {}", i,
+                         lane.copy.from, lane.copy.to, at, bytes);
   }
   return "";
 }
@@ -174,21 +181,24 @@ MeasuredCase setup_copies(const PeerCase& c) {
   const auto copies = peer_copies(c);
   if (auto problem = plan_problem(copies); !problem.empty()) return MeasuredCase::skip(problem);
   auto r = std::make_shared<PeerResources>();
-  const bool host = c.testcase.pattern == PeerPattern::all_to_host || c.testcase.pattern == PeerPattern::host_to_all;
+  const bool host = c.testcase.pattern == PeerPattern::all_to_host ||
+                    c.testcase.pattern == PeerPattern::host_to_all;
   if (host) {  // host memory beside the measured GPU, as nvbandwidth's HostBuffer(size, deviceId)
     const auto numa = read_numa_topology();
     const int gpu_node = gpu_inventory().gpus.at(static_cast<std::size_t>(c.gpu)).numa_node;
     r->numa = std::make_unique<HostNumaBinding>(local_bind_node(gpu_node, numa));
-    if (!r->numa->problem().empty()) r->numa.reset();  // beside the GPU when it can be; unbound else
+    if (!r->numa->problem().empty())
+      r->numa.reset();  // beside the GPU when it can be; unbound else
   }
   for (const auto& copy : copies) r->lanes.push_back(make_lane(copy));
   if (host) {
     const auto& first = r->lanes.front();
-    r->host_memory_node = memory_numa_node(first.host_source ? first.host_source->data() : first.destination(),
-                                           first.copy.bytes);
+    r->host_memory_node = memory_numa_node(
+        first.host_source ? first.host_source->data() : first.destination(), first.copy.bytes);
   }
   std::vector<TimedStream> streams;
-  for (const auto& lane : r->lanes) streams.push_back({lane.copy.context, lane.stream->get(), lane.copy.timed});
+  for (const auto& lane : r->lanes)
+    streams.push_back({lane.copy.context, lane.stream->get(), lane.copy.timed});
   const auto initiator = c.testcase.initiator;
   const double counted = peer_counted_bytes(c);
 
@@ -218,9 +228,12 @@ MeasuredCase setup_copies(const PeerCase& c) {
 
 // The row GPU's SMs walk a chain in the column GPU's memory: one dependent load per step.
 MeasuredCase setup_peer_latency(const PeerCase& c) {
-  if (auto problem = gpu_problem(c.peer, kChaseBytes); !problem.empty()) return MeasuredCase::skip(problem);
-  if (auto problem = gpu_problem(c.gpu, sizeof(std::uint64_t)); !problem.empty()) return MeasuredCase::skip(problem);
-  if (auto problem = enable_peer_access(c.gpu, c.peer); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.peer, kChaseBytes); !problem.empty())
+    return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.gpu, sizeof(std::uint64_t)); !problem.empty())
+    return MeasuredCase::skip(problem);
+  if (auto problem = enable_peer_access(c.gpu, c.peer); !problem.empty())
+    return MeasuredCase::skip(problem);
   struct Chain {
     std::vector<std::uint64_t> twin;
     DeviceBuffer on_peer, position;
@@ -233,7 +246,8 @@ MeasuredCase setup_peer_latency(const PeerCase& c) {
   {
     CurrentDevice on(c.peer);
     chain->on_peer = DeviceBuffer(kChaseBytes);
-    CUDA_CHECK(cudaMemcpy(chain->on_peer.data(), chain->twin.data(), kChaseBytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(
+        cudaMemcpy(chain->on_peer.data(), chain->twin.data(), kChaseBytes, cudaMemcpyHostToDevice));
   }
   CurrentDevice on(c.gpu);
   chain->position = DeviceBuffer(sizeof(std::uint64_t));
@@ -242,8 +256,8 @@ MeasuredCase setup_peer_latency(const PeerCase& c) {
   Measurement& m = made.measurement;
   m.call = [chain, gpu = c.gpu] {
     CurrentDevice on(gpu);
-    pointer_chase(chain->position.as<std::uint64_t>(), chain->on_peer.as<const std::uint64_t>(), kChaseStepsPerCall,
-                  chain->stream->get());
+    pointer_chase(chain->position.as<std::uint64_t>(), chain->on_peer.as<const std::uint64_t>(),
+                  kChaseStepsPerCall, chain->stream->get());
   };
   m.verify = [chain, gpu = c.gpu, call = m.call]() -> std::string {
     {
@@ -261,7 +275,8 @@ MeasuredCase setup_peer_latency(const PeerCase& c) {
   };
   m.work.latency_steps = static_cast<double>(kChaseStepsPerCall);
   m.calls_per_batch = 1;
-  m.device = std::make_shared<MultiGpuEventTimer>(std::vector<TimedStream>{{c.gpu, chain->stream->get(), true}});
+  m.device = std::make_shared<MultiGpuEventTimer>(
+      std::vector<TimedStream>{{c.gpu, chain->stream->get(), true}});
   m.report = [](benchmark::State& state, const Totals&) {
     state.counters["steps_per_call"] = static_cast<double>(kChaseStepsPerCall);
     state.counters["chain_bytes"] = static_cast<double>(kChaseBytes);

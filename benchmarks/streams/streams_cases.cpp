@@ -16,12 +16,18 @@ namespace offloadbench {
 
 const char* to_string(StreamsOp op) {
   switch (op) {
-    case StreamsOp::serial: return "serial";
-    case StreamsOp::async: return "async";
-    case StreamsOp::pipelined: return "pipelined";
-    case StreamsOp::pipelined_best: return "pipelined_best";
-    case StreamsOp::bidirectional: return "bidirectional";
-    case StreamsOp::host_overlap: return "host_overlap";
+    case StreamsOp::serial:
+      return "serial";
+    case StreamsOp::async:
+      return "async";
+    case StreamsOp::pipelined:
+      return "pipelined";
+    case StreamsOp::pipelined_best:
+      return "pipelined_best";
+    case StreamsOp::bidirectional:
+      return "bidirectional";
+    case StreamsOp::host_overlap:
+      return "host_overlap";
   }
   return "unknown";
 }
@@ -72,7 +78,8 @@ StreamsCase StreamsCase::bidirectional() const {
 }
 
 StreamsCase StreamsCase::host_overlap(bool synchronous) const {
-  StreamsCase c = as(StreamsOp::host_overlap, synchronous ? HostMemoryKind::pageable : HostMemoryKind::pinned);
+  StreamsCase c =
+      as(StreamsOp::host_overlap, synchronous ? HostMemoryKind::pageable : HostMemoryKind::pinned);
   c.workload_ratio = 1.0;
   c.streams = 1;
   c.synchronous_api = synchronous;
@@ -87,20 +94,24 @@ std::string streams_case_problem(const StreamsCase& c) {
   if (c.op == StreamsOp::pipelined_best) {
     if (c.search.empty()) return "no pipeline shapes to search";
     for (const auto& shape : c.search)
-      if (auto problem = pipeline_problem(elements, shape.streams, shape.chunks); !problem.empty()) return problem;
+      if (auto problem = pipeline_problem(elements, shape.streams, shape.chunks); !problem.empty())
+        return problem;
   }
   return "";
 }
 
 MeasuredCase setup_streams_case(const StreamsCase& c, std::shared_ptr<StreamsWorkspaceSlot> slot) {
   if (auto problem = streams_case_problem(c); !problem.empty()) return MeasuredCase::skip(problem);
-  return OFFLOADBENCH_GPU_RUNNER(setup_streams_gpu)(c, slot ? std::move(slot) : std::make_shared<StreamsWorkspaceSlot>());
+  return OFFLOADBENCH_GPU_RUNNER(setup_streams_gpu)(
+      c, slot ? std::move(slot) : std::make_shared<StreamsWorkspaceSlot>());
 }
 
 std::string streams_case_name(const StreamsCase& c, const std::string& device_suffix) {
   std::string name = fmt::format("streams/{}", to_string(c.op));
-  if (c.op == StreamsOp::host_overlap) name += c.synchronous_api ? "/sync_api" : "/async_api";
-  else name += fmt::format("/{}", to_string(c.host_memory));
+  if (c.op == StreamsOp::host_overlap)
+    name += c.synchronous_api ? "/sync_api" : "/async_api";
+  else
+    name += fmt::format("/{}", to_string(c.host_memory));
   if (c.op != StreamsOp::bidirectional) name += fmt::format("/ratio:{:g}", c.workload_ratio);
   if (c.op == StreamsOp::pipelined)
     name += fmt::format("/K:{}/C:{}/{}", c.streams, c.chunks, to_string(c.order));
@@ -130,8 +141,11 @@ std::vector<PipelineShape> full_grid() {
 std::vector<PipelineShape> pinned_shapes(const RunConfig& config, double ratio) {
   if (!config.quick) return full_grid();
   if (ratio != 1.0) return {{4, 16, IssueOrder::depth_first}};
-  return {{2, 8, IssueOrder::depth_first},   {4, 16, IssueOrder::depth_first}, {4, 16, IssueOrder::breadth_first},
-          {4, 32, IssueOrder::depth_first}, {4, 32, IssueOrder::breadth_first}};
+  return {{2, 8, IssueOrder::depth_first},
+          {4, 16, IssueOrder::depth_first},
+          {4, 16, IssueOrder::breadth_first},
+          {4, 32, IssueOrder::depth_first},
+          {4, 32, IssueOrder::breadth_first}};
 }
 
 // What pipelined_best tries in quick mode: the shapes that can get near the bound.
@@ -155,12 +169,9 @@ std::string ratio_label(double ratio) {
 
 // Fields shared by every row; the bound is the device's, known at registration.
 nlohmann::json base_fields(const StreamsCase& c) {
-  nlohmann::json f = {{"op", to_string(c.op)},
-                      {"host_memory", to_string(c.host_memory)},
-                      {"bytes", c.bytes},
-                      {"elements", c.bytes / sizeof(float)},
-                      {"device", c.device},
-                      {"bytes_counted", "h2d+d2h"}};
+  nlohmann::json f = {{"op", to_string(c.op)}, {"host_memory", to_string(c.host_memory)},
+                      {"bytes", c.bytes},      {"elements", c.bytes / sizeof(float)},
+                      {"device", c.device},    {"bytes_counted", "h2d+d2h"}};
   const auto& gpus = gpu_inventory().gpus;
   const bool known = c.device >= 0 && static_cast<std::size_t>(c.device) < gpus.size();
   f["bound"] = known ? to_string(overlap_bound_for(gpus[c.device].async_engine_count)) : "unknown";
@@ -177,21 +188,30 @@ nlohmann::json streams_fields(const StreamsCase& c) {
   const bool pinned = c.host_memory == HostMemoryKind::pinned;
   switch (c.op) {
     case StreamsOp::serial:
-      f.update({{"streams", 0}, {"chunks", 1}, {"view", pinned ? "gpu_pinned" : "gpu_pageable"}, {"series", "serial"}});
+      f.update({{"streams", 0},
+                {"chunks", 1},
+                {"view", pinned ? "gpu_pinned" : "gpu_pageable"},
+                {"series", "serial"}});
       break;
     case StreamsOp::async:
-      f.update({{"streams", 1}, {"chunks", 1}, {"view", "gpu_pinned"}, {"series", "async one stream"}});
+      f.update(
+          {{"streams", 1}, {"chunks", 1}, {"view", "gpu_pinned"}, {"series", "async one stream"}});
       break;
     case StreamsOp::pipelined:
-      f.update({{"streams", c.streams}, {"chunks", c.chunks}, {"issue_order", to_string(c.order)},
+      f.update({{"streams", c.streams},
+                {"chunks", c.chunks},
+                {"issue_order", to_string(c.order)},
                 {"view", pinned ? "gpu_pinned_overlap" : "gpu_pageable"},
                 {"series", fmt::format("K{} C{} {}", c.streams, c.chunks, to_string(c.order))}});
       if (!pinned) f["op"] = "pageable_pipelined";
       break;
-    case StreamsOp::pipelined_best:  // streams, chunks and the order are counters: found at run time
+    case StreamsOp::pipelined_best:  // streams, chunks and the order are counters: found at run
+                                     // time
       f.update({{"view", "gpu_pinned_overlap"}, {"series", "best"}});
       break;
-    case StreamsOp::bidirectional: f["streams"] = 2; break;
+    case StreamsOp::bidirectional:
+      f["streams"] = 2;
+      break;
     case StreamsOp::host_overlap:
       f["api"] = c.synchronous_api ? "cudaMemcpy" : "cudaMemcpyAsync";
       f.erase("compare_group");
@@ -208,7 +228,8 @@ struct Registration {
 };
 using CaseTable = std::vector<Registration>;
 
-void add(CaseTable& table, const StreamsCase& c, const std::string& suffix, const std::string& headline = "") {
+void add(CaseTable& table, const StreamsCase& c, const std::string& suffix,
+         const std::string& headline = "") {
   auto fields = streams_fields(c);
   if (!headline.empty()) fields["headline"] = headline;
   table.push_back({c, streams_case_name(c, suffix), std::move(fields)});
@@ -223,19 +244,25 @@ void register_for(CaseTable& table, const RunConfig& config, int device, std::ui
     const bool balanced = ratio == 1.0, every = balanced || !config.quick;
     const auto headline = [balanced](const char* label) { return balanced ? label : ""; };
     const StreamsCase at = sized.at_ratio(ratio);
-    add(table, at.as(StreamsOp::serial, pinned), suffix, headline("streams serial, pinned, balanced"));
-    if (every) add(table, at.as(StreamsOp::serial, pageable), suffix, headline("streams serial, pageable, balanced"));
+    add(table, at.as(StreamsOp::serial, pinned), suffix,
+        headline("streams serial, pinned, balanced"));
+    if (every)
+      add(table, at.as(StreamsOp::serial, pageable), suffix,
+          headline("streams serial, pageable, balanced"));
     add(table, at.as(StreamsOp::async, pinned), suffix);
-    for (const auto& shape : pinned_shapes(config, ratio)) add(table, at.pipelined(shape, pinned), suffix);
+    for (const auto& shape : pinned_shapes(config, ratio))
+      add(table, at.pipelined(shape, pinned), suffix);
     if (!every) continue;
     for (const auto& shape : pageable_shapes(config))
       add(table, at.pipelined(shape, pageable), suffix,
-          shape.order == IssueOrder::depth_first ? headline("streams pageable pipelined, balanced") : "");
+          shape.order == IssueOrder::depth_first ? headline("streams pageable pipelined, balanced")
+                                                 : "");
     add(table, at.best_of(config.quick ? quick_search() : full_grid()), suffix,
         headline("streams best pipelined, balanced"));
   }
   add(table, sized.bidirectional(), suffix, "streams bidirectional, pinned");
-  // What the host can do meanwhile: naive synchronous code from pageable memory vs async from pinned.
+  // What the host can do meanwhile: naive synchronous code from pageable memory vs async from
+  // pinned.
   for (bool synchronous : {true, false}) add(table, sized.host_overlap(synchronous), suffix);
 }
 
@@ -244,7 +271,8 @@ void register_for(CaseTable& table, const RunConfig& config, int device, std::ui
 void register_streams_suite(const RunConfig& config) {
   CaseTable table;
   for (int device : config.gpu_devices) {
-    for (auto bytes : streams_sizes(config)) register_for(table, config, device, bytes, config.gpu_suffix(device));
+    for (auto bytes : streams_sizes(config))
+      register_for(table, config, device, bytes, config.gpu_suffix(device));
   }
   if (table.empty()) return;
   table.back().c.release_after = true;
@@ -257,9 +285,9 @@ void register_streams_suite(const RunConfig& config) {
 
 Suite streams_suite() {
   return {"streams",
-          "sync vs async copies, copy/compute overlap over K streams x C chunks vs the copy-engine bound",
-          register_streams_suite,
-          "bytes moved each way per stream workload", ""};
+          "sync vs async copies, copy/compute overlap over K streams x C chunks vs the copy-engine "
+          "bound",
+          register_streams_suite, "bytes moved each way per stream workload", ""};
 }
 
 }  // namespace offloadbench

@@ -38,21 +38,22 @@ struct PipelineShape {
 struct StreamsCase {
   StreamsOp op = StreamsOp::serial;
   HostMemoryKind host_memory = HostMemoryKind::pinned;
-  std::uint64_t bytes = 0;       // per direction
-  double workload_ratio = 1;     // kernel time ÷ H2D time the FMA iterations are calibrated to
-  int streams = 1;               // K
-  int chunks = 1;                // C
+  std::uint64_t bytes = 0;    // per direction
+  double workload_ratio = 1;  // kernel time ÷ H2D time the FMA iterations are calibrated to
+  int streams = 1;            // K
+  int chunks = 1;             // C
   IssueOrder order = IssueOrder::depth_first;
   bool synchronous_api = false;  // host_overlap: cudaMemcpy (true) or cudaMemcpyAsync (false)
   int device = 0;
   std::vector<PipelineShape> search;  // pipelined_best: the shapes it tries
-  bool release_after = false;         // the suite's last case: free the shared workspace when torn down
+  bool release_after = false;  // the suite's last case: free the shared workspace when torn down
 
   // Builders that name what they set (C++17 has no designated initialisers), each on a copy:
-  //   StreamsCase{}.on(device, bytes).at_ratio(1).pipelined({4, 16, IssueOrder::depth_first}, pinned)
+  //   StreamsCase{}.on(device, bytes).at_ratio(1).pipelined({4, 16, IssueOrder::depth_first},
+  //   pinned)
   StreamsCase on(int gpu, std::uint64_t bytes_per_direction) const;
   StreamsCase at_ratio(double kernel_over_h2d) const;
-  StreamsCase as(StreamsOp kind, HostMemoryKind memory) const;                      // serial, async
+  StreamsCase as(StreamsOp kind, HostMemoryKind memory) const;                     // serial, async
   StreamsCase pipelined(const PipelineShape& shape, HostMemoryKind memory) const;  // one K×C shape
   StreamsCase best_of(std::vector<PipelineShape> shapes) const;                    // pinned
   StreamsCase bidirectional() const;  // pinned, both directions at once on two streams, no kernel
@@ -78,7 +79,8 @@ std::string streams_case_problem(const StreamsCase& c);
 
 // Skips with streams_case_problem's reason, else sets up the GPU case; without a slot the case sets
 // up (and frees) its own workspace.
-MeasuredCase setup_streams_case(const StreamsCase& c, std::shared_ptr<StreamsWorkspaceSlot> slot = nullptr);
+MeasuredCase setup_streams_case(const StreamsCase& c,
+                                std::shared_ptr<StreamsWorkspaceSlot> slot = nullptr);
 
 // GPU setup (streams_run_gpu.cpp, built with CUDA only: harness/gpu_runner.h).
 MeasuredCase setup_streams_gpu(const StreamsCase& c, std::shared_ptr<StreamsWorkspaceSlot> slot);

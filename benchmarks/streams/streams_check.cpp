@@ -22,7 +22,8 @@ std::string check_pipeline_output(const float* in, const float* out, std::uint64
   for (std::uint64_t i = 0; i < n; ++i)
     if (!std::isfinite(out[i])) return fmt::format("element {} of {} was never written back", i, n);
   std::vector<std::uint64_t> sample;
-  for (const auto& chunk : chunks) sample.insert(sample.end(), {chunk.offset, chunk.offset + chunk.count - 1});
+  for (const auto& chunk : chunks)
+    sample.insert(sample.end(), {chunk.offset, chunk.offset + chunk.count - 1});
   for (std::uint64_t i = 0; i < n; i += std::max<std::uint64_t>(1, n / 4096)) sample.push_back(i);
   std::vector<float> sample_in, got, want(sample.size());
   for (auto i : sample) {

@@ -10,7 +10,8 @@
 
 namespace offloadbench {
 
-// Values in [0, 2) from a hash of the index: a chunk that lands in the wrong place reads back wrong.
+// Values in [0, 2) from a hash of the index: a chunk that lands in the wrong place reads back
+// wrong.
 float streams_input_value(std::uint64_t i);
 
 // "" when `out` (n floats, poisoned with NaN before the pass) has every element written and a

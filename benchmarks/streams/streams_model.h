@@ -26,8 +26,8 @@ OverlapBound overlap_bound_for(int async_engine_count);
 double bound_seconds(const StageTimes& stages, OverlapBound bound);
 
 // A calibration is trusted when the serial pass, timed after its stages, takes their sum within
-// `tolerance`: a stage timed during a slowdown (the link waking, clocks ramping up) breaks that, and
-// would size the kernel and the bound from an inflated copy.
+// `tolerance`: a stage timed during a slowdown (the link waking, clocks ramping up) breaks that,
+// and would size the kernel and the bound from an inflated copy.
 bool calibration_consistent(const StageTimes& stages, double serial_s, double tolerance = 0.10);
 
 // The bound once both directions share one link. With two or more copy engines H2D and D2H overlap,
@@ -35,7 +35,8 @@ bool calibration_consistent(const StageTimes& stages, double serial_s, double to
 // x16 H100), so no pipeline moves its copies faster than `both_directions_s`, the measured time of
 // the whole buffer's H2D and D2H at once: max(bound_seconds, both_directions_s). Other bounds
 // serialize the copies already and are returned as they are; a non-positive time is ignored.
-double shared_link_bound_seconds(const StageTimes& stages, OverlapBound bound, double both_directions_s);
+double shared_link_bound_seconds(const StageTimes& stages, OverlapBound bound,
+                                 double both_directions_s);
 
 // Achieved gain ÷ bound gain, both over the same serial time: (serial/achieved)/(serial/bound)
 // = bound/achieved. 1 means the pipeline reached the bound; 0 when a time is not positive.
@@ -63,7 +64,8 @@ std::string pipeline_problem(std::uint64_t elements, int streams, int chunks);
 // FMA iterations that make the kernel last `target_s`, from two probe runs (iterations, seconds)
 // and a linear model t(i) = t0 + i·slope. At least 1; throws std::invalid_argument when the probes
 // do not describe a kernel that gets slower with more iterations.
-int fma_iterations_for(double target_s, int probe_a, double seconds_a, int probe_b, double seconds_b);
+int fma_iterations_for(double target_s, int probe_a, double seconds_a, int probe_b,
+                       double seconds_b);
 
 // One unit of host work for the host-overlap case (about a microsecond of dependent arithmetic);
 // returns its result so it cannot be optimized away.

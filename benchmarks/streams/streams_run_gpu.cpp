@@ -62,25 +62,28 @@ Buffers allocate_buffers(const StreamsCase& c) {
 
 // ---- the three stages, per chunk ----
 void copy_in(const Buffers& b, Chunk chunk, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemcpyAsync(b.device_in.as<float>() + chunk.offset, b.host_in.as<float>() + chunk.offset,
-                             chunk.count * sizeof(float), cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaMemcpyAsync(b.device_in.as<float>() + chunk.offset,
+                             b.host_in.as<float>() + chunk.offset, chunk.count * sizeof(float),
+                             cudaMemcpyHostToDevice, stream));
 }
 
 void compute(const Buffers& b, Chunk chunk, int fma_iterations, cudaStream_t stream) {
-  fma_workload(b.device_out.as<float>() + chunk.offset, b.device_in.as<float>() + chunk.offset, chunk.count,
-               fma_iterations, stream);
+  fma_workload(b.device_out.as<float>() + chunk.offset, b.device_in.as<float>() + chunk.offset,
+               chunk.count, fma_iterations, stream);
 }
 
 void copy_out(const Buffers& b, Chunk chunk, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemcpyAsync(b.host_out.as<float>() + chunk.offset, b.device_out.as<float>() + chunk.offset,
-                             chunk.count * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaMemcpyAsync(b.host_out.as<float>() + chunk.offset,
+                             b.device_out.as<float>() + chunk.offset, chunk.count * sizeof(float),
+                             cudaMemcpyDeviceToHost, stream));
 }
 
 // What naive code does: blocking copies around a kernel on the legacy default stream.
 void enqueue_serial(const Buffers& b, int fma_iterations) {
   const auto bytes = b.elements * sizeof(float);
   CUDA_CHECK(cudaMemcpy(b.device_in.data(), b.host_in.data(), bytes, cudaMemcpyHostToDevice));
-  fma_workload(b.device_out.as<float>(), b.device_in.as<float>(), b.elements, fma_iterations, nullptr);
+  fma_workload(b.device_out.as<float>(), b.device_in.as<float>(), b.elements, fma_iterations,
+               nullptr);
   CUDA_CHECK(cudaMemcpy(b.host_out.data(), b.device_out.data(), bytes, cudaMemcpyDeviceToHost));
 }
 
@@ -105,10 +108,12 @@ class Pipeline {
 
   cudaStream_t lead() const { return streams_[0].get(); }
 
-  void enqueue(const Buffers& b, const std::vector<Chunk>& chunks, IssueOrder order, int fma_iterations) {
+  void enqueue(const Buffers& b, const std::vector<Chunk>& chunks, IssueOrder order,
+               int fma_iterations) {
     const auto k = streams_.size();
     forked_.record(lead());
-    for (std::size_t s = 1; s < k; ++s) CUDA_CHECK(cudaStreamWaitEvent(streams_[s].get(), forked_.get(), 0));
+    for (std::size_t s = 1; s < k; ++s)
+      CUDA_CHECK(cudaStreamWaitEvent(streams_[s].get(), forked_.get(), 0));
     auto on = [&](std::size_t i) { return streams_[i % k].get(); };
     if (order == IssueOrder::depth_first) {
       for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -155,9 +160,11 @@ double kernel_seconds(const Buffers& b, int fma_iterations, cudaStream_t stream)
 int calibrate_fma_iterations(const Buffers& b, double target_s, cudaStream_t stream) {
   constexpr int probe_a = 16, probe_b = 1024;
   const double seconds_b = kernel_seconds(b, probe_b, stream);
-  int iterations = fma_iterations_for(target_s, probe_a, kernel_seconds(b, probe_a, stream), probe_b, seconds_b);
+  int iterations =
+      fma_iterations_for(target_s, probe_a, kernel_seconds(b, probe_a, stream), probe_b, seconds_b);
   if (iterations != probe_b)
-    iterations = fma_iterations_for(target_s, probe_b, seconds_b, iterations, kernel_seconds(b, iterations, stream));
+    iterations = fma_iterations_for(target_s, probe_b, seconds_b, iterations,
+                                    kernel_seconds(b, iterations, stream));
   return iterations;
 }
 
@@ -183,7 +190,8 @@ void warm_up(const Buffers& b, cudaStream_t stream) {
   constexpr double kWarmUpSeconds = 0.05;
   const Chunk all{0, b.elements};
   const double start = steady_wall_clock().now_seconds();
-  for (int pass = 0; pass < 3 || steady_wall_clock().now_seconds() - start < kWarmUpSeconds; ++pass) {
+  for (int pass = 0; pass < 3 || steady_wall_clock().now_seconds() - start < kWarmUpSeconds;
+       ++pass) {
     copy_in(b, all, stream);
     compute(b, all, 16, stream);
     copy_out(b, all, stream);
@@ -208,7 +216,8 @@ Parts measure_parts(const StreamsCase& c, const Buffers& b, cudaStream_t stream)
   p.async_engine_count = gpu_inventory().gpus.at(c.device).async_engine_count;
   p.bound = overlap_bound_for(p.async_engine_count);
   p.bound_s = bound_seconds(p.stages, p.bound);
-  if (p.bound == OverlapBound::two_copy_engines) p.both_directions_s = both_directions_seconds(b, stream);
+  if (p.bound == OverlapBound::two_copy_engines)
+    p.both_directions_s = both_directions_seconds(b, stream);
   p.shared_link_bound_s = shared_link_bound_seconds(p.stages, p.bound, p.both_directions_s);
   return p;
 }
@@ -252,7 +261,9 @@ class StreamsWorkspace {
     Buffers buffers;
     std::map<double, Parts> parts;
   };
-  std::optional<Slot>& slot_for(HostMemoryKind kind) { return kind == HostMemoryKind::pinned ? pinned_ : pageable_; }
+  std::optional<Slot>& slot_for(HostMemoryKind kind) {
+    return kind == HostMemoryKind::pinned ? pinned_ : pageable_;
+  }
   int device_ = -1;
   std::uint64_t bytes_ = 0;
   std::optional<Slot> pinned_, pageable_;
@@ -269,7 +280,8 @@ std::string verify_pass(const Buffers& b, const std::vector<Chunk>& chunks, int 
   CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream; the pass may not
   pass();
   CUDA_CHECK(cudaDeviceSynchronize());
-  return check_pipeline_output(b.host_in.as<float>(), b.host_out.as<float>(), b.elements, chunks, fma_iterations);
+  return check_pipeline_output(b.host_in.as<float>(), b.host_out.as<float>(), b.elements, chunks,
+                               fma_iterations);
 }
 
 void report_parts(benchmark::State& state, const Parts& p, double achieved_s) {
@@ -292,8 +304,9 @@ void report_parts(benchmark::State& state, const Parts& p, double achieved_s) {
   state.counters["async_engine_count"] = p.async_engine_count;
 }
 
-// The fastest shape of c.search by the median of three timed passes after a warm-up pass (one timing
-// each picked a breadth-first shape 38% slower than the depth-first one at 64 MiB on an H100).
+// The fastest shape of c.search by the median of three timed passes after a warm-up pass (one
+// timing each picked a breadth-first shape 38% slower than the depth-first one at 64 MiB on an
+// H100).
 PipelineShape search_best_shape(const StreamsCase& c, const Buffers& b, int fma_iterations) {
   PipelineShape best = c.search.front();
   double best_s = 0;
@@ -311,9 +324,10 @@ PipelineShape search_best_shape(const StreamsCase& c, const Buffers& b, int fma_
   return best;
 }
 
-// Frees the suite's shared workspace when the case holding it is torn down (after its last repetition).
-// Not copyable: a copied-from temporary would release the workspace as it died (it did, once: every
-// case re-pinned and re-calibrated, so rows of one group did not share their serial time).
+// Frees the suite's shared workspace when the case holding it is torn down (after its last
+// repetition). Not copyable: a copied-from temporary would release the workspace as it died (it
+// did, once: every case re-pinned and re-calibrated, so rows of one group did not share their
+// serial time).
 struct ReleaseWorkspace {
   explicit ReleaseWorkspace(std::shared_ptr<StreamsWorkspace> w) : workspace(std::move(w)) {}
   ReleaseWorkspace(const ReleaseWorkspace&) = delete;
@@ -325,7 +339,8 @@ struct ReleaseWorkspace {
   bool armed = true;
 };
 
-// Every case's measurement: one pass per call, `bytes` in and out, against twice the link's ceiling.
+// Every case's measurement: one pass per call, `bytes` in and out, against twice the link's
+// ceiling.
 Measurement pass_measurement(const StreamsCase& c, EventTimerOptions timing) {
   Measurement m;
   m.work.bytes = 2.0 * static_cast<double>(c.bytes);
@@ -352,16 +367,21 @@ Measurement kernel_case(const StreamsCase& c, StreamsWorkspace& workspace) {
   run->chunks = split_into_chunks(b.elements, run->shape.chunks);
   run->pipeline = std::make_unique<Pipeline>(run->shape.streams);
 
-  // Serial runs on the legacy default stream, where its blocking copies are ordered with the events.
+  // Serial runs on the legacy default stream, where its blocking copies are ordered with the
+  // events.
   const bool serial = c.op == StreamsOp::serial;
   EventTimerOptions timing;
   timing.stream = serial ? nullptr : run->pipeline->lead();
   Measurement m = pass_measurement(c, timing);
   m.call = [run, serial, iterations] {
-    if (serial) enqueue_serial(*run->buffers, iterations);
-    else run->pipeline->enqueue(*run->buffers, run->chunks, run->shape.order, iterations);
+    if (serial)
+      enqueue_serial(*run->buffers, iterations);
+    else
+      run->pipeline->enqueue(*run->buffers, run->chunks, run->shape.order, iterations);
   };
-  m.verify = [run, iterations, call = m.call] { return verify_pass(*run->buffers, run->chunks, iterations, call); };
+  m.verify = [run, iterations, call = m.call] {
+    return verify_pass(*run->buffers, run->chunks, iterations, call);
+  };
   m.report = [run, c](benchmark::State& state, const Totals& totals) {
     report_parts(state, run->parts, totals.device_seconds / static_cast<double>(totals.calls));
     if (c.op != StreamsOp::pipelined_best) return;
@@ -373,7 +393,8 @@ Measurement kernel_case(const StreamsCase& c, StreamsWorkspace& workspace) {
   return m;
 }
 
-// One direction alone, `bytes` timed by `time`: a side rate <direction>_time_s, <direction>_bytes_per_second.
+// One direction alone, `bytes` timed by `time`: a side rate <direction>_time_s,
+// <direction>_bytes_per_second.
 SideRate one_direction(const char* direction, std::uint64_t bytes, std::function<double()> time) {
   SideRate side;
   side.rate_counter = fmt::format("{}_bytes_per_second", direction);
@@ -412,17 +433,22 @@ Measurement bidirectional_case(const StreamsCase& c, StreamsWorkspace& workspace
     CUDA_CHECK(cudaDeviceSynchronize());
     const float* in = b.host_in.as<float>();
     const float* out = b.host_out.as<float>();
-    if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty()) return "device-to-host: " + bad;
+    if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty())
+      return "device-to-host: " + bad;
     CUDA_CHECK(cudaMemcpy(b.host_out.data(), b.device_in.data(), c.bytes, cudaMemcpyDeviceToHost));
-    if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty()) return "host-to-device: " + bad;
+    if (auto bad = mismatches(out, in, b.elements, Tolerance{0, 0}); !bad.empty())
+      return "host-to-device: " + bad;
     return "";
   };
   const auto up = run->up.get(), down = run->down.get();
-  m.side_rates = {
-      one_direction("h2d", c.bytes,
-                    [run, all, up] { return median_seconds_on(up, [&] { copy_in(*run->buffers, all, up); }); }),
-      one_direction("d2h", c.bytes,
-                    [run, all, down] { return median_seconds_on(down, [&] { copy_out(*run->buffers, all, down); }); })};
+  m.side_rates = {one_direction("h2d", c.bytes,
+                                [run, all, up] {
+                                  return median_seconds_on(
+                                      up, [&] { copy_in(*run->buffers, all, up); });
+                                }),
+                  one_direction("d2h", c.bytes, [run, all, down] {
+                    return median_seconds_on(down, [&] { copy_out(*run->buffers, all, down); });
+                  })};
   m.report = [c](benchmark::State& state, const Totals& totals) {
     const double per_pass = totals.device_seconds / static_cast<double>(totals.calls);
     const double one_direction = std::max(totals.side_bytes_per_second("h2d_bytes_per_second"),
@@ -459,8 +485,10 @@ Measurement host_overlap_case(const StreamsCase& c, StreamsWorkspace& workspace)
   m.verify = [run, all, call = m.call] {
     constexpr int calibration_units = 4096;  // what one unit of host work costs here
     run->unit_s = wall_seconds([&] {
-                    for (int i = 0; i < calibration_units; ++i) run->sink = host_work_unit(run->sink);
-                  }) / calibration_units;
+                    for (int i = 0; i < calibration_units; ++i)
+                      run->sink = host_work_unit(run->sink);
+                  }) /
+                  calibration_units;
     return verify_pass(*run->buffers, {all}, run->iterations, call);
   };
   m.while_waiting = [run] {
@@ -483,7 +511,8 @@ Measurement host_overlap_case(const StreamsCase& c, StreamsWorkspace& workspace)
 }  // namespace
 
 MeasuredCase setup_streams_gpu(const StreamsCase& c, std::shared_ptr<StreamsWorkspaceSlot> slot) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty())
+    return MeasuredCase::skip(reason);
   if (!slot->workspace) slot->workspace = std::make_shared<StreamsWorkspace>();
   auto workspace = slot->workspace;
   // A throw from here on skips the case; the workspace is released so nothing half-made stays.
@@ -492,15 +521,21 @@ MeasuredCase setup_streams_gpu(const StreamsCase& c, std::shared_ptr<StreamsWork
   if (auto problem = workspace->prepare(c); !problem.empty()) return MeasuredCase::skip(problem);
   MeasuredCase made;
   switch (c.op) {
-    case StreamsOp::bidirectional: made.measurement = bidirectional_case(c, *workspace); break;
-    case StreamsOp::host_overlap: made.measurement = host_overlap_case(c, *workspace); break;
-    default: made.measurement = kernel_case(c, *workspace); break;
+    case StreamsOp::bidirectional:
+      made.measurement = bidirectional_case(c, *workspace);
+      break;
+    case StreamsOp::host_overlap:
+      made.measurement = host_overlap_case(c, *workspace);
+      break;
+    default:
+      made.measurement = kernel_case(c, *workspace);
+      break;
   }
   // The measurement points into the workspace, so it holds it; the suite's last case frees it when
   // torn down, after its last repetition (a workspace of the case's own goes with the case anyway).
   release->armed = c.release_after;
-  made.measurement.report = [report = std::move(made.measurement.report), release, device = c.device](
-                                benchmark::State& state, const Totals& totals) {
+  made.measurement.report = [report = std::move(made.measurement.report), release,
+                             device = c.device](benchmark::State& state, const Totals& totals) {
     report(state, totals);
     report_link_under_load(state, device, 2);  // every case moves its bytes both ways
   };

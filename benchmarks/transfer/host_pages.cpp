@@ -34,7 +34,8 @@ MappedPages::MappedPages(std::uint64_t bytes, bool huge_pages) : bytes_(bytes) {
   if (madvise(data_, bytes_, MADV_HUGEPAGE) != 0) {
     const int error = errno;
     munmap(data_, bytes_);
-    throw std::runtime_error(fmt::format("madvise(MADV_HUGEPAGE) failed: {}", std::strerror(error)));
+    throw std::runtime_error(
+        fmt::format("madvise(MADV_HUGEPAGE) failed: {}", std::strerror(error)));
   }
 }
 
@@ -64,23 +65,27 @@ std::string read_mode(const char* path) {
 // "7f00-7f80 rw-p ..." -> {0x7f00, 0x7f80}; false for a field line ("Size: 4 kB").
 bool mapping_range(const std::string& line, std::uint64_t& begin, std::uint64_t& end) {
   const auto dash = line.find('-'), space = line.find(' ');
-  if (dash == std::string::npos || space == std::string::npos || dash > space || dash == 0) return false;
+  if (dash == std::string::npos || space == std::string::npos || dash > space || dash == 0)
+    return false;
   try {
     std::size_t used = 0;
     begin = std::stoull(line.substr(0, dash), &used, 16);
     if (used != dash) return false;
     end = std::stoull(line.substr(dash + 1, space - dash - 1), &used, 16);
     return used == space - dash - 1;
-  } catch (const std::exception&) {
-    return false;
-  }
+  } catch (const std::exception&) { return false; }
 }
 }  // namespace
 
-std::string transparent_huge_pages_enabled() { return read_mode("/sys/kernel/mm/transparent_hugepage/enabled"); }
-std::string transparent_huge_pages_defrag() { return read_mode("/sys/kernel/mm/transparent_hugepage/defrag"); }
+std::string transparent_huge_pages_enabled() {
+  return read_mode("/sys/kernel/mm/transparent_hugepage/enabled");
+}
+std::string transparent_huge_pages_defrag() {
+  return read_mode("/sys/kernel/mm/transparent_hugepage/defrag");
+}
 
-std::uint64_t anon_huge_bytes_in(const std::string& smaps_text, std::uint64_t begin, std::uint64_t bytes) {
+std::uint64_t anon_huge_bytes_in(const std::string& smaps_text, std::uint64_t begin,
+                                 std::uint64_t bytes) {
   std::istringstream lines(smaps_text);
   std::string line;
   bool inside = false;
@@ -95,8 +100,7 @@ std::uint64_t anon_huge_bytes_in(const std::string& smaps_text, std::uint64_t be
     if (!inside || line.compare(0, key.size(), key) != 0) continue;
     try {
       total += std::stoull(line.substr(key.size())) * 1024;  // "AnonHugePages:    2048 kB"
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   return total;
 }
@@ -108,10 +112,12 @@ std::uint64_t anon_huge_bytes(const void* begin, std::uint64_t bytes) {
   return anon_huge_bytes_in(text.str(), reinterpret_cast<std::uintptr_t>(begin), bytes);
 }
 
-std::vector<std::pair<std::uint64_t, std::uint64_t>> chunk_ranges(std::uint64_t bytes, std::uint64_t chunk) {
+std::vector<std::pair<std::uint64_t, std::uint64_t>> chunk_ranges(std::uint64_t bytes,
+                                                                  std::uint64_t chunk) {
   if (chunk == 0) throw std::invalid_argument("chunk_ranges: a chunk of 0 bytes");
   std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-  for (std::uint64_t at = 0; at < bytes; at += chunk) out.emplace_back(at, std::min(chunk, bytes - at));
+  for (std::uint64_t at = 0; at < bytes; at += chunk)
+    out.emplace_back(at, std::min(chunk, bytes - at));
   return out;
 }
 

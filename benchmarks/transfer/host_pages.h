@@ -40,11 +40,13 @@ std::string transparent_huge_pages_defrag();
 
 // Bytes of AnonHugePages in the mappings of `smaps_text` (/proc/PID/smaps) that overlap
 // [begin, begin + bytes); 0 when none does.
-std::uint64_t anon_huge_bytes_in(const std::string& smaps_text, std::uint64_t begin, std::uint64_t bytes);
+std::uint64_t anon_huge_bytes_in(const std::string& smaps_text, std::uint64_t begin,
+                                 std::uint64_t bytes);
 // The same for this process now.
 std::uint64_t anon_huge_bytes(const void* begin, std::uint64_t bytes);
 
 // [offset, length) pieces of `bytes` in chunks of `chunk` (the last one shorter); none for 0 bytes.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> chunk_ranges(std::uint64_t bytes, std::uint64_t chunk);
+std::vector<std::pair<std::uint64_t, std::uint64_t>> chunk_ranges(std::uint64_t bytes,
+                                                                  std::uint64_t chunk);
 
 }  // namespace offloadbench

@@ -21,7 +21,10 @@ struct DeviceCopyCase {
   HostPlacement placement;  // the host buffers' NUMA node (harness/numa.h); node -1: unbound
 };
 
-enum class PinOperation { host_alloc, host_register };  // names and API calls: kPinOperations (transfer_cases.cpp)
+enum class PinOperation {
+  host_alloc,
+  host_register
+};  // names and API calls: kPinOperations (transfer_cases.cpp)
 
 struct PinCostCase {
   PinOperation operation = PinOperation::host_alloc;
@@ -33,9 +36,9 @@ struct PinCostCase {
 // GPU (transfer_run_gpu.cpp, built with CUDA only: harness/gpu_runner.h).
 MeasuredCase setup_device_copy(const DeviceCopyCase& c);
 
-// A bidirectional copy's rates per direction, each over its own stream's time (Totals::lane_seconds:
-// H2D first), and their sum, which is how nvbandwidth reports a bidirectional copy. All 0 without
-// both lanes' times.
+// A bidirectional copy's rates per direction, each over its own stream's time
+// (Totals::lane_seconds: H2D first), and their sum, which is how nvbandwidth reports a
+// bidirectional copy. All 0 without both lanes' times.
 struct LaneRates {
   double h2d = 0, d2h = 0, sum = 0;
 };

@@ -1,8 +1,8 @@
 // The transfer family's cases beyond copy-engine host<->device copies (issue 18): device-local
 // copies, SM-initiated (zero-copy) copies, latency, managed memory, and many small tensors moved
 // one by one, packed into one pinned staging buffer, or as one cudaMemcpyBatchAsync.
-// transfer_extra_cases.cpp registers them; transfer_extra_run_gpu.cpp / transfer_tensors_run_gpu.cpp set them up
-// (built with CUDA only: harness/gpu_runner.h).
+// transfer_extra_cases.cpp registers them; transfer_extra_run_gpu.cpp /
+// transfer_tensors_run_gpu.cpp set them up (built with CUDA only: harness/gpu_runner.h).
 #pragma once
 #include <cstdint>
 
@@ -38,7 +38,8 @@ struct SmCopyCase {
 };
 
 enum class LatencyProbe {
-  chase_mapped_host,      // pointer chase over mapped pinned host memory (nvbandwidth's host_device_latency_sm)
+  chase_mapped_host,      // pointer chase over mapped pinned host memory (nvbandwidth's
+                          // host_device_latency_sm)
   chase_device,           // the same chase over device memory: the reference
   round_trip_h2d_pinned,  // 1-byte cudaMemcpyAsync + cudaStreamSynchronize, host wall clock
   round_trip_d2h_pinned,
@@ -58,7 +59,7 @@ struct LatencyCase {
 
 // Host data consumed by a kernel (sum_words) on the device, four ways.
 enum class ManagedVariant {
-  managed,           // cudaMallocManaged, written by the host, read by the kernel (migrates on fault)
+  managed,  // cudaMallocManaged, written by the host, read by the kernel (migrates on fault)
   managed_prefetch,  // the same after cudaMemPrefetchAsync to the device
   pinned_copy,       // cudaMemcpyAsync from pinned memory, then the kernel
   pageable_copy,     // cudaMemcpyAsync from pageable memory, then the kernel
@@ -106,19 +107,21 @@ MeasuredCase setup_small_tensors(const SmallTensorsCase& c);
 // Seeded bytes for the transfer family's output checks, and the index of the first byte of `got`
 // that differs from that pattern (bytes when none does; every byte is checked, any alignment).
 // Bytes [8k, 8k + 8) hold seeded_word(seed, k) in host byte order, and a tail shorter than 8 bytes
-// the first bytes of the next word: counter-based, so the check regenerates each word where it reads
-// it (no copy of the expected bytes), and every word differs from every other word and every other
-// seed's, so a copy from the wrong offset or of the wrong buffer fails. A stale buffer that already
-// holds the same seed's pattern passes: the callers poison destinations before the copy.
+// the first bytes of the next word: counter-based, so the check regenerates each word where it
+// reads it (no copy of the expected bytes), and every word differs from every other word and every
+// other seed's, so a copy from the wrong offset or of the wrong buffer fails. A stale buffer that
+// already holds the same seed's pattern passes: the callers poison destinations before the copy.
 std::uint64_t seeded_word(std::uint64_t seed, std::uint64_t index);
 void fill_seeded_bytes(void* data, std::uint64_t bytes, std::uint64_t seed);
 std::uint64_t first_unseeded_byte(const void* got, std::uint64_t bytes, std::uint64_t seed);
 
 // Registers every case above (called by register_transfer_suite).
-void register_transfer_extra_cases(const RunConfig& config, const std::vector<std::uint64_t>& sizes);
+void register_transfer_extra_cases(const RunConfig& config,
+                                   const std::vector<std::uint64_t>& sizes);
 
 // Byte sizes the extra cases sweep: the transfer sizes, thinned to three in quick mode.
-std::vector<std::uint64_t> extra_sizes(const RunConfig& config, const std::vector<std::uint64_t>& transfer_sizes);
+std::vector<std::uint64_t> extra_sizes(const RunConfig& config,
+                                       const std::vector<std::uint64_t>& transfer_sizes);
 // Tensor counts of the many-small-tensors sweep.
 std::vector<std::uint64_t> small_tensor_counts(bool quick);
 

@@ -1,6 +1,7 @@
 """The transfers beyond copy-engine copies, one chart each per GPU: device-local copies against the
 DRAM peak, SM-initiated (zero-copy) copies beside the copy engine's pinned copies against the link,
 host data reaching a kernel through managed memory vs explicit copies, and latency in ns."""
+
 import transfer_bandwidth_charts as bandwidth
 from plots import common, results
 
@@ -47,13 +48,24 @@ def _missing(doc, what, op):
 
 
 def device_local_charts(doc, outdir):
-    groups = _by_device(doc, lambda r: r.get("op") == "device_local_copy", lambda r: f"{r.get('initiator')} copy")
-    drawn = [_bandwidth_chart(doc, outdir, f"device_local_gpu{d}", f"GPU {d} device-local copy bandwidth vs size",
-                              g, _gpu_field(doc, d, "dram_bytes_per_second"), "DRAM theoretical peak",
-                              "bandwidth (GB/s, read + write counted; log scale)",
-                              "D2D on one GPU, counted as read + write (2·bytes) so it compares with the DRAM peak; "
-                              "nvbandwidth's device_local_copy prints half of this (bytes copied / time).")
-             for d, g in sorted(groups.items(), key=lambda kv: str(kv[0]))]
+    groups = _by_device(
+        doc, lambda r: r.get("op") == "device_local_copy", lambda r: f"{r.get('initiator')} copy"
+    )
+    drawn = [
+        _bandwidth_chart(
+            doc,
+            outdir,
+            f"device_local_gpu{d}",
+            f"GPU {d} device-local copy bandwidth vs size",
+            g,
+            _gpu_field(doc, d, "dram_bytes_per_second"),
+            "DRAM theoretical peak",
+            "bandwidth (GB/s, read + write counted; log scale)",
+            "D2D on one GPU, counted as read + write (2·bytes) so it compares with the DRAM peak; "
+            "nvbandwidth's device_local_copy prints half of this (bytes copied / time).",
+        )
+        for d, g in sorted(groups.items(), key=lambda kv: str(kv[0]))
+    ]
     return drawn, [] if drawn else [_missing(doc, "device-local copies", "device_local_copy")]
 
 
@@ -62,9 +74,18 @@ def sm_copy_charts(doc, outdir):
         who = "SM (zero-copy kernel)" if r.get("op") == "sm_copy" else "copy engine, pinned"
         return r.get("direction"), who
 
-    groups = _by_device(doc, lambda r: r.get("op") == "sm_copy" or (
-        r.get("op") == "device_copy" and r.get("host_memory") == "pinned" and r.get("direction") in ("h2d", "d2h")),
-        series)
+    groups = _by_device(
+        doc,
+        lambda r: (
+            r.get("op") == "sm_copy"
+            or (
+                r.get("op") == "device_copy"
+                and r.get("host_memory") == "pinned"
+                and r.get("direction") in ("h2d", "d2h")
+            )
+        ),
+        series,
+    )
     drawn = []
     for device, by_series in sorted(groups.items(), key=lambda kv: str(kv[0])):
         for direction in ("h2d", "d2h"):
@@ -72,24 +93,41 @@ def sm_copy_charts(doc, outdir):
             if not any(who.startswith("SM") for who in lines):
                 continue
             rate, link_label = bandwidth._link_rate(doc, device)
-            drawn.append(_bandwidth_chart(
-                doc, outdir, f"sm_copy_gpu{device}_{direction}",
-                f"GPU {device} {direction.upper()}: SM-initiated vs copy-engine copies", lines, rate,
-                f"{link_label} theoretical", "bandwidth (GB/s, decimal; log scale)",
-                "A kernel reading (H2D) or writing (D2H) mapped pinned host memory beside cudaMemcpyAsync "
-                "from pinned memory, bytes per direction."))
+            drawn.append(
+                _bandwidth_chart(
+                    doc,
+                    outdir,
+                    f"sm_copy_gpu{device}_{direction}",
+                    f"GPU {device} {direction.upper()}: SM-initiated vs copy-engine copies",
+                    lines,
+                    rate,
+                    f"{link_label} theoretical",
+                    "bandwidth (GB/s, decimal; log scale)",
+                    "A kernel reading (H2D) or writing (D2H) mapped pinned host memory beside cudaMemcpyAsync "
+                    "from pinned memory, bytes per direction.",
+                )
+            )
     return drawn, [] if drawn else [_missing(doc, "SM-initiated copies", "sm_copy")]
 
 
 def managed_charts(doc, outdir):
     groups = _by_device(doc, lambda r: r.get("op") == "managed", lambda r: r.get("variant"))
-    drawn = [_bandwidth_chart(doc, outdir, f"managed_gpu{d}", f"GPU {d}: host data consumed by a kernel", g,
-                              bandwidth._link_rate(doc, d)[0], "link theoretical",
-                              "effective bandwidth (GB/s: bytes / time to reach the kernel; log scale)",
-                              "The host writes the buffer, then managed memory (migrating on fault, or prefetched) "
-                              "or an explicit copy from pinned or pageable memory brings it to a kernel that reads "
-                              "every byte; time includes the kernel.")
-             for d, g in sorted(groups.items(), key=lambda kv: str(kv[0]))]
+    drawn = [
+        _bandwidth_chart(
+            doc,
+            outdir,
+            f"managed_gpu{d}",
+            f"GPU {d}: host data consumed by a kernel",
+            g,
+            bandwidth._link_rate(doc, d)[0],
+            "link theoretical",
+            "effective bandwidth (GB/s: bytes / time to reach the kernel; log scale)",
+            "The host writes the buffer, then managed memory (migrating on fault, or prefetched) "
+            "or an explicit copy from pinned or pageable memory brings it to a kernel that reads "
+            "every byte; time includes the kernel.",
+        )
+        for d, g in sorted(groups.items(), key=lambda kv: str(kv[0]))
+    ]
     return drawn, [] if drawn else [_missing(doc, "managed memory", "managed")]
 
 
@@ -99,7 +137,9 @@ def latency_charts(doc, outdir):
     for case in cases.values():
         value = results.median_field(case, "latency_ns")
         if value:
-            by_device.setdefault(case["row"].get("device"), []).append((case["row"].get("probe", "?"), value))
+            by_device.setdefault(case["row"].get("device"), []).append(
+                (case["row"].get("probe", "?"), value)
+            )
     drawn = []
     for device, bars in sorted(by_device.items(), key=lambda kv: str(kv[0])):
         bars.sort(key=lambda b: b[1])
@@ -110,10 +150,17 @@ def latency_charts(doc, outdir):
             ax.annotate(f" {ns:,.0f} ns", (ns, i), va="center", fontsize="small")
         ax.set_xscale("log")
         ax.set_xlabel("latency (ns, log scale)")
-        drawn.append(common.save(fig, outdir, f"latency_gpu{device}", title,
-                                 "Pointer chase: one dependent 8-byte load at a time from a kernel (as nvbandwidth's "
-                                 "host_device_latency_sm), per load. Round trip: a 1-byte cudaMemcpyAsync + "
-                                 "cudaStreamSynchronize, host wall clock."))
+        drawn.append(
+            common.save(
+                fig,
+                outdir,
+                f"latency_gpu{device}",
+                title,
+                "Pointer chase: one dependent 8-byte load at a time from a kernel (as nvbandwidth's "
+                "host_device_latency_sm), per load. Round trip: a 1-byte cudaMemcpyAsync + "
+                "cudaStreamSynchronize, host wall clock.",
+            )
+        )
     return drawn, [] if drawn else [_missing(doc, "latency", "latency")]
 
 

@@ -39,7 +39,8 @@ class MappedHostBuffer {
   void* device_ = nullptr;
 };
 
-// CUDA events around each batch on `stream`, behind the copy gate: for calls that never block the host.
+// CUDA events around each batch on `stream`, behind the copy gate: for calls that never block the
+// host.
 std::shared_ptr<DeviceTimer> gated_events(cudaStream_t stream) {
   EventTimerOptions timing;
   timing.stream = stream;
@@ -47,12 +48,14 @@ std::shared_ptr<DeviceTimer> gated_events(cudaStream_t stream) {
   return std::make_shared<EventTimer>(timing);
 }
 
-// Runs one call and waits; then "" when `host_view` of its output holds the seeded pattern, else why not.
-// `read_back` (may be empty) brings the output into host_view first.
-std::string check_one_call(const std::function<void()>& call, cudaStream_t stream, const void* host_view,
-                           std::uint64_t bytes, std::uint64_t seed, const std::function<void()>& read_back = {}) {
-  // The set-up's cudaMemcpy/cudaMemset ran on the legacy stream and may still be running (a pageable
-  // H2D cudaMemcpy returns once staged, a memset at once); the case's non-blocking stream would not wait.
+// Runs one call and waits; then "" when `host_view` of its output holds the seeded pattern, else
+// why not. `read_back` (may be empty) brings the output into host_view first.
+std::string check_one_call(const std::function<void()>& call, cudaStream_t stream,
+                           const void* host_view, std::uint64_t bytes, std::uint64_t seed,
+                           const std::function<void()>& read_back = {}) {
+  // The set-up's cudaMemcpy/cudaMemset ran on the legacy stream and may still be running (a
+  // pageable H2D cudaMemcpy returns once staged, a memset at once); the case's non-blocking stream
+  // would not wait.
   CUDA_CHECK(cudaDeviceSynchronize());
   call();
   CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -64,23 +67,26 @@ std::string check_one_call(const std::function<void()>& call, cudaStream_t strea
 constexpr std::uint64_t kChaseBytes = 256ull << 20;  // 2 Mi lines: far more than any L2 holds
 constexpr std::uint64_t kChaseStepsPerCall = 10000;  // ≈10 ms at 1 µs per access
 
-const char* const kCannotMapHost = "the device cannot map host memory (cudaDevAttrCanMapHostMemory = 0)";
+const char* const kCannotMapHost =
+    "the device cannot map host memory (cudaDevAttrCanMapHostMemory = 0)";
 
 }  // namespace
 
 MeasuredCase setup_device_local_copy(const DeviceLocalCopyCase& c) {
-  if (auto problem = gpu_problem(c.device, 2 * c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.device, 2 * c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   struct Buffers {
     DeviceBuffer source, destination;
     CudaStream stream;
   };
-  auto b = std::make_shared<Buffers>(Buffers{DeviceBuffer(c.bytes), DeviceBuffer(c.bytes), CudaStream()});
+  auto b = std::make_shared<Buffers>(
+      Buffers{DeviceBuffer(c.bytes), DeviceBuffer(c.bytes), CudaStream()});
   MeasuredCase made;
   Measurement& m = made.measurement;
   m.call = [c, b] {
     if (c.initiator == CopyInitiator::copy_engine)
-      CUDA_CHECK(cudaMemcpyAsync(b->destination.data(), b->source.data(), c.bytes, cudaMemcpyDeviceToDevice,
-                                 b->stream.get()));
+      CUDA_CHECK(cudaMemcpyAsync(b->destination.data(), b->source.data(), c.bytes,
+                                 cudaMemcpyDeviceToDevice, b->stream.get()));
     else
       copy_bytes(b->destination.data(), b->source.data(), c.bytes, b->stream.get());
   };
@@ -90,7 +96,8 @@ MeasuredCase setup_device_local_copy(const DeviceLocalCopyCase& c) {
     CUDA_CHECK(cudaMemcpy(b->source.data(), staging.data(), c.bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(b->destination.data(), 0, c.bytes));
     return check_one_call(call, b->stream.get(), staging.data(), c.bytes, 1, [&] {
-      CUDA_CHECK(cudaMemcpy(staging.data(), b->destination.data(), c.bytes, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(
+          cudaMemcpy(staging.data(), b->destination.data(), c.bytes, cudaMemcpyDeviceToHost));
     });
   };
   m.work.bytes = 2.0 * c.bytes;  // read + write, so the rate compares with the DRAM peak
@@ -103,8 +110,10 @@ MeasuredCase setup_device_local_copy(const DeviceLocalCopyCase& c) {
 }
 
 MeasuredCase setup_sm_copy(const SmCopyCase& c) {
-  if (auto problem = gpu_problem(c.device, c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
-  if (!device_attribute(cudaDevAttrCanMapHostMemory, c.device)) return MeasuredCase::skip(kCannotMapHost);
+  if (auto problem = gpu_problem(c.device, c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
+  if (!device_attribute(cudaDevAttrCanMapHostMemory, c.device))
+    return MeasuredCase::skip(kCannotMapHost);
   struct Buffers {
     MappedHostBuffer host;
     DeviceBuffer device;
@@ -139,7 +148,9 @@ MeasuredCase setup_sm_copy(const SmCopyCase& c) {
   m.calls_per_batch = calls_per_batch_moving(static_cast<double>(c.bytes));
   m.device = gated_events(b->stream.get());
   m.bytes_ceiling = link_ceiling(c.device);
-  m.report = [device = c.device](benchmark::State& state, const Totals&) { report_link_under_load(state, device, 1); };
+  m.report = [device = c.device](benchmark::State& state, const Totals&) {
+    report_link_under_load(state, device, 1);
+  };
   return made;
 }
 
@@ -150,7 +161,8 @@ MeasuredCase setup_pointer_chase(const LatencyCase& c) {
   const bool on_host = c.probe == LatencyProbe::chase_mapped_host;
   if (auto problem = gpu_problem(c.device, on_host ? 0 : kChaseBytes); !problem.empty())
     return MeasuredCase::skip(problem);
-  if (on_host && !device_attribute(cudaDevAttrCanMapHostMemory, c.device)) return MeasuredCase::skip(kCannotMapHost);
+  if (on_host && !device_attribute(cudaDevAttrCanMapHostMemory, c.device))
+    return MeasuredCase::skip(kCannotMapHost);
   struct Chain {
     std::vector<std::uint64_t> twin;  // the chain the CPU twin walks
     std::unique_ptr<MappedHostBuffer> host;
@@ -168,18 +180,21 @@ MeasuredCase setup_pointer_chase(const LatencyCase& c) {
     chain->next = static_cast<const std::uint64_t*>(chain->host->device());
   } else {
     chain->device = DeviceBuffer(kChaseBytes);
-    CUDA_CHECK(cudaMemcpy(chain->device.data(), chain->twin.data(), kChaseBytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(
+        cudaMemcpy(chain->device.data(), chain->twin.data(), kChaseBytes, cudaMemcpyHostToDevice));
     chain->next = chain->device.as<const std::uint64_t>();
   }
   MeasuredCase made;
   Measurement& m = made.measurement;
   m.call = [chain] {
-    pointer_chase(chain->position.as<std::uint64_t>(), chain->next, kChaseStepsPerCall, chain->stream.get());
+    pointer_chase(chain->position.as<std::uint64_t>(), chain->next, kChaseStepsPerCall,
+                  chain->stream.get());
   };
   // Two calls on the GPU end where two calls of the CPU twin end.
   m.verify = [chain, call = m.call]() -> std::string {
     CUDA_CHECK(cudaMemset(chain->position.data(), 0, sizeof(std::uint64_t)));
-    CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream; the chase's stream is non-blocking
+    CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream; the chase's stream
+                                          // is non-blocking
     call();
     call();
     chain->stream.synchronize();
@@ -211,8 +226,12 @@ MeasuredCase setup_round_trip(const LatencyCase& c) {
   MeasuredCase made;
   Measurement& m = made.measurement;
   m.call = [b, h2d] {
-    if (h2d) CUDA_CHECK(cudaMemcpyAsync(b->device.data(), b->host.data(), 1, cudaMemcpyHostToDevice, b->stream.get()));
-    else CUDA_CHECK(cudaMemcpyAsync(b->host.data(), b->device.data(), 1, cudaMemcpyDeviceToHost, b->stream.get()));
+    if (h2d)
+      CUDA_CHECK(cudaMemcpyAsync(b->device.data(), b->host.data(), 1, cudaMemcpyHostToDevice,
+                                 b->stream.get()));
+    else
+      CUDA_CHECK(cudaMemcpyAsync(b->host.data(), b->device.data(), 1, cudaMemcpyDeviceToHost,
+                                 b->stream.get()));
     b->stream.synchronize();
   };
   // The byte must survive the trip: 0x5a up (or down), then the other way into `back`.

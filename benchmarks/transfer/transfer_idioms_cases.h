@@ -1,9 +1,10 @@
 // The transfer family's cases for the questions people who train models ask: PyTorch's
-// copy idioms as the CUDA runtime does them (`op: torch_idiom`, each row naming the idiom it models),
-// and pinning at scale, 1-16 GiB, with and without transparent huge pages (`op: pin_at_scale` on a
-// GPU, `op: first_touch_at_scale` for the host half that needs none). transfer_idioms_cases.cpp
-// registers them; transfer_idioms_run_gpu.cpp and transfer_pinning_scale_run_{gpu,cpu}.cpp set them
-// up (the GPU ones are built with CUDA only: harness/gpu_runner.h).
+// copy idioms as the CUDA runtime does them (`op: torch_idiom`, each row naming the idiom it
+// models), and pinning at scale, 1-16 GiB, with and without transparent huge pages (`op:
+// pin_at_scale` on a GPU, `op: first_touch_at_scale` for the host half that needs none).
+// transfer_idioms_cases.cpp registers them; transfer_idioms_run_gpu.cpp and
+// transfer_pinning_scale_run_{gpu,cpu}.cpp set them up (the GPU ones are built with CUDA only:
+// harness/gpu_runner.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -16,14 +17,14 @@
 namespace offloadbench {
 
 // ---- PyTorch's idioms ----
-// A batch idiom's call moves kBatchesPerCall batches host -> device, each followed by the same fixed
-// GPU step (a sum of the batch, checked against its CPU twin, then a wait of gpu_step_s); the call
-// ends when the last step has finished. A result idiom's call is one device -> host copy and the
-// synchronize the host needs before it can read the result.
+// A batch idiom's call moves kBatchesPerCall batches host -> device, each followed by the same
+// fixed GPU step (a sum of the batch, checked against its CPU twin, then a wait of gpu_step_s); the
+// call ends when the last step has finished. A result idiom's call is one device -> host copy and
+// the synchronize the host needs before it can read the result.
 enum class TorchIdiom {
-  to_from_pageable,        // x.to(device): cudaMemcpyAsync from pageable + cudaStreamSynchronize
-  pin_memory_fresh,        // x.pin_memory().to(device, non_blocking=True), a new cudaHostAlloc each batch
-  pin_memory_cached,       // the same with PyTorch's caching host allocator: the pinned block is reused
+  to_from_pageable,  // x.to(device): cudaMemcpyAsync from pageable + cudaStreamSynchronize
+  pin_memory_fresh,  // x.pin_memory().to(device, non_blocking=True), a new cudaHostAlloc each batch
+  pin_memory_cached,  // the same with PyTorch's caching host allocator: the pinned block is reused
   pin_memory_cached_item,  // pin_memory_cached plus loss.item() after every step
   pin_thread_pipeline,     // DataLoader(pin_memory=True): a pin thread refills pinned staging ahead
   already_pinned,          // the batch already lives in pinned memory: the lower bound
@@ -56,18 +57,24 @@ MeasuredCase setup_torch_idiom(const TorchIdiomCase& c);
 
 // The DataLoader pin thread's schedule, without CUDA (the GPU runner passes its operations in, the
 // tests fakes). Two pinned staging slots; batch b uses slot b % 2. The pin thread fills batch b + 1
-// (after waiting for the copy out of its slot, batch b - 1, to finish) while the main thread enqueues
-// batch b's copy and step; the main thread waits only for the fill of the batch it enqueues next.
+// (after waiting for the copy out of its slot, batch b - 1, to finish) while the main thread
+// enqueues batch b's copy and step; the main thread waits only for the fill of the batch it
+// enqueues next.
 struct StagedPipelineOps {
-  std::function<void(int slot, int batch)> fill;        // pin thread: wait for `slot` to be free, refill it
-  std::function<void(int slot, int batch)> enqueue;     // main thread: copy out of `slot`, then the step
-  std::function<void()> drain;                          // main thread: wait for the last step
+  std::function<void(int slot, int batch)>
+      fill;  // pin thread: wait for `slot` to be free, refill it
+  std::function<void(int slot, int batch)>
+      enqueue;                  // main thread: copy out of `slot`, then the step
+  std::function<void()> drain;  // main thread: wait for the last step
 };
 // Runs `batches` batches through the schedule on a pin thread of its own, started and joined here.
 void run_staged_pipeline(int batches, const StagedPipelineOps& ops);
 
 // ---- pinning at scale ----
-enum class HugePages { none, madvise };  // madvise: a 2 MiB-aligned mmap with madvise(MADV_HUGEPAGE)
+enum class HugePages {
+  none,
+  madvise
+};  // madvise: a 2 MiB-aligned mmap with madvise(MADV_HUGEPAGE)
 const char* to_string(HugePages huge_pages);
 
 enum class PinScaleMethod {

@@ -63,7 +63,8 @@ void run_staged_pipeline(int batches, const StagedPipelineOps& ops) {
         std::unique_lock<std::mutex> lock(s.mutex);
         s.changed.wait(lock, [&] { return s.filled > batch || s.pin_error; });
         if (s.pin_error) std::rethrow_exception(s.pin_error);
-        // The next batch may be filled now: its slot's previous batch (batch - 1) is already enqueued.
+        // The next batch may be filled now: its slot's previous batch (batch - 1) is already
+        // enqueued.
         if (batch + 1 < batches) s.requested = batch + 2;
       }
       s.changed.notify_all();

@@ -1,9 +1,9 @@
 // GPU runner for PyTorch's copy idioms as the CUDA runtime does them (see transfer_idioms_cases.h).
-// A batch idiom's call takes kBatchesPerCall batches, cycling through kSourceBatches seeded pageable
-// batches, to the device the way the idiom does, each followed by the same GPU step: sum_words of
-// the batch into sums[b] (checked against its CPU twin) and a fixed wait. A result idiom's call is a
-// D2H copy and the stream synchronize the host needs before reading it. Host wall clock: what a
-// training loop waits for. Every call ends with the stream synchronized.
+// A batch idiom's call takes kBatchesPerCall batches, cycling through kSourceBatches seeded
+// pageable batches, to the device the way the idiom does, each followed by the same GPU step:
+// sum_words of the batch into sums[b] (checked against its CPU twin) and a fixed wait. A result
+// idiom's call is a D2H copy and the stream synchronize the host needs before reading it. Host wall
+// clock: what a training loop waits for. Every call ends with the stream synchronized.
 #include <cuda_runtime.h>
 
 #include <array>
@@ -29,10 +29,13 @@ namespace {
 
 constexpr std::uint64_t kIdiomSeed = 34;  // source batch k holds fill_seeded_bytes(kIdiomSeed + k)
 
-// One cudaHostAlloc block freed with cudaFreeHost: what pin_memory() gets without a caching allocator.
+// One cudaHostAlloc block freed with cudaFreeHost: what pin_memory() gets without a caching
+// allocator.
 struct FreshPinnedBlock {
   void* data = nullptr;
-  explicit FreshPinnedBlock(std::size_t bytes) { CUDA_CHECK(cudaHostAlloc(&data, bytes, cudaHostAllocDefault)); }
+  explicit FreshPinnedBlock(std::size_t bytes) {
+    CUDA_CHECK(cudaHostAlloc(&data, bytes, cudaHostAllocDefault));
+  }
   ~FreshPinnedBlock() { CUDA_CHECK_NOTHROW(cudaFreeHost(data)); }
   FreshPinnedBlock(const FreshPinnedBlock&) = delete;
   FreshPinnedBlock& operator=(const FreshPinnedBlock&) = delete;
@@ -40,11 +43,11 @@ struct FreshPinnedBlock {
 
 struct BatchResources {
   TorchIdiomCase c;
-  std::vector<HostBuffer> sources;       // kSourceBatches batches (pinned for already_pinned)
-  std::vector<std::uint64_t> expected;   // the CPU twin's sum of each source batch
-  std::array<HostBuffer, 2> staging;     // pinned slots: pin_memory_cached(_item), pin_thread_pipeline
-  std::array<DeviceBuffer, 2> device;    // batch b lands in device[b % 2]
-  std::array<CudaEvent, 2> copied;       // recorded after the copy out of staging[slot]
+  std::vector<HostBuffer> sources;      // kSourceBatches batches (pinned for already_pinned)
+  std::vector<std::uint64_t> expected;  // the CPU twin's sum of each source batch
+  std::array<HostBuffer, 2> staging;  // pinned slots: pin_memory_cached(_item), pin_thread_pipeline
+  std::array<DeviceBuffer, 2> device;  // batch b lands in device[b % 2]
+  std::array<CudaEvent, 2> copied;     // recorded after the copy out of staging[slot]
   DeviceBuffer sums{sizeof(std::uint64_t) * kBatchesPerCall};
   CudaStream stream;
 
@@ -53,11 +56,13 @@ struct BatchResources {
 
   // The GPU step of batch `batch`, whose bytes are in device[slot].
   void step(int slot, int batch) {
-    sum_words(sums.as<std::uint64_t>() + batch, device[slot].as<const std::uint32_t>(), words(), stream.get());
+    sum_words(sums.as<std::uint64_t>() + batch, device[slot].as<const std::uint32_t>(), words(),
+              stream.get());
     if (c.gpu_step_s > 0) enqueue_injected_delay(c.gpu_step_s, stream.get());
   }
   void copy_up(int slot, const void* from) {
-    CUDA_CHECK(cudaMemcpyAsync(device[slot].data(), from, c.bytes, cudaMemcpyHostToDevice, stream.get()));
+    CUDA_CHECK(
+        cudaMemcpyAsync(device[slot].data(), from, c.bytes, cudaMemcpyHostToDevice, stream.get()));
   }
   // Staging slot `slot` refilled with batch `batch`, once the copy out of it (batch - 2) is done.
   void refill(int slot, int batch) {
@@ -77,7 +82,8 @@ void run_batches(BatchResources& r) {
   if (idiom == TorchIdiom::pin_thread_pipeline) {
     StagedPipelineOps ops;
     ops.fill = [&r](int slot, int batch) {
-      CUDA_CHECK(cudaSetDevice(r.c.device));  // the pin thread's device, as DataLoader's pin thread sets it
+      CUDA_CHECK(cudaSetDevice(
+          r.c.device));  // the pin thread's device, as DataLoader's pin thread sets it
       r.refill(slot, batch);
     };
     ops.enqueue = [&r](int slot, int batch) { r.copy_staged_and_step(slot, batch); };
@@ -99,7 +105,8 @@ void run_batches(BatchResources& r) {
         r.copy_up(slot, block.data);
         r.copied[slot].record(r.stream.get());
         r.step(slot, batch);
-        // The block may go only when the copy out of it is done (cudaFreeHost would wait for it too).
+        // The block may go only when the copy out of it is done (cudaFreeHost would wait for it
+        // too).
         CUDA_CHECK(cudaEventSynchronize(r.copied[slot].get()));
         break;
       }
@@ -109,8 +116,8 @@ void run_batches(BatchResources& r) {
         r.copy_staged_and_step(slot, batch);
         if (idiom == TorchIdiom::pin_memory_cached_item) {
           std::uint32_t loss = 0;  // .item(): a 4-byte copy into pageable memory and a synchronize
-          CUDA_CHECK(cudaMemcpyAsync(&loss, r.sums.as<std::uint64_t>() + batch, sizeof(loss), cudaMemcpyDeviceToHost,
-                                     r.stream.get()));
+          CUDA_CHECK(cudaMemcpyAsync(&loss, r.sums.as<std::uint64_t>() + batch, sizeof(loss),
+                                     cudaMemcpyDeviceToHost, r.stream.get()));
           r.stream.synchronize();
           benchmark::DoNotOptimize(loss);
         }
@@ -131,24 +138,28 @@ std::string verify_batches(BatchResources& r) {
   for (auto& d : r.device) CUDA_CHECK(cudaMemset(d.data(), 0xA5, d.bytes()));
   for (auto& s : r.staging)
     if (s.data()) std::memset(s.data(), 0xA5, s.bytes());
-  CUDA_CHECK(cudaDeviceSynchronize());  // the memsets ran on the legacy stream; the case's stream is non-blocking
+  CUDA_CHECK(cudaDeviceSynchronize());  // the memsets ran on the legacy stream; the case's stream
+                                        // is non-blocking
   run_batches(r);
   std::vector<std::uint64_t> got(kBatchesPerCall);
   CUDA_CHECK(cudaMemcpy(got.data(), r.sums.data(), r.sums.bytes(), cudaMemcpyDeviceToHost));
   for (int batch = 0; batch < kBatchesPerCall; ++batch)
     if (got[batch] != r.expected[batch % kSourceBatches])
-      return fmt::format("batch {} reached the GPU step with the wrong bytes (sum {:#x}, expected {:#x})", batch,
-                         got[batch], r.expected[batch % kSourceBatches]);
+      return fmt::format(
+          "batch {} reached the GPU step with the wrong bytes (sum {:#x}, expected {:#x})", batch,
+          got[batch], r.expected[batch % kSourceBatches]);
   return "";
 }
 
 MeasuredCase setup_batch_idiom(const TorchIdiomCase& c) {
-  if (auto problem = gpu_problem(c.device, 2 * c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.device, 2 * c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   if (auto problem = host_fit_problem((kSourceBatches + 2) * c.bytes); !problem.empty())
     return MeasuredCase::skip(problem);
   auto r = std::make_shared<BatchResources>();
   r->c = c;
-  const auto source_kind = c.idiom == TorchIdiom::already_pinned ? HostMemoryKind::pinned : HostMemoryKind::pageable;
+  const auto source_kind =
+      c.idiom == TorchIdiom::already_pinned ? HostMemoryKind::pinned : HostMemoryKind::pageable;
   for (int k = 0; k < kSourceBatches; ++k) {
     r->sources.emplace_back(c.bytes, source_kind);
     fill_seeded_bytes(r->sources.back().data(), c.bytes, kIdiomSeed + k);
@@ -156,7 +167,8 @@ MeasuredCase setup_batch_idiom(const TorchIdiomCase& c) {
     sum_words(&sum, r->sources.back().as<const std::uint32_t>(), r->words());  // the CPU twin
     r->expected.push_back(sum);
   }
-  const bool staged = c.idiom == TorchIdiom::pin_memory_cached || c.idiom == TorchIdiom::pin_memory_cached_item ||
+  const bool staged = c.idiom == TorchIdiom::pin_memory_cached ||
+                      c.idiom == TorchIdiom::pin_memory_cached_item ||
                       c.idiom == TorchIdiom::pin_thread_pipeline;
   for (int slot = 0; slot < 2; ++slot) {
     if (staged) r->staging[slot] = HostBuffer(c.bytes, HostMemoryKind::pinned);
@@ -173,26 +185,32 @@ MeasuredCase setup_batch_idiom(const TorchIdiomCase& c) {
   m.work.items_rate = "batches_per_second";
   m.bytes_ceiling = link_ceiling(c.device);
   m.report = [](benchmark::State& state, const Totals& totals) {
-    if (totals.calls > 0) state.counters["batch_time_s"] = totals.seconds / totals.calls / kBatchesPerCall;
+    if (totals.calls > 0)
+      state.counters["batch_time_s"] = totals.seconds / totals.calls / kBatchesPerCall;
   };
   return made;
 }
 
 // result_to_pageable, result_to_pinned and item: a D2H copy of `bytes` and a stream synchronize.
 MeasuredCase setup_result_idiom(const TorchIdiomCase& c) {
-  if (auto problem = gpu_problem(c.device, c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
-  if (auto problem = host_fit_problem(2 * c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.device, c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(2 * c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   struct Result {
     HostBuffer host;
     DeviceBuffer device;
     CudaStream stream;
   };
-  const auto kind = c.idiom == TorchIdiom::result_to_pinned ? HostMemoryKind::pinned : HostMemoryKind::pageable;
-  auto r = std::make_shared<Result>(Result{HostBuffer(c.bytes, kind), DeviceBuffer(c.bytes), CudaStream()});
+  const auto kind =
+      c.idiom == TorchIdiom::result_to_pinned ? HostMemoryKind::pinned : HostMemoryKind::pageable;
+  auto r = std::make_shared<Result>(
+      Result{HostBuffer(c.bytes, kind), DeviceBuffer(c.bytes), CudaStream()});
   MeasuredCase made;
   Measurement& m = made.measurement;
   m.call = [c, r] {
-    CUDA_CHECK(cudaMemcpyAsync(r->host.data(), r->device.data(), c.bytes, cudaMemcpyDeviceToHost, r->stream.get()));
+    CUDA_CHECK(cudaMemcpyAsync(r->host.data(), r->device.data(), c.bytes, cudaMemcpyDeviceToHost,
+                               r->stream.get()));
     r->stream.synchronize();
   };
   m.verify = [c, r, call = m.call]() -> std::string {
@@ -214,7 +232,8 @@ MeasuredCase setup_result_idiom(const TorchIdiomCase& c) {
 }  // namespace
 
 MeasuredCase setup_torch_idiom(const TorchIdiomCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty())
+    return MeasuredCase::skip(reason);
   return torch_idiom_info(c.idiom).batch ? setup_batch_idiom(c) : setup_result_idiom(c);
 }
 

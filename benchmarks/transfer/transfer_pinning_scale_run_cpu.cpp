@@ -39,11 +39,12 @@ MeasuredCase setup_first_touch_at_scale(std::uint64_t bytes, HugePages huge_page
     return "";
   };
   m.verify_warms_up = true;  // fresh pages each call, as verify's
-  m.calls_per_batch = 1;  // each call maps and touches the whole buffer: 0.1-5 s
+  m.calls_per_batch = 1;     // each call maps and touches the whole buffer: 0.1-5 s
   m.work.bytes = static_cast<double>(bytes);
   m.report = [bytes, observed](benchmark::State& state, const Totals& totals) {
     state.counters["anon_huge_pages_bytes"] = static_cast<double>(observed->anon_huge_bytes);
-    state.counters["huge_page_fraction"] = static_cast<double>(observed->anon_huge_bytes) / static_cast<double>(bytes);
+    state.counters["huge_page_fraction"] =
+        static_cast<double>(observed->anon_huge_bytes) / static_cast<double>(bytes);
     if (totals.calls > 0 && totals.seconds > 0)
       state.counters["ms_per_gib"] = totals.seconds / static_cast<double>(totals.calls) * 1e3 /
                                      (static_cast<double>(bytes) / (1ull << 30));

@@ -1,10 +1,11 @@
-// GPU runner for pinning at scale (see transfer_idioms_cases.h): each call makes the method's memory
-// afresh (cudaHostAlloc, or an mmap with or without huge pages, touched or not) and pins and unpins
-// it, the pin and unpin timed apart by the wall clock (pin_time_s, unpin_time_s; touch_time_s for
-// the pre-touch). The row's own clock counts the pinning alone, so its real_time and bytes_per_second
-// are the pinning's, not the call's mmap, touch, unpin and munmap. Beside the calls, once per case: an H2D copy of the whole buffer from the same
-// memory pinned (pinned_copy_s) and from the same kind of memory unpinned (pageable_copy_s), which
-// the analysis turns into the copies after which pinning pays.
+// GPU runner for pinning at scale (see transfer_idioms_cases.h): each call makes the method's
+// memory afresh (cudaHostAlloc, or an mmap with or without huge pages, touched or not) and pins and
+// unpins it, the pin and unpin timed apart by the wall clock (pin_time_s, unpin_time_s;
+// touch_time_s for the pre-touch). The row's own clock counts the pinning alone, so its real_time
+// and bytes_per_second are the pinning's, not the call's mmap, touch, unpin and munmap. Beside the
+// calls, once per case: an H2D copy of the whole buffer from the same memory pinned (pinned_copy_s)
+// and from the same kind of memory unpinned (pageable_copy_s), which the analysis turns into the
+// copies after which pinning pays.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,7 +32,8 @@ class PinnedAtScale {
   explicit PinnedAtScale(const PinScaleCase& c) : c_(c) {
     const auto& info = pin_scale_method_info(c.method);
     if (!info.mmap) {
-      pin_s_ = wall_seconds([&] { CUDA_CHECK(cudaHostAlloc(&data_, c.bytes, cudaHostAllocDefault)); });
+      pin_s_ =
+          wall_seconds([&] { CUDA_CHECK(cudaHostAlloc(&data_, c.bytes, cudaHostAllocDefault)); });
       return;
     }
     pages_ = std::make_unique<MappedPages>(c.bytes, c.huge_pages == HugePages::madvise);
@@ -51,8 +53,10 @@ class PinnedAtScale {
   }
   ~PinnedAtScale() {
     if (unpinned_) return;
-    if (!pages_) CUDA_CHECK_NOTHROW(cudaFreeHost(data_));
-    else unregister_nothrow();
+    if (!pages_)
+      CUDA_CHECK_NOTHROW(cudaFreeHost(data_));
+    else
+      unregister_nothrow();
   }
   PinnedAtScale(const PinnedAtScale&) = delete;
   PinnedAtScale& operator=(const PinnedAtScale&) = delete;
@@ -60,9 +64,11 @@ class PinnedAtScale {
   // Seconds to unpin (cudaFreeHost frees the memory too; an mmap is unmapped by the destructor).
   double unpin() {
     const double s = wall_seconds([&] {
-      if (!pages_) CUDA_CHECK(cudaFreeHost(data_));
+      if (!pages_)
+        CUDA_CHECK(cudaFreeHost(data_));
       else
-        for (const auto& [offset, length] : chunks()) CUDA_CHECK(cudaHostUnregister(pages_->data() + offset));
+        for (const auto& [offset, length] : chunks())
+          CUDA_CHECK(cudaHostUnregister(pages_->data() + offset));
       registered_ = 0;
     });
     unpinned_ = true;
@@ -75,11 +81,13 @@ class PinnedAtScale {
  private:
   void unregister_nothrow() {
     const auto pieces = chunks();
-    for (std::size_t k = 0; k < registered_; ++k) CUDA_CHECK_NOTHROW(cudaHostUnregister(pages_->data() + pieces[k].first));
+    for (std::size_t k = 0; k < registered_; ++k)
+      CUDA_CHECK_NOTHROW(cudaHostUnregister(pages_->data() + pieces[k].first));
     registered_ = 0;
   }
   std::vector<std::pair<std::uint64_t, std::uint64_t>> chunks() const {
-    return chunk_ranges(c_.bytes, pin_scale_method_info(c_.method).chunked ? kRegisterChunkBytes : c_.bytes);
+    return chunk_ranges(c_.bytes,
+                        pin_scale_method_info(c_.method).chunked ? kRegisterChunkBytes : c_.bytes);
   }
   PinScaleCase c_;
   std::unique_ptr<MappedPages> pages_;
@@ -115,18 +123,23 @@ std::string verify_pinned(const PinScaleCase& c, const DeviceBuffer& device, Pin
   CUDA_CHECK(cudaMemcpy(device.data(), memory.data(), c.bytes, cudaMemcpyHostToDevice));
   std::memset(memory.data(), 0, c.bytes);
   CUDA_CHECK(cudaMemcpy(memory.data(), device.data(), c.bytes, cudaMemcpyDeviceToHost));
-  if (pin_scale_method_info(c.method).mmap) times.anon_huge_bytes = anon_huge_bytes(memory.data(), c.bytes);
+  if (pin_scale_method_info(c.method).mmap)
+    times.anon_huge_bytes = anon_huge_bytes(memory.data(), c.bytes);
   const auto at = first_unseeded_byte(memory.data(), c.bytes, kPinScaleSeed);
-  return at == c.bytes ? "" : fmt::format("byte {} of {} did not survive the round trip", at, c.bytes);
+  return at == c.bytes ? ""
+                       : fmt::format("byte {} of {} did not survive the round trip", at, c.bytes);
 }
 
 }  // namespace
 
 MeasuredCase setup_pin_at_scale(const PinScaleCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
-  if (auto problem = gpu_problem(c.device, c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty())
+    return MeasuredCase::skip(reason);
+  if (auto problem = gpu_problem(c.device, c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   // The call's fresh memory and, beside it, the copies' pinned or pageable buffer.
-  if (auto problem = host_fit_problem(2 * c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(2 * c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   auto device = std::make_shared<DeviceBuffer>(c.bytes);
   auto times = std::make_shared<PinScaleTimes>();
   auto clock = std::make_shared<PinningClock>();
@@ -177,8 +190,10 @@ MeasuredCase setup_pin_at_scale(const PinScaleCase& c) {
     state.counters["unpin_time_s"] = times->unpin_s / calls;
     state.counters["touch_time_s"] = times->touch_s / calls;
     state.counters["anon_huge_pages_bytes"] = static_cast<double>(times->anon_huge_bytes);
-    state.counters["huge_page_fraction"] = static_cast<double>(times->anon_huge_bytes) / static_cast<double>(c.bytes);
-    times->pin_s = times->unpin_s = times->touch_s = 0;  // the next Google Benchmark call starts afresh
+    state.counters["huge_page_fraction"] =
+        static_cast<double>(times->anon_huge_bytes) / static_cast<double>(c.bytes);
+    times->pin_s = times->unpin_s = times->touch_s =
+        0;  // the next Google Benchmark call starts afresh
     times->calls = 0;
   };
   return made;

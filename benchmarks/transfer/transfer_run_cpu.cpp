@@ -1,5 +1,6 @@
 // Host-side transfer baselines: memcpy between touched buffers (the bandwidth through which the
-// driver stages every pageable copy), memcpy into fresh pages, and first touch itself. No GPU needed.
+// driver stages every pageable copy), memcpy into fresh pages, and first touch itself. No GPU
+// needed.
 #include <sys/mman.h>
 
 #include <omp.h>
@@ -40,14 +41,16 @@ class FreshPages {
   std::uint64_t bytes_;
 };
 
-// Page-aligned bytes. Two buffers malloc'd one after the other often lie 16 bytes apart modulo 4 KiB
-// (the allocator's chunk header), and on an AMD EPYC of family 25 glibc's `rep movsb` memcpy is then
-// 20 times slower (64 KiB: 34 us instead of 1.7 us): where the buffers landed decided a process's
-// figure. Page-aligned buffers, as pinned and large allocations are, measure the copy itself.
+// Page-aligned bytes. Two buffers malloc'd one after the other often lie 16 bytes apart modulo 4
+// KiB (the allocator's chunk header), and on an AMD EPYC of family 25 glibc's `rep movsb` memcpy is
+// then 20 times slower (64 KiB: 34 us instead of 1.7 us): where the buffers landed decided a
+// process's figure. Page-aligned buffers, as pinned and large allocations are, measure the copy
+// itself.
 class PageAlignedBytes {
  public:
   explicit PageAlignedBytes(std::uint64_t bytes)
-      : data_(static_cast<char*>(std::aligned_alloc(kPage, rounded_up(bytes))), &std::free), size_(bytes) {
+      : data_(static_cast<char*>(std::aligned_alloc(kPage, rounded_up(bytes))), &std::free),
+        size_(bytes) {
     if (!data_) throw std::bad_alloc();
     std::memset(data_.get(), 0, bytes);  // touched: the pretouched cases measure no page faults
   }
@@ -82,8 +85,9 @@ void parallel_memcpy(char* dst, const char* src, std::uint64_t bytes, int thread
   }
 }
 
-// The source and destination of one size's memcpy cases, filled and touched once: the cases of a size
-// (one thread, all threads, into fresh pages) run one after another, and each used to pay its own.
+// The source and destination of one size's memcpy cases, filled and touched once: the cases of a
+// size (one thread, all threads, into fresh pages) run one after another, and each used to pay its
+// own.
 struct CopyArrays {
   PageAlignedBytes src, dst;
 };
@@ -91,8 +95,10 @@ std::shared_ptr<CopyArrays> copy_arrays(std::uint64_t bytes) {
   auto arrays = std::static_pointer_cast<CopyArrays>(kept_for_family("transfer/host_memcpy"));
   if (arrays && arrays->src.size() == bytes) return arrays;
   keep_for_family("transfer/host_memcpy", nullptr);  // another size's go first
-  arrays = std::make_shared<CopyArrays>(CopyArrays{PageAlignedBytes(bytes), PageAlignedBytes(bytes)});
-  fill_seeded_bytes(arrays->src.data(), bytes, 7);  // seeded: a copy from the wrong offset differs too
+  arrays =
+      std::make_shared<CopyArrays>(CopyArrays{PageAlignedBytes(bytes), PageAlignedBytes(bytes)});
+  fill_seeded_bytes(arrays->src.data(), bytes,
+                    7);  // seeded: a copy from the wrong offset differs too
   keep_for_family("transfer/host_memcpy", arrays);
   return arrays;
 }
@@ -100,7 +106,8 @@ std::shared_ptr<CopyArrays> copy_arrays(std::uint64_t bytes) {
 }  // namespace
 
 MeasuredCase setup_host_memcpy(std::uint64_t bytes, int threads) {
-  if (auto problem = host_fit_problem(2 * bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(2 * bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   auto arrays = copy_arrays(bytes);
   MeasuredCase made;
   Measurement& m = made.measurement;
@@ -111,16 +118,18 @@ MeasuredCase setup_host_memcpy(std::uint64_t bytes, int threads) {
   };
   m.verify = [arrays, call = m.call]() -> std::string {
     call();
-    return same_bytes(arrays->src, arrays->dst.data()) ? "" : "memcpy output differs from its input";
+    return same_bytes(arrays->src, arrays->dst.data()) ? ""
+                                                       : "memcpy output differs from its input";
   };
   m.verify_warms_up = true;
   m.verify_only_checks = true;  // both buffers were touched at set-up
-  m.work.bytes = 2.0 * bytes;  // read + write
+  m.work.bytes = 2.0 * bytes;   // read + write
   return made;
 }
 
 MeasuredCase setup_host_memcpy_first_touch(std::uint64_t bytes) {
-  if (auto problem = host_fit_problem(3 * bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(3 * bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   const auto arrays = copy_arrays(bytes);
   const std::shared_ptr<const PageAlignedBytes> src(arrays, &arrays->src);
   MeasuredCase made;
@@ -136,7 +145,8 @@ MeasuredCase setup_host_memcpy_first_touch(std::uint64_t bytes) {
     std::memcpy(check.data(), src->data(), bytes);
     return same_bytes(*src, check.data()) ? "" : "memcpy output differs from its input";
   };
-  m.verify_warms_up = true;  // fresh pages each call: a warm-up only warms the source, as verify did
+  m.verify_warms_up =
+      true;  // fresh pages each call: a warm-up only warms the source, as verify did
   m.work.bytes = 2.0 * bytes;  // read + write
   return made;
 }
@@ -160,7 +170,9 @@ MeasuredCase setup_first_touch(std::uint64_t bytes) {
     const char* first = pages.data();
     const char* end = first + bytes;
     const char* wrong = std::find_if(first, end, [](char byte) { return byte != 1; });
-    return wrong == end ? "" : fmt::format("byte {} of the fresh pages is not what was written", wrong - first);
+    return wrong == end
+               ? ""
+               : fmt::format("byte {} of the fresh pages is not what was written", wrong - first);
   };
   m.verify_warms_up = true;
   m.work.bytes = static_cast<double>(bytes);

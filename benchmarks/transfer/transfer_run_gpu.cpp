@@ -24,7 +24,9 @@ namespace offloadbench {
 namespace {
 
 // Copies per timed batch: enough that small copies are not all launch latency, few for large ones.
-int copies_per_batch(std::uint64_t bytes) { return calls_per_batch_moving(static_cast<double>(bytes), 4); }
+int copies_per_batch(std::uint64_t bytes) {
+  return calls_per_batch_moving(static_cast<double>(bytes), 4);
+}
 
 // The check patterns' seeds (fill_seeded_bytes), one per direction: a bidirectional copy that
 // crossed its buffers fails, and no other transfer case fills with these.
@@ -33,7 +35,7 @@ constexpr std::uint64_t kH2dSeed = 5, kD2hSeed = 6;
 // The buffers and streams of one case. For a bidirectional case `up` carries H2D and `down` D2H at
 // once; one-way copies use `up` alone. Streams are declared last so they go first.
 struct CopyResources {
-  std::unique_ptr<HostNumaBinding> numa;  // first made, last gone: held while the case runs
+  std::unique_ptr<HostNumaBinding> numa;    // first made, last gone: held while the case runs
   int host_memory_node = kNumaNodeUnknown;  // the kernel's answer, read once the buffers exist
   HostBuffer host_up, host_down;
   DeviceBuffer device_up, device_down;
@@ -47,10 +49,11 @@ cudaStream_t d2h_stream(const DeviceCopyCase& c, const CopyResources& r) {
 // One timed call: one copy per direction, queued.
 void enqueue_copy(const DeviceCopyCase& c, CopyResources& r) {
   if (c.direction != CopyDirection::d2h)
-    CUDA_CHECK(cudaMemcpyAsync(r.device_up.data(), r.host_up.data(), c.bytes, cudaMemcpyHostToDevice, r.up.get()));
+    CUDA_CHECK(cudaMemcpyAsync(r.device_up.data(), r.host_up.data(), c.bytes,
+                               cudaMemcpyHostToDevice, r.up.get()));
   if (c.direction != CopyDirection::h2d)
-    CUDA_CHECK(cudaMemcpyAsync(r.host_down.data(), r.device_down.data(), c.bytes, cudaMemcpyDeviceToHost,
-                               d2h_stream(c, r)));
+    CUDA_CHECK(cudaMemcpyAsync(r.host_down.data(), r.device_down.data(), c.bytes,
+                               cudaMemcpyDeviceToHost, d2h_stream(c, r)));
 }
 
 // Runs one timed call on patterned sources and poisoned destinations, then reads every destination
@@ -60,7 +63,8 @@ std::string verify_copy(const DeviceCopyCase& c, CopyResources& r) {
   const auto bytes = c.bytes;
   std::vector<std::uint8_t> scratch(bytes);
   if (c.direction != CopyDirection::d2h) {
-    fill_seeded_bytes(r.host_up.data(), bytes, kH2dSeed);  // CPU writes to write-combined memory are fast
+    fill_seeded_bytes(r.host_up.data(), bytes,
+                      kH2dSeed);  // CPU writes to write-combined memory are fast
     CUDA_CHECK(cudaMemset(r.device_up.data(), 0xA5, bytes));
   }
   if (c.direction != CopyDirection::h2d) {
@@ -87,14 +91,15 @@ std::string verify_copy(const DeviceCopyCase& c, CopyResources& r) {
 }
 
 // A bidirectional row counts both directions' bytes over the joined time (bytes_per_second); each
-// direction also has its own time, from the batch's start to its stream's last copy, and nvbandwidth
-// reports the sum of the two directions' rates counted that way: both are kept.
+// direction also has its own time, from the batch's start to its stream's last copy, and
+// nvbandwidth reports the sum of the two directions' rates counted that way: both are kept.
 void report_lanes(benchmark::State& state, std::uint64_t bytes, const Totals& totals) {
   const auto lanes = bidirectional_lane_rates(bytes, totals);
   if (lanes.sum <= 0) return;
   state.counters["h2d_lane_bytes_per_second"] = lanes.h2d;
   state.counters["d2h_lane_bytes_per_second"] = lanes.d2h;
-  state.counters["sum_of_lane_rates_bytes_per_second"] = lanes.sum;  // nvbandwidth's bidirectional figure
+  state.counters["sum_of_lane_rates_bytes_per_second"] =
+      lanes.sum;  // nvbandwidth's bidirectional figure
 }
 
 // Median host wall time of a synchronous copy (both directions at once for bidirectional).
@@ -103,7 +108,8 @@ double synchronous_copy_seconds(const DeviceCopyCase& c, CopyResources& r) {
     if (c.direction == CopyDirection::h2d) {
       CUDA_CHECK(cudaMemcpy(r.device_up.data(), r.host_up.data(), c.bytes, cudaMemcpyHostToDevice));
     } else if (c.direction == CopyDirection::d2h) {
-      CUDA_CHECK(cudaMemcpy(r.host_down.data(), r.device_down.data(), c.bytes, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(
+          cudaMemcpy(r.host_down.data(), r.device_down.data(), c.bytes, cudaMemcpyDeviceToHost));
     } else {
       enqueue_copy(c, r);
       CUDA_CHECK(cudaStreamSynchronize(r.up.get()));
@@ -115,8 +121,10 @@ double synchronous_copy_seconds(const DeviceCopyCase& c, CopyResources& r) {
 
 MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   const int directions = c.direction == CopyDirection::bidirectional ? 2 : 1;
-  if (auto problem = gpu_problem(c.device, c.bytes * directions); !problem.empty()) return MeasuredCase::skip(problem);
-  if (auto problem = host_fit_problem(c.bytes * (directions + 1)); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.device, c.bytes * directions); !problem.empty())
+    return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(c.bytes * (directions + 1)); !problem.empty())
+    return MeasuredCase::skip(problem);
 
   if (!c.placement.problem.empty()) return MeasuredCase::skip(c.placement.problem);
 
@@ -124,7 +132,8 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   // Bound before any host buffer is made: allocations and first touches land on the node.
   r->numa = std::make_unique<HostNumaBinding>(c.placement.node);
   const bool bind_failed = !r->numa->problem().empty();
-  if (bind_failed && binding_failure_skips(c.placement)) return MeasuredCase::skip(r->numa->problem());
+  if (bind_failed && binding_failure_skips(c.placement))
+    return MeasuredCase::skip(r->numa->problem());
   if (bind_failed) r->numa.reset();  // the default placement: measured unbound, and the row says so
   if (c.direction != CopyDirection::d2h) {
     r->host_up = HostBuffer(c.bytes, c.host_memory);
@@ -149,7 +158,8 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
   m.work.bytes = static_cast<double>(c.bytes) * directions;
   m.calls_per_batch = copies_per_batch(c.bytes);
   m.device = std::make_shared<EventTimer>(timing);
-  m.bytes_ceiling = link_ceiling(c.device) * directions;  // raised after the run where the link reads higher
+  m.bytes_ceiling =
+      link_ceiling(c.device) * directions;  // raised after the run where the link reads higher
   // What a user's synchronous copy waits for: its host_time_s replaces the timed calls' own.
   SideRate synchronous;
   synchronous.rate_counter = "host_bytes_per_second";
@@ -170,17 +180,21 @@ MeasuredCase setup_device_copy(const DeviceCopyCase& c) {
 }
 
 MeasuredCase setup_pin_cost(const PinCostCase& c) {
-  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty()) return MeasuredCase::skip(reason);
+  if (auto reason = gpu_unavailable_reason(c.device); !reason.empty())
+    return MeasuredCase::skip(reason);
   CUDA_CHECK(cudaSetDevice(c.device));
-  if (auto problem = host_fit_problem(c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = host_fit_problem(c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   struct PinTimes {
     double pin_s = 0, unpin_s = 0;
     std::int64_t calls = 0;
-    int untimed_left = 0;  // the measurement layer's warm-up calls (harness/measure.cpp): first-pin costs
-    HostBuffer memory;     // host_register: touched once, outside the timed calls
+    int untimed_left =
+        0;  // the measurement layer's warm-up calls (harness/measure.cpp): first-pin costs
+    HostBuffer memory;  // host_register: touched once, outside the timed calls
   };
   auto times = std::make_shared<PinTimes>();
-  if (c.operation == PinOperation::host_register) times->memory = HostBuffer(c.bytes, HostMemoryKind::pageable);
+  if (c.operation == PinOperation::host_register)
+    times->memory = HostBuffer(c.bytes, HostMemoryKind::pageable);
   MeasuredCase made;
   Measurement& m = made.measurement;
   times->untimed_left = std::max(m.warmup_calls, 1);  // as many as warm_up makes
@@ -188,12 +202,16 @@ MeasuredCase setup_pin_cost(const PinCostCase& c) {
   m.call = [c, times] {
     void* p = times->memory.data();
     const double pin_s = wall_seconds([&] {
-      if (c.operation == PinOperation::host_alloc) CUDA_CHECK(cudaHostAlloc(&p, c.bytes, cudaHostAllocDefault));
-      else CUDA_CHECK(cudaHostRegister(p, c.bytes, cudaHostRegisterDefault));
+      if (c.operation == PinOperation::host_alloc)
+        CUDA_CHECK(cudaHostAlloc(&p, c.bytes, cudaHostAllocDefault));
+      else
+        CUDA_CHECK(cudaHostRegister(p, c.bytes, cudaHostRegisterDefault));
     });
     const double unpin_s = wall_seconds([&] {
-      if (c.operation == PinOperation::host_alloc) CUDA_CHECK(cudaFreeHost(p));
-      else CUDA_CHECK(cudaHostUnregister(p));
+      if (c.operation == PinOperation::host_alloc)
+        CUDA_CHECK(cudaFreeHost(p));
+      else
+        CUDA_CHECK(cudaHostUnregister(p));
     });
     if (times->untimed_left > 0) {
       --times->untimed_left;

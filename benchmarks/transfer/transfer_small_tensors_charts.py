@@ -2,6 +2,7 @@
 staging buffer (packing included) is than each other way, vs N (one line per other way, 1× marked),
 and the N from which it wins: the analysis block's small_tensors_packing (`offloadbench analyze`); a
 file analysed before that section existed gets the same rule computed here."""
+
 from matplotlib import ticker
 
 from plots import common, results
@@ -9,8 +10,12 @@ from plots import common, results
 ORDER = 60  # where its charts come in report.html (plots/families.py)
 TITLE = "many small tensors"  # names it in a "could not be drawn" line
 
-METHODS = {"separate_pageable": "N copies from pageable memory", "separate_pinned": "N copies, tensors already pinned",
-           "packed_pinned": "pack into pinned staging + 1 copy", "batch_api": "one cudaMemcpyBatchAsync (pageable)"}
+METHODS = {
+    "separate_pageable": "N copies from pageable memory",
+    "separate_pinned": "N copies, tensors already pinned",
+    "packed_pinned": "pack into pinned staging + 1 copy",
+    "batch_api": "one cudaMemcpyBatchAsync (pageable)",
+}
 PACKED = "packed_pinned"
 
 
@@ -20,7 +25,8 @@ def _series(doc):
     for case in results.cases(doc, lambda r: r.get("op") == "small_tensors").values():
         row = case["row"]
         out.setdefault((row.get("device"), row.get("method")), []).append(
-            (row["tensors"], case["seconds"], *case["spread"]))
+            (row["tensors"], case["seconds"], *case["spread"])
+        )
     return {key: sorted(points) for key, points in out.items()}
 
 
@@ -28,18 +34,30 @@ def packing_crossovers(doc):
     """[{device, versus, tensors}] for every method measured beside packed_pinned; tensors None = never."""
     block = results.analysis(doc)
     if block and isinstance(block.get("small_tensors_packing"), list):
-        return [{"device": e.get("device"), "versus": e.get("versus"),
-                 "tensors": e.get("size") if e.get("kind") == "crossover" else
-                 (e.get("smallest_tensors") if e.get("kind") == "gpu_wins_all" else None),
-                 "located": e.get("kind") != "crossover" or bool(e.get("located")),
-                 "where": common.crossover_where(e, lambda v: f"{v:.3g}") if e.get("kind") == "crossover" else None}
-                for e in block["small_tensors_packing"]]
+        return [
+            {
+                "device": e.get("device"),
+                "versus": e.get("versus"),
+                "tensors": e.get("size")
+                if e.get("kind") == "crossover"
+                else (e.get("smallest_tensors") if e.get("kind") == "gpu_wins_all" else None),
+                "located": e.get("kind") != "crossover" or bool(e.get("located")),
+                "where": common.crossover_where(e, lambda v: f"{v:.3g}")
+                if e.get("kind") == "crossover"
+                else None,
+            }
+            for e in block["small_tensors_packing"]
+        ]
     series = _series(doc)
     out = []
-    for (device, method), points in sorted(series.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+    for (device, method), points in sorted(
+        series.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))
+    ):
         packed = series.get((device, PACKED))
         if method != PACKED and packed:
-            out.append({"device": device, "versus": method, "tensors": common.crossover(packed, points)})
+            out.append(
+                {"device": device, "versus": method, "tensors": common.crossover(packed, points)}
+            )
     return out
 
 
@@ -49,9 +67,11 @@ def _parameter_list(doc):
 
 
 # Each other way of moving the tensors its own colour, dash and marker.
-VERSUS_STYLE = {"separate_pageable": dict(color="tab:orange", linestyle="--", marker="s"),
-                "separate_pinned": dict(color="tab:blue", linestyle="-", marker="o"),
-                "batch_api": dict(color="tab:green", linestyle=":", marker="^")}
+VERSUS_STYLE = {
+    "separate_pageable": dict(color="tab:orange", linestyle="--", marker="s"),
+    "separate_pinned": dict(color="tab:blue", linestyle="-", marker="o"),
+    "batch_api": dict(color="tab:green", linestyle=":", marker="^"),
+}
 
 
 def _speedups(packed, other):
@@ -70,7 +90,10 @@ def charts(doc, outdir):
     series = _series(doc)
     if not series:
         reasons = results.skipped_reasons(doc, lambda r: r.get("op") == "small_tensors")
-        return [], ["many small tensors: no small_tensors rows ran" + (f" (skipped: {'; '.join(reasons)})" if reasons else "")]
+        return [], [
+            "many small tensors: no small_tensors rows ran"
+            + (f" (skipped: {'; '.join(reasons)})" if reasons else "")
+        ]
     drawn = []
     crossings = packing_crossovers(doc)
     for device in sorted({d for d, _ in series}, key=str):
@@ -104,9 +127,20 @@ def charts(doc, outdir):
                 continue
             xs = [p[0] for p in ratios]
             counts += xs
-            line, = ax.plot(xs, [p[1] for p in ratios], label=f"vs {label}", **VERSUS_STYLE.get(method, {"marker": "o"}))
-            ax.fill_between(xs, [p[2] for p in ratios], [p[3] for p in ratios], color=line.get_color(), alpha=0.12,
-                            linewidth=0)
+            (line,) = ax.plot(
+                xs,
+                [p[1] for p in ratios],
+                label=f"vs {label}",
+                **VERSUS_STYLE.get(method, {"marker": "o"}),
+            )
+            ax.fill_between(
+                xs,
+                [p[2] for p in ratios],
+                [p[3] for p in ratios],
+                color=line.get_color(),
+                alpha=0.12,
+                linewidth=0,
+            )
         for c in wins:
             if c.get("located", True):  # between measured counts far apart: no line at a guessed N
                 ax.axvline(c["tensors"], linestyle=":", color="gray")
@@ -119,9 +153,15 @@ def charts(doc, outdir):
         ax.set_xlabel("number of tensors N (log scale)")
         ax.set_ylabel("packing's speedup (above 1×: packing wins)")
         ax.legend(fontsize="small")
-        drawn.append(common.save(
-            fig, outdir, f"small_tensors_gpu{device}", title,
-            f"Packing = copy every tensor into one pinned staging buffer, then one copy (packing included). Sizes "
-            f"drawn (seeded) from {_parameter_list(doc)}; medians of the repetitions, band = fastest–slowest "
-            "pairing. " + "; ".join(notes) + "."))
+        drawn.append(
+            common.save(
+                fig,
+                outdir,
+                f"small_tensors_gpu{device}",
+                title,
+                f"Packing = copy every tensor into one pinned staging buffer, then one copy (packing included). Sizes "
+                f"drawn (seeded) from {_parameter_list(doc)}; medians of the repetitions, band = fastest–slowest "
+                "pairing. " + "; ".join(notes) + ".",
+            )
+        )
     return drawn, []

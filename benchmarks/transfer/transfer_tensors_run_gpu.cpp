@@ -1,6 +1,7 @@
 // GPU runners for managed memory (host data consumed by a kernel, four ways) and for many small
-// tensors (N copies, one packed copy, one batched call). Each setup makes its buffers once and hands
-// the measurement layer (harness/measure.h) one call, its bytes and a check of one call's output.
+// tensors (N copies, one packed copy, one batched call). Each setup makes its buffers once and
+// hands the measurement layer (harness/measure.h) one call, its bytes and a check of one call's
+// output.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -23,7 +24,9 @@ namespace {
 
 class ManagedBuffer {
  public:
-  explicit ManagedBuffer(std::size_t bytes) { CUDA_CHECK(cudaMallocManaged(&data_, bytes, cudaMemAttachGlobal)); }
+  explicit ManagedBuffer(std::size_t bytes) {
+    CUDA_CHECK(cudaMallocManaged(&data_, bytes, cudaMemAttachGlobal));
+  }
   ~ManagedBuffer() { CUDA_CHECK_NOTHROW(cudaFree(data_)); }
   ManagedBuffer(const ManagedBuffer&) = delete;
   ManagedBuffer& operator=(const ManagedBuffer&) = delete;
@@ -50,7 +53,8 @@ struct ManagedBytes {
 // them reach a kernel that sums them on the device. None is gated: a pageable copy or a prefetch
 // may block the host.
 MeasuredCase setup_managed(const ManagedCase& c) {
-  if (auto problem = gpu_problem(c.device, c.bytes); !problem.empty()) return MeasuredCase::skip(problem);
+  if (auto problem = gpu_problem(c.device, c.bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   const int concurrent = device_attribute(cudaDevAttrConcurrentManagedAccess, c.device);
   if (is_managed(c.variant) && !concurrent)
     return MeasuredCase::skip(
@@ -65,8 +69,9 @@ MeasuredCase setup_managed(const ManagedCase& c) {
     b->managed = std::make_unique<ManagedBuffer>(c.bytes);
     b->host_side = b->managed->data();
   } else {
-    b->host = HostBuffer(c.bytes, c.variant == ManagedVariant::pinned_copy ? HostMemoryKind::pinned
-                                                                           : HostMemoryKind::pageable);
+    b->host =
+        HostBuffer(c.bytes, c.variant == ManagedVariant::pinned_copy ? HostMemoryKind::pinned
+                                                                     : HostMemoryKind::pageable);
     b->device = DeviceBuffer(c.bytes);
     b->host_side = b->host.data();
   }
@@ -80,8 +85,10 @@ MeasuredCase setup_managed(const ManagedCase& c) {
     if (c.variant == ManagedVariant::managed_prefetch)
       CUDA_CHECK(cudaMemPrefetchAsync(b->managed->data(), c.bytes, on_device, 0, stream));
     if (!is_managed(c.variant))
-      CUDA_CHECK(cudaMemcpyAsync(b->device.data(), b->host.data(), c.bytes, cudaMemcpyHostToDevice, stream));
-    sum_words(b->sum.as<std::uint64_t>(), static_cast<const std::uint32_t*>(consumed), words, stream);
+      CUDA_CHECK(cudaMemcpyAsync(b->device.data(), b->host.data(), c.bytes, cudaMemcpyHostToDevice,
+                                 stream));
+    sum_words(b->sum.as<std::uint64_t>(), static_cast<const std::uint32_t*>(consumed), words,
+              stream);
   };
   m.verify = [b, write = m.before_batch, call = m.call]() -> std::string {
     write();
@@ -121,7 +128,10 @@ struct SmallTensors {
   CudaStream stream;
 
   explicit SmallTensors(const PackedLayout& l)
-      : layout(l), pageable(l.sizes.size()), pinned(l.total_bytes, HostMemoryKind::pinned), device(l.total_bytes) {
+      : layout(l),
+        pageable(l.sizes.size()),
+        pinned(l.total_bytes, HostMemoryKind::pinned),
+        device(l.total_bytes) {
     for (std::size_t i = 0; i < layout.sizes.size(); ++i) {
       pageable[i].resize(layout.sizes[i]);
       fill_seeded_bytes(pageable[i].data(), layout.sizes[i], 100 + i);
@@ -141,8 +151,8 @@ cudaError_t copy_as_batch(const SmallTensors& t, int device, cudaStream_t stream
   attributes.srcLocHint = {cudaMemLocationTypeHost, 0};
   attributes.dstLocHint = {cudaMemLocationTypeDevice, device};
   std::size_t first_copy = 0;
-  return cudaMemcpyBatchAsync(t.destinations.data(), t.pageable_sources.data(), t.sizes.data(), t.sizes.size(),
-                              &attributes, &first_copy, 1, stream);
+  return cudaMemcpyBatchAsync(t.destinations.data(), t.pageable_sources.data(), t.sizes.data(),
+                              t.sizes.size(), &attributes, &first_copy, 1, stream);
 }
 
 // "" when every tensor arrived intact in the device buffer, else which one did not.
@@ -157,7 +167,8 @@ std::string check_tensors(const SmallTensors& t) {
   }
   unpack_tensors(views.data(), packed.data(), t.layout);
   for (std::size_t i = 0; i < arrived.size(); ++i)
-    if (arrived[i] != t.pageable[i]) return fmt::format("tensor {} of {} arrived wrong", i, arrived.size());
+    if (arrived[i] != t.pageable[i])
+      return fmt::format("tensor {} of {} arrived wrong", i, arrived.size());
   return "";
 }
 
@@ -166,16 +177,21 @@ std::string check_tensors(const SmallTensors& t) {
 // One call moves the N tensors and waits for them, by the host's wall clock.
 MeasuredCase setup_small_tensors(const SmallTensorsCase& c) {
   const auto layout =
-      pack_layout(draw_tensor_sizes(bert_tiny_layer_parameters(), c.tensors, kSmallTensorsSeed), kPackAlignment);
-  if (auto problem = gpu_problem(c.device, layout.total_bytes); !problem.empty()) return MeasuredCase::skip(problem);
+      pack_layout(draw_tensor_sizes(bert_tiny_layer_parameters(), c.tensors, kSmallTensorsSeed),
+                  kPackAlignment);
+  if (auto problem = gpu_problem(c.device, layout.total_bytes); !problem.empty())
+    return MeasuredCase::skip(problem);
   if (auto problem = small_tensors_problem(c); !problem.empty()) return MeasuredCase::skip(problem);
   auto t = std::make_shared<SmallTensors>(layout);
   if (c.method == SmallTensorsMethod::batch_api) {
     if (const auto rc = copy_as_batch(*t, c.device, t->stream.get()); rc != cudaSuccess) {
-      (void)cudaGetLastError();  // clears a non-sticky error; a fault stays, and gpu_context_error says so
+      (void)cudaGetLastError();  // clears a non-sticky error; a fault stays, and gpu_context_error
+                                 // says so
       if (auto broken = gpu_context_error(); !broken.empty())
-        return MeasuredCase::skip(fmt::format("cudaMemcpyBatchAsync faulted the CUDA context: {}", cudaGetErrorName(rc)));
-      return MeasuredCase::skip(fmt::format("cudaMemcpyBatchAsync is not available here: {}", cudaGetErrorName(rc)));
+        return MeasuredCase::skip(
+            fmt::format("cudaMemcpyBatchAsync faulted the CUDA context: {}", cudaGetErrorName(rc)));
+      return MeasuredCase::skip(
+          fmt::format("cudaMemcpyBatchAsync is not available here: {}", cudaGetErrorName(rc)));
     }
     t->stream.synchronize();
   }
@@ -186,23 +202,29 @@ MeasuredCase setup_small_tensors(const SmallTensorsCase& c) {
     switch (c.method) {
       case SmallTensorsMethod::separate_pageable:
       case SmallTensorsMethod::separate_pinned: {
-        const auto& sources = c.method == SmallTensorsMethod::separate_pinned ? t->pinned_sources : t->pageable_sources;
+        const auto& sources = c.method == SmallTensorsMethod::separate_pinned ? t->pinned_sources
+                                                                              : t->pageable_sources;
         for (std::size_t i = 0; i < t->sizes.size(); ++i)
-          CUDA_CHECK(cudaMemcpyAsync(t->destinations[i], sources[i], t->sizes[i], cudaMemcpyHostToDevice, stream));
+          CUDA_CHECK(cudaMemcpyAsync(t->destinations[i], sources[i], t->sizes[i],
+                                     cudaMemcpyHostToDevice, stream));
         break;
       }
-      case SmallTensorsMethod::packed_pinned:  // the previous call's copy has finished: staging is free
+      case SmallTensorsMethod::packed_pinned:  // the previous call's copy has finished: staging is
+                                               // free
         pack_tensors(t->pinned.data(), t->pageable_sources.data(), t->layout);
-        CUDA_CHECK(cudaMemcpyAsync(t->device.data(), t->pinned.data(), t->layout.total_bytes, cudaMemcpyHostToDevice,
-                                   stream));
+        CUDA_CHECK(cudaMemcpyAsync(t->device.data(), t->pinned.data(), t->layout.total_bytes,
+                                   cudaMemcpyHostToDevice, stream));
         break;
-      case SmallTensorsMethod::batch_api: CUDA_CHECK(copy_as_batch(*t, c.device, stream)); break;
+      case SmallTensorsMethod::batch_api:
+        CUDA_CHECK(copy_as_batch(*t, c.device, stream));
+        break;
     }
     t->stream.synchronize();
   };
   m.verify = [t, call = m.call] {
     CUDA_CHECK(cudaMemset(t->device.data(), 0, t->layout.total_bytes));
-    CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream; the copies' stream is non-blocking
+    CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream; the copies' stream
+                                          // is non-blocking
     call();
     return check_tensors(*t);
   };
@@ -210,7 +232,8 @@ MeasuredCase setup_small_tensors(const SmallTensorsCase& c) {
   m.bytes_ceiling = link_ceiling(c.device);
   double pack_s = -1;  // packed_pinned only
   if (c.method == SmallTensorsMethod::packed_pinned)
-    pack_s = median_wall_seconds(5, [t] { pack_tensors(t->pinned.data(), t->pageable_sources.data(), t->layout); });
+    pack_s = median_wall_seconds(
+        5, [t] { pack_tensors(t->pinned.data(), t->pageable_sources.data(), t->layout); });
   m.report = [pack_s, device = c.device](benchmark::State& state, const Totals&) {
     if (pack_s >= 0) state.counters["pack_time_s"] = pack_s;
     report_link_under_load(state, device, 1);

@@ -50,7 +50,8 @@ std::string text(const nlohmann::json& row, const std::string& key) {
 }  // namespace detail
 
 nlohmann::json crossover_json(const Crossover& c) {
-  nlohmann::json j = {{"kind", to_string(c.kind)}, {"gpu_wins_somewhere_below", c.gpu_wins_somewhere_below}};
+  nlohmann::json j = {{"kind", to_string(c.kind)},
+                      {"gpu_wins_somewhere_below", c.gpu_wins_somewhere_below}};
   const bool crossing = c.kind == CrossoverKind::crossover;
   j["size"] = crossing ? nlohmann::json(c.size) : nlohmann::json(nullptr);
   j["bracket_low"] = crossing ? nlohmann::json(c.bracket_low) : nlohmann::json(nullptr);
@@ -73,7 +74,8 @@ bool is_gpu_view(const std::string& view) { return view.rfind("gpu_", 0) == 0; }
 // label up to the first ';' or ',' ("GEMMs: all oneDNN"); "" when none says.
 std::string cpu_library(const nlohmann::json& row) {
   if (const auto series = text(row, "series"); !series.empty()) return series;
-  if (const auto library = text(row, "library"); !library.empty() && library.find(' ') == std::string::npos)
+  if (const auto library = text(row, "library");
+      !library.empty() && library.find(' ') == std::string::npos)
     return library;
   const auto label = text(row, "label");
   return label.substr(0, label.find_first_of(";,"));
@@ -87,7 +89,8 @@ using ViewKey = std::tuple<std::string, std::string, double>;
 void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
   std::map<std::string, std::map<ViewKey, const Measured*>> groups;
   for (const auto& c : cases) {
-    const auto group = text(c.row(), "compare_group"), view = text(c.row(), "view"), sweep = text(c.row(), "sweep");
+    const auto group = text(c.row(), "compare_group"), view = text(c.row(), "view"),
+               sweep = text(c.row(), "sweep");
     if (group.empty() || view.empty() || sweep.empty()) continue;
     const double size = number(c.row(), sweep);
     if (!std::isfinite(size) || size <= 0) continue;
@@ -98,8 +101,10 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
     std::set<std::string> cpu_views;
     for (const auto& [key, c] : by_key) {
       const auto& [view, series, size] = key;
-      if (is_gpu_view(view)) gpu_curves.insert({view, series});
-      else cpu_views.insert(view);
+      if (is_gpu_view(view))
+        gpu_curves.insert({view, series});
+      else
+        cpu_views.insert(view);
     }
     for (const auto& [view, series] : gpu_curves)
       for (const auto& cpu_view : cpu_views) {
@@ -109,30 +114,41 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
         for (const auto& [key, gpu] : by_key) {
           if (std::get<0>(key) != view || std::get<1>(key) != series) continue;
           const double size = std::get<2>(key);
-          // The CPU row of the same size: the same series if the CPU has one, else the fastest of its
-          // series (OpenBLAS or oneDNN, or an anchor such as PyTorch merged in): a speedup over a CPU
-          // library slower than another one measured beside it would flatter the GPU.
+          // The CPU row of the same size: the same series if the CPU has one, else the fastest of
+          // its series (OpenBLAS or oneDNN, or an anchor such as PyTorch merged in): a speedup over
+          // a CPU library slower than another one measured beside it would flatter the GPU.
           const Measured* cpu = nullptr;
           bool same_series = false;
           for (const auto& [ckey, candidate] : by_key) {
             if (std::get<0>(ckey) != cpu_view || std::get<2>(ckey) != size || same_series) continue;
-            if (std::get<1>(ckey) == series) cpu = candidate, same_series = true;
-            else if (!cpu || median(candidate->seconds) < median(cpu->seconds)) cpu = candidate;
+            if (std::get<1>(ckey) == series)
+              cpu = candidate, same_series = true;
+            else if (!cpu || median(candidate->seconds) < median(cpu->seconds))
+              cpu = candidate;
           }
           if (!cpu) continue;
           any = gpu;
-          if (const auto library = cpu_library(cpu->row()); !library.empty()) libraries.insert(library);
+          if (const auto library = cpu_library(cpu->row()); !library.empty())
+            libraries.insert(library);
           const auto [gmin, gmax] = std::minmax_element(gpu->seconds.begin(), gpu->seconds.end());
           const auto [cmin, cmax] = std::minmax_element(cpu->seconds.begin(), cpu->seconds.end());
           const double gpu_s = median(gpu->seconds), cpu_s = median(cpu->seconds);
           SpeedupPoint p{size, cpu_s / gpu_s, *cmin / *gmax, *cmax / *gmin};
           points.push_back(p);
-          out["speedups"].push_back({{"compare_group", group}, {"family", text(gpu->row(), "family")},
-                                     {"view", view}, {"series", series}, {"cpu_view", cpu_view},
-                                     {"sweep", text(gpu->row(), "sweep")}, {"size", size},
-                                     {"gpu_seconds", gpu_s}, {"cpu_seconds", cpu_s}, {"speedup", p.speedup},
-                                     {"speedup_low", p.speedup_low}, {"speedup_high", p.speedup_high},
-                                     {"gpu_name", gpu->name}, {"cpu_name", cpu->name},
+          out["speedups"].push_back({{"compare_group", group},
+                                     {"family", text(gpu->row(), "family")},
+                                     {"view", view},
+                                     {"series", series},
+                                     {"cpu_view", cpu_view},
+                                     {"sweep", text(gpu->row(), "sweep")},
+                                     {"size", size},
+                                     {"gpu_seconds", gpu_s},
+                                     {"cpu_seconds", cpu_s},
+                                     {"speedup", p.speedup},
+                                     {"speedup_low", p.speedup_low},
+                                     {"speedup_high", p.speedup_high},
+                                     {"gpu_name", gpu->name},
+                                     {"cpu_name", cpu->name},
                                      {"cpu_library", cpu_library(cpu->row())}});
         }
         if (!any) continue;
@@ -140,9 +156,14 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
         std::string named;
         for (const auto& library : libraries) named += (named.empty() ? "" : "/") + library;
         c["cpu_library"] = named;
-        c.update({{"compare_group", group}, {"family", text(any->row(), "family")}, {"view", view},
-                  {"series", series}, {"cpu_view", cpu_view}, {"sweep", text(any->row(), "sweep")},
-                  {"smallest_size", points.front().size}, {"largest_size", points.back().size},
+        c.update({{"compare_group", group},
+                  {"family", text(any->row(), "family")},
+                  {"view", view},
+                  {"series", series},
+                  {"cpu_view", cpu_view},
+                  {"sweep", text(any->row(), "sweep")},
+                  {"smallest_size", points.front().size},
+                  {"largest_size", points.back().size},
                   {"speedup_at_largest", points.back().speedup}});
         out["crossovers"].push_back(c);
       }
@@ -152,7 +173,9 @@ void add_speedups(const std::vector<Measured>& cases, nlohmann::json& out) {
 }  // namespace
 
 nlohmann::json analyze(const nlohmann::json& results, const FamilyAnalyses& families) {
-  nlohmann::json out = {{"schema_version", 1}, {"speedups", nlohmann::json::array()}, {"crossovers", nlohmann::json::array()}};
+  nlohmann::json out = {{"schema_version", 1},
+                        {"speedups", nlohmann::json::array()},
+                        {"crossovers", nlohmann::json::array()}};
   for (const auto& family : families)
     for (const auto& section : family.sections) out[section] = nlohmann::json::array();
   const auto& context = results.contains("context") ? results["context"] : nlohmann::json::object();

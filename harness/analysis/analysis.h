@@ -25,21 +25,23 @@ struct SpeedupPoint {
 };
 
 enum class CrossoverKind {
-  crossover,          // the GPU loses below `size` and wins from it on
-  gpu_wins_all,       // the GPU wins at every measured size: no crossover in range, GPU side
-  cpu_wins_at_largest,  // the GPU does not win at the largest measured size: no crossover in range, CPU side
-  no_data,            // nothing measured
+  crossover,            // the GPU loses below `size` and wins from it on
+  gpu_wins_all,         // the GPU wins at every measured size: no crossover in range, GPU side
+  cpu_wins_at_largest,  // the GPU does not win at the largest measured size: no crossover in range,
+                        // CPU side
+  no_data,              // nothing measured
 };
 const char* to_string(CrossoverKind kind);
 
-// A crossover is located when its range is within ±10% of its size on a log scale (high/low ≤ 1.1²),
-// or when no size lies between low and high (adjacent batches or matrix orders).
+// A crossover is located when its range is within ±10% of its size on a log scale (high/low
+// ≤ 1.1²), or when no size lies between low and high (adjacent batches or matrix orders).
 constexpr double kLocatedCrossoverRatio = 1.21;
 
 struct Crossover {
   CrossoverKind kind = CrossoverKind::no_data;
-  double size = 0;                // interpolated on log size; only for `crossover`
-  // The measured sizes either side of it: the last size where the median GPU loses and the next one.
+  double size = 0;  // interpolated on log size; only for `crossover`
+  // The measured sizes either side of it: the last size where the median GPU loses and the next
+  // one.
   double bracket_low = 0, bracket_high = 0;
   // The range where it may lie: from the last measured size where even the fastest GPU repetition
   // loses (none: the GPU may win everywhere) to the first from which even the slowest wins for good
@@ -47,7 +49,7 @@ struct Crossover {
   // nothing is known.
   std::optional<double> low;
   std::optional<double> high;
-  bool located = false;           // low–high within kLocatedCrossoverRatio (or adjacent integers)
+  bool located = false;  // low–high within kLocatedCrossoverRatio (or adjacent integers)
   bool gpu_wins_somewhere_below = false;  // a win below the crossover that did not last
 };
 
@@ -56,7 +58,8 @@ struct Crossover {
 // Points must be sorted by size. `low`/`high` come from the same search over speedup_high/low.
 Crossover find_crossover(const std::vector<SpeedupPoint>& points);
 
-// Whether a crossover's range [low, high] pins it down (kLocatedCrossoverRatio, or no integer between).
+// Whether a crossover's range [low, high] pins it down (kLocatedCrossoverRatio, or no integer
+// between).
 bool crossover_located(double low, double high);
 
 // A crossover as the analysis block writes it: kind, gpu_wins_somewhere_below, located, and size,
@@ -74,13 +77,13 @@ struct TransferFit {
   std::optional<double> half_bandwidth_bytes;
   int points = 0;
 };
-TransferFit fit_transfer_model(const std::vector<double>& bytes, const std::vector<double>& seconds);
+TransferFit fit_transfer_model(const std::vector<double>& bytes,
+                               const std::vector<double>& seconds);
 
 // Copies after which pinning once (pin_seconds) plus pinned copies beats pageable copies:
 // the smallest n with pin + n·pinned < n·pageable. None when pinned copies are not faster.
 std::optional<long long> pinning_break_even(double pin_seconds, double pageable_copy_seconds,
                                             double pinned_copy_seconds);
-
 
 // Seconds per iteration of a row: real_time in its time_unit.
 double row_seconds(const nlohmann::json& row);

@@ -20,17 +20,21 @@ const nlohmann::json* gpu_entry(const nlohmann::json& context, int device) {
 // The ceiling that applies to `rate_key` of `row` and where it comes from; 0 when none is known.
 std::pair<double, std::string> ceiling_for(const nlohmann::json& row, const nlohmann::json& context,
                                            const std::string& rate_key) {
-  const std::string own = rate_key == "bytes_per_second" ? "ceiling_bytes_per_second" : "ceiling_flop_per_second";
+  const std::string own =
+      rate_key == "bytes_per_second" ? "ceiling_bytes_per_second" : "ceiling_flop_per_second";
   if (double c = number(row, own); std::isfinite(c) && c > 0) return {c, own};
-  if (rate_key != "bytes_per_second" || !row.contains("device") || !row["device"].is_number_integer())
+  if (rate_key != "bytes_per_second" || !row.contains("device") ||
+      !row["device"].is_number_integer())
     return {0, ""};
   const int device = row["device"].get<int>();
   if (text(row, "op") == "device_copy") {
-    const double link = link_bytes_per_second(context, device) * (text(row, "direction") == "bidirectional" ? 2 : 1);
+    const double link = link_bytes_per_second(context, device) *
+                        (text(row, "direction") == "bidirectional" ? 2 : 1);
     return {link, "pcie_link"};
   }
   const auto view = text(row, "view");
-  if (view.empty() || view == "gpu_kernel") return {dram_bytes_per_second(context, device), "dram_peak"};
+  if (view.empty() || view == "gpu_kernel")
+    return {dram_bytes_per_second(context, device), "dram_peak"};
   return {0, ""};
 }
 }  // namespace
@@ -69,9 +73,13 @@ nlohmann::json check_ceilings(const nlohmann::json& results) {
       }
       ++checked;
       if (rate > ceiling)
-        suspects.push_back({{"name", row["name"]}, {"repetition_index", row.value("repetition_index", 0)},
-                            {"quantity", rate_key}, {"value", rate}, {"ceiling", ceiling},
-                            {"ceiling_source", source}, {"ratio", rate / ceiling}});
+        suspects.push_back({{"name", row["name"]},
+                            {"repetition_index", row.value("repetition_index", 0)},
+                            {"quantity", rate_key},
+                            {"value", rate},
+                            {"ceiling", ceiling},
+                            {"ceiling_source", source},
+                            {"ratio", rate / ceiling}});
     }
   }
   return {{"checked", checked}, {"without_ceiling", unchecked}, {"suspects", suspects}};

@@ -24,7 +24,8 @@ std::string binary_multiple(double value, const char* suffix) {
     ++u;
   }
   const bool whole = std::fabs(value - std::round(value)) < 1e-9;
-  return whole ? fmt::format("{:.0f} {}{}", value, units[u], suffix) : fmt::format("{:.3g} {}{}", value, units[u], suffix);
+  return whole ? fmt::format("{:.0f} {}{}", value, units[u], suffix)
+               : fmt::format("{:.3g} {}{}", value, units[u], suffix);
 }
 }  // namespace
 
@@ -61,38 +62,48 @@ int rank(const std::vector<std::string>& order, const std::string& value) {
 std::string crossover_line(const nlohmann::json& c) {
   const auto sweep = c.value("sweep", std::string());
   const auto series = c.value("series", std::string());
-  std::string who = fmt::format("{}{}: {}", c.value("compare_group", std::string()), series.empty() ? "" : " " + series,
-                                view_phrase(c.value("view", std::string())));
+  std::string who =
+      fmt::format("{}{}: {}", c.value("compare_group", std::string()),
+                  series.empty() ? "" : " " + series, view_phrase(c.value("view", std::string())));
   const auto library = c.value("cpu_library", std::string());
-  const auto vs = cpu_phrase(c.value("cpu_view", std::string())) + (library.empty() ? "" : " (" + library + ")");
+  const auto vs = cpu_phrase(c.value("cpu_view", std::string())) +
+                  (library.empty() ? "" : " (" + library + ")");
   const auto kind = c.value("kind", std::string());
-  auto size = [&](const char* key) { return format_sweep_size(sweep, c[key].is_number() ? c[key].get<double>() : NAN); };
+  auto size = [&](const char* key) {
+    return format_sweep_size(sweep, c[key].is_number() ? c[key].get<double>() : NAN);
+  };
   if (kind == "crossover") {
     const auto low = c["low"].is_number() ? size("low") : "below " + size("smallest_size");
     const auto high = c["high"].is_number() ? size("high") : "beyond " + size("largest_size");
     // Only a located crossover gets a point: between two measured sizes far apart nothing is known.
     if (c.value("located", false))
-      return fmt::format("{} wins from {} ≈ {} (range {}–{}) vs {}", who, sweep, size("size"), low, high, vs);
-    return fmt::format("{} wins from {} somewhere in {}–{} (not measured in between) vs {}", who, sweep, low, high, vs);
+      return fmt::format("{} wins from {} ≈ {} (range {}–{}) vs {}", who, sweep, size("size"), low,
+                         high, vs);
+    return fmt::format("{} wins from {} somewhere in {}–{} (not measured in between) vs {}", who,
+                       sweep, low, high, vs);
   }
   if (kind == "gpu_wins_all")
-    return fmt::format("{} wins at every measured size ({} {}–{}) vs {}", who, sweep, size("smallest_size"),
-                       size("largest_size"), vs);
-  return fmt::format("{} never wins up to {} {} ({:.2f}× at the largest) vs {}", who, sweep, size("largest_size"),
-                     c.value("speedup_at_largest", 0.0), vs);
+    return fmt::format("{} wins at every measured size ({} {}–{}) vs {}", who, sweep,
+                       size("smallest_size"), size("largest_size"), vs);
+  return fmt::format("{} never wins up to {} {} ({:.2f}× at the largest) vs {}", who, sweep,
+                     size("largest_size"), c.value("speedup_at_largest", 0.0), vs);
 }
 
-// Per (group, series): the first GPU view of gpu_order, against the CPU view strongest against it (the
-// lowest speedup at the largest size: all threads, unless they lost to one thread on this machine).
+// Per (group, series): the first GPU view of gpu_order, against the CPU view strongest against it
+// (the lowest speedup at the largest size: all threads, unless they lost to one thread on this
+// machine).
 void crossover_lines(const nlohmann::json& analysis, std::vector<std::string>& out) {
-  const std::vector<std::string> gpu_order = {"gpu_pinned", "gpu_pageable", "gpu_pinned_overlap", "gpu_kernel"};
+  const std::vector<std::string> gpu_order = {"gpu_pinned", "gpu_pageable", "gpu_pinned_overlap",
+                                              "gpu_kernel"};
   std::map<std::pair<std::string, std::string>, const nlohmann::json*> best;  // (group, series)
   for (const auto& c : analysis["crossovers"]) {
     if (is_anchor_row(c)) continue;  // another tool's rows: drawn beside ours, not our finding
     auto& slot = best[{c["compare_group"].get<std::string>(), c["series"].get<std::string>()}];
     auto better = [&](const nlohmann::json& a, const nlohmann::json& b) {
-      const auto ka = std::make_pair(rank(gpu_order, a["view"]), a.value("speedup_at_largest", 0.0));
-      const auto kb = std::make_pair(rank(gpu_order, b["view"]), b.value("speedup_at_largest", 0.0));
+      const auto ka =
+          std::make_pair(rank(gpu_order, a["view"]), a.value("speedup_at_largest", 0.0));
+      const auto kb =
+          std::make_pair(rank(gpu_order, b["view"]), b.value("speedup_at_largest", 0.0));
       return ka < kb;
     };
     if (!slot || better(c, *slot)) slot = &c;
@@ -113,8 +124,9 @@ void invariant_line(const nlohmann::json& analysis, std::vector<std::string>& ou
     if (rule["cases_broken"].get<std::size_t>() > 0)
       broken += fmt::format("{}{} {}", broken.empty() ? "" : ", ", rule["id"].get<std::string>(),
                             rule["cases_broken"].get<std::size_t>());
-  out.push_back(fmt::format("SELF-CHECK: {} rows broke a rule and are left out of every finding (cases: {})",
-                            section["violations"].size(), broken));
+  out.push_back(
+      fmt::format("SELF-CHECK: {} rows broke a rule and are left out of every finding (cases: {})",
+                  section["violations"].size(), broken));
 }
 
 }  // namespace
@@ -132,18 +144,22 @@ std::vector<std::string> headlines(const nlohmann::json& results, const std::vec
   const auto& ceilings = analysis["ceilings"];
   if (!ceilings["suspects"].empty())
     out.push_back(fmt::format("SUSPECT: {} throughput(s) above their physical ceiling, e.g. {}",
-                              ceilings["suspects"].size(), ceilings["suspects"][0]["name"].get<std::string>()));
+                              ceilings["suspects"].size(),
+                              ceilings["suspects"][0]["name"].get<std::string>()));
   else if (ceilings["checked"].get<int>() > 0)
-    out.push_back(fmt::format("ceilings: all {} checked throughputs are below their physical limits",
-                              ceilings["checked"].get<int>()));
+    out.push_back(
+        fmt::format("ceilings: all {} checked throughputs are below their physical limits",
+                    ceilings["checked"].get<int>()));
   bool any_gpu = !analysis["speedups"].empty();
   for (const auto& family : families)
     for (const auto& section : family.gpu_sections)
       any_gpu = any_gpu || (analysis.contains(section) && !analysis[section].empty());
   if (!any_gpu) {
     const bool has_cuda = results.contains("context") && results["context"].contains("cuda");
-    const auto reason = has_cuda ? text(results["context"]["cuda"], "unavailable_reason") : std::string();
-    out.push_back(reason.empty() ? "no GPU measurements in this file" : "no GPU measurements: " + reason);
+    const auto reason =
+        has_cuda ? text(results["context"]["cuda"], "unavailable_reason") : std::string();
+    out.push_back(reason.empty() ? "no GPU measurements in this file"
+                                 : "no GPU measurements: " + reason);
   }
   return out;
 }

@@ -10,10 +10,14 @@ namespace offloadbench {
 
 const char* to_string(CrossoverKind kind) {
   switch (kind) {
-    case CrossoverKind::crossover: return "crossover";
-    case CrossoverKind::gpu_wins_all: return "gpu_wins_all";
-    case CrossoverKind::cpu_wins_at_largest: return "cpu_wins_at_largest";
-    case CrossoverKind::no_data: return "no_data";
+    case CrossoverKind::crossover:
+      return "crossover";
+    case CrossoverKind::gpu_wins_all:
+      return "gpu_wins_all";
+    case CrossoverKind::cpu_wins_at_largest:
+      return "cpu_wins_at_largest";
+    case CrossoverKind::no_data:
+      return "no_data";
   }
   return "no_data";
 }
@@ -87,15 +91,18 @@ Crossover find_crossover(const std::vector<SpeedupPoint>& points) {
     result.low = crossed ? std::min(early.bracket_low, mid.bracket_low) : early.bracket_low;
   if (late.kind == CrossoverKind::crossover)
     result.high = crossed ? std::max(late.bracket_high, mid.bracket_high) : late.bracket_high;
-  result.located = crossed && result.low && result.high && crossover_located(*result.low, *result.high);
+  result.located =
+      crossed && result.low && result.high && crossover_located(*result.low, *result.high);
   return result;
 }
 
 bool crossover_located(double low, double high) {
-  return low > 0 && (high / low <= kLocatedCrossoverRatio || std::floor(high) - std::ceil(low) <= 1);
+  return low > 0 &&
+         (high / low <= kLocatedCrossoverRatio || std::floor(high) - std::ceil(low) <= 1);
 }
 
-TransferFit fit_transfer_model(const std::vector<double>& bytes, const std::vector<double>& seconds) {
+TransferFit fit_transfer_model(const std::vector<double>& bytes,
+                               const std::vector<double>& seconds) {
   TransferFit fit;
   // Weighted least squares of t = a + b·x with w = 1/t²: minimises the relative residuals.
   std::vector<double> x, t, w;
@@ -134,7 +141,8 @@ TransferFit fit_transfer_model(const std::vector<double>& bytes, const std::vect
   fit.beta_bytes_per_second = 1.0 / slope;
   fit.r_squared = stt > 0 ? 1.0 - residual / stt : 1.0;
   // alpha·beta; an intercept within rounding of zero means no measurable latency.
-  if (intercept > 1e-9 * *std::min_element(t.begin(), t.end())) fit.half_bandwidth_bytes = intercept / slope;
+  if (intercept > 1e-9 * *std::min_element(t.begin(), t.end()))
+    fit.half_bandwidth_bytes = intercept / slope;
   return fit;
 }
 

@@ -29,21 +29,26 @@ std::string ms(double seconds) { return fmt::format("{:.3g} ms", seconds * 1e3);
 
 // A copy's (or any device-timed row's) device time against the host's wall time of the same
 // operation: the host clock around a call includes the call, so it cannot be shorter.
-std::vector<BrokenRow> device_within_host(const std::vector<Measured>& cases, const nlohmann::json&) {
+std::vector<BrokenRow> device_within_host(const std::vector<Measured>& cases,
+                                          const nlohmann::json&) {
   std::vector<BrokenRow> out;
   for (const auto& c : cases)
     for (std::size_t i = 0; i < c.rows.size(); ++i) {
-      const double device = number(*c.rows[i], "device_time_s"), host = number(*c.rows[i], "host_time_s");
-      if (std::isfinite(device) && std::isfinite(host) && host > 0 && device > limits::kDeviceOverHost * host)
-        out.push_back({c.name, repetition_of(c, i),
-                       fmt::format("device time {} is {:.2f}× the host's wall time {} for the same operation",
-                                   ms(device), device / host, ms(host))});
+      const double device = number(*c.rows[i], "device_time_s"),
+                   host = number(*c.rows[i], "host_time_s");
+      if (std::isfinite(device) && std::isfinite(host) && host > 0 &&
+          device > limits::kDeviceOverHost * host)
+        out.push_back(
+            {c.name, repetition_of(c, i),
+             fmt::format("device time {} is {:.2f}× the host's wall time {} for the same operation",
+                         ms(device), device / host, ms(host))});
     }
   return out;
 }
 
 // Every efficiency against its bound, and every rate against the ceiling the row carries.
-std::vector<BrokenRow> efficiency_within_bound(const std::vector<Measured>& cases, const nlohmann::json&) {
+std::vector<BrokenRow> efficiency_within_bound(const std::vector<Measured>& cases,
+                                               const nlohmann::json&) {
   std::vector<BrokenRow> out;
   for (const auto& c : cases)
     for (std::size_t i = 0; i < c.rows.size(); ++i) {
@@ -51,16 +56,20 @@ std::vector<BrokenRow> efficiency_within_bound(const std::vector<Measured>& case
       std::vector<std::string> over;
       for (auto it = row.begin(); it != row.end(); ++it) {
         const auto& key = it.key();
-        const bool efficiency = key.size() > 11 && key.compare(key.size() - 11, 11, "_efficiency") == 0;
+        const bool efficiency =
+            key.size() > 11 && key.compare(key.size() - 11, 11, "_efficiency") == 0;
         if (efficiency && it->is_number() && it->get<double>() > limits::kEfficiency)
           over.push_back(fmt::format("{} {:.2f}", key, it->get<double>()));
       }
-      if (double p = number(row, "percent_of_peak"); std::isfinite(p) && p > 100 * limits::kEfficiency)
+      if (double p = number(row, "percent_of_peak");
+          std::isfinite(p) && p > 100 * limits::kEfficiency)
         over.push_back(fmt::format("percent_of_peak {:.0f}", p));
-      for (const auto& [rate, ceiling] : {std::pair{"bytes_per_second", "ceiling_bytes_per_second"},
-                                          std::pair{"flop_per_second", "ceiling_flop_per_second"}}) {
+      for (const auto& [rate, ceiling] :
+           {std::pair{"bytes_per_second", "ceiling_bytes_per_second"},
+            std::pair{"flop_per_second", "ceiling_flop_per_second"}}) {
         const double r = number(row, rate), limit = number(row, ceiling);
-        if (std::isfinite(r) && std::isfinite(limit) && limit > 0 && r > limits::kEfficiency * limit)
+        if (std::isfinite(r) && std::isfinite(limit) && limit > 0 &&
+            r > limits::kEfficiency * limit)
           over.push_back(fmt::format("{} {:.2f}× its {}", rate, r / limit, ceiling));
       }
       if (!over.empty()) {
@@ -77,15 +86,18 @@ bool is_gpu_view(const std::string& view) { return view.rfind("gpu_", 0) == 0; }
 // Within a compare_group, series, size and device: a view that includes transfers takes at least as
 // long as the kernel-only view, which is its lower bound. Faster means one of them timed something
 // else (a warm cache after the copy against a flushed one): both are left out.
-std::vector<BrokenRow> transfers_not_faster_than_kernel(const std::vector<Measured>& cases, const nlohmann::json&) {
+std::vector<BrokenRow> transfers_not_faster_than_kernel(const std::vector<Measured>& cases,
+                                                        const nlohmann::json&) {
   using Key = std::tuple<std::string, std::string, double, std::string>;
   std::map<Key, std::map<std::string, const Measured*>> groups;
   for (const auto& c : cases) {
-    const auto group = text(c.row(), "compare_group"), view = text(c.row(), "view"), sweep = text(c.row(), "sweep");
+    const auto group = text(c.row(), "compare_group"), view = text(c.row(), "view"),
+               sweep = text(c.row(), "sweep");
     if (group.empty() || !is_gpu_view(view) || sweep.empty() || is_anchor_row(c.row())) continue;
     const double size = number(c.row(), sweep);
     if (!std::isfinite(size)) continue;
-    groups[{group, text(c.row(), "series"), size, c.row().contains("device") ? c.row()["device"].dump() : ""}][view] = &c;
+    groups[{group, text(c.row(), "series"), size,
+            c.row().contains("device") ? c.row()["device"].dump() : ""}][view] = &c;
   }
   std::vector<BrokenRow> out;
   for (const auto& [key, by_view] : groups) {
@@ -95,8 +107,9 @@ std::vector<BrokenRow> transfers_not_faster_than_kernel(const std::vector<Measur
     for (const auto& [view, c] : by_view) {
       const double s = median(c->seconds);
       if (view == "gpu_kernel" || !(s * limits::kViewSlack < kernel_s)) continue;
-      const auto why = fmt::format("{} ({}) is {:.2f}× faster than the kernel alone ({}, {}), its lower bound", view,
-                                   ms(s), kernel_s / s, kernel->second->name, ms(kernel_s));
+      const auto why =
+          fmt::format("{} ({}) is {:.2f}× faster than the kernel alone ({}, {}), its lower bound",
+                      view, ms(s), kernel_s / s, kernel->second->name, ms(kernel_s));
       out.push_back({c->name, -1, why});
       out.push_back({kernel->second->name, -1, why});
     }
@@ -112,8 +125,9 @@ std::vector<BrokenRow> steady(const std::vector<Measured>& cases, const nlohmann
     const auto cv = unsteady_cv(c);
     if (!cv) continue;
     const auto [low, high] = std::minmax_element(c.seconds.begin(), c.seconds.end());
-    out.push_back({c.name, -1, fmt::format("unsteady: cv {:.2f} over {} repetitions ({} .. {})", *cv, c.seconds.size(),
-                                           ms(*low), ms(*high))});
+    out.push_back({c.name, -1,
+                   fmt::format("unsteady: cv {:.2f} over {} repetitions ({} .. {})", *cv,
+                               c.seconds.size(), ms(*low), ms(*high))});
   }
   return out;
 }
@@ -125,20 +139,23 @@ double copy_traffic(const Measured& c) {
   const auto& row = c.row();
   const auto pattern = text(row, "traffic_pattern"), op = text(row, "op");
   const bool copy = pattern.empty() ? op == "copy" || op == "host_memcpy" : pattern == "copy";
-  if (!copy || (row.contains("device") && row["device"].is_number()) || is_anchor_row(row)) return 0;
+  if (!copy || (row.contains("device") && row["device"].is_number()) || is_anchor_row(row))
+    return 0;
   if (const auto touch = text(row, "touch"); !touch.empty() && touch != "pretouched") return 0;
   std::vector<double> traffic;
   for (std::size_t i = 0; i < c.rows.size(); ++i)
-    if (double bps = number(*c.rows[i], "bytes_per_second"); std::isfinite(bps)) traffic.push_back(bps * c.seconds[i]);
+    if (double bps = number(*c.rows[i], "bytes_per_second"); std::isfinite(bps))
+      traffic.push_back(bps * c.seconds[i]);
   // Smaller copies run from a cache, where two implementations' overheads differ for good reasons.
   const double bytes = traffic.empty() ? 0 : median(traffic);
   return bytes >= limits::kDramTrafficBytes ? bytes : 0;
 }
 
 // Two CPU copies of the same bytes (past the caches) on the same number of threads reach the same
-// rate: DRAM bounds both, so one of them is not measuring the copy (a cold start, threads not spread
-// over the cores or the memory nodes).
-std::vector<BrokenRow> same_traffic_same_rate(const std::vector<Measured>& cases, const nlohmann::json&) {
+// rate: DRAM bounds both, so one of them is not measuring the copy (a cold start, threads not
+// spread over the cores or the memory nodes).
+std::vector<BrokenRow> same_traffic_same_rate(const std::vector<Measured>& cases,
+                                              const nlohmann::json&) {
   std::map<std::pair<long long, double>, std::vector<const Measured*>> groups;  // (MiB·16, threads)
   for (const auto& c : cases)
     if (const double traffic = copy_traffic(c); traffic > 0)
@@ -155,8 +172,9 @@ std::vector<BrokenRow> same_traffic_same_rate(const std::vector<Measured>& cases
                                            [&](auto* a, auto* b) { return rate(a) < rate(b); });
     for (const auto* c : members)
       if (rate(c) * limits::kSameTraffic < rate(fastest)) {
-        const auto why = fmt::format("{:.3g} GB/s where {} moves the same bytes on as many threads at {:.3g} GB/s",
-                                     rate(c) / 1e9, fastest->name, rate(fastest) / 1e9);
+        const auto why = fmt::format(
+            "{:.3g} GB/s where {} moves the same bytes on as many threads at {:.3g} GB/s",
+            rate(c) / 1e9, fastest->name, rate(fastest) / 1e9);
         out.push_back({c->name, -1, why});
         out.push_back({fastest->name, -1, "disagrees with " + c->name + ": " + why});
       }
@@ -180,14 +198,18 @@ bool is_anchor_row(const nlohmann::json& row) {
 
 const std::vector<Invariant>& generic_invariants() {
   static const std::vector<Invariant> rules = {
-      {"device_within_host", "device time ≤ 1.1 × the host's wall time of the same operation", device_within_host},
-      {"within_bound", "every *_efficiency ≤ 1.05, percent_of_peak ≤ 105, a rate ≤ 1.05 × the ceiling it carries",
+      {"device_within_host", "device time ≤ 1.1 × the host's wall time of the same operation",
+       device_within_host},
+      {"within_bound",
+       "every *_efficiency ≤ 1.05, percent_of_peak ≤ 105, a rate ≤ 1.05 × the ceiling it carries",
        efficiency_within_bound},
       {"steady", "repetitions spread by at most 20% (coefficient of variation)", steady},
       {"transfers_not_faster_than_kernel",
-       "a view that includes transfers is not faster than the kernel-only view of the same case (5% slack)",
+       "a view that includes transfers is not faster than the kernel-only view of the same case "
+       "(5% slack)",
        transfers_not_faster_than_kernel, true},
-      {"same_traffic", "CPU copies of the same bytes (≥ 256 MiB moved) on the same threads agree within 10%",
+      {"same_traffic",
+       "CPU copies of the same bytes (≥ 256 MiB moved) on the same threads agree within 10%",
        same_traffic_same_rate, true},
   };
   return rules;
@@ -230,18 +252,23 @@ InvariantReport check_invariants(const std::vector<Measured>& cases, const nlohm
       report.broken.insert({b.name, b.repetition});
       case_names.insert(b.name);
       report.section["violations"].push_back(
-          {{"invariant", rule->id}, {"name", b.name},
-           {"repetition_index", b.repetition < 0 ? nlohmann::json(nullptr) : nlohmann::json(b.repetition)},
+          {{"invariant", rule->id},
+           {"name", b.name},
+           {"repetition_index",
+            b.repetition < 0 ? nlohmann::json(nullptr) : nlohmann::json(b.repetition)},
            {"reason", b.reason}});
     }
-    report.section["rules"].push_back({{"id", rule->id}, {"rule", rule->rule}, {"rows_checked", rows},
+    report.section["rules"].push_back({{"id", rule->id},
+                                       {"rule", rule->rule},
+                                       {"rows_checked", rows},
                                        {"cases_broken", case_names.size()}});
   }
   return report;
 }
 
 std::vector<Measured> without_broken(const std::vector<Measured>& cases,
-                                     const std::set<std::pair<std::string, int>>& broken, bool ours_only) {
+                                     const std::set<std::pair<std::string, int>>& broken,
+                                     bool ours_only) {
   std::vector<Measured> kept;
   for (const auto& c : cases) {
     if ((ours_only && is_anchor_row(c.row())) || broken.count({c.name, -1})) continue;

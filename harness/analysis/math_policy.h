@@ -6,6 +6,7 @@
 
 namespace offloadbench {
 
-using MathPolicy = boost::math::policies::policy<boost::math::policies::overflow_error<boost::math::policies::ignore_error>>;
+using MathPolicy = boost::math::policies::policy<
+    boost::math::policies::overflow_error<boost::math::policies::ignore_error>>;
 
 }  // namespace offloadbench

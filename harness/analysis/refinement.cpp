@@ -21,10 +21,12 @@ std::map<std::string, std::set<std::uint64_t>> measured_values(const nlohmann::j
   for (const auto& row : *rows) {
     if (!row.is_object()) continue;
     const auto group = row.find("compare_group"), sweep = row.find("sweep");
-    if (group == row.end() || sweep == row.end() || !group->is_string() || !sweep->is_string()) continue;
+    if (group == row.end() || sweep == row.end() || !group->is_string() || !sweep->is_string())
+      continue;
     const auto value = row.find(sweep->get<std::string>());
     if (value != row.end() && value->is_number() && value->get<double>() >= 0)
-      measured[group->get<std::string>()].insert(static_cast<std::uint64_t>(std::llround(value->get<double>())));
+      measured[group->get<std::string>()].insert(
+          static_cast<std::uint64_t>(std::llround(value->get<double>())));
   }
   return measured;
 }
@@ -36,10 +38,12 @@ double number_or_zero(const nlohmann::json& object, const char* key) {
 
 }  // namespace
 
-RefinementSizes refinement_sizes(const nlohmann::json& document, const std::map<std::string, std::string>& refinable) {
+RefinementSizes refinement_sizes(const nlohmann::json& document,
+                                 const std::map<std::string, std::string>& refinable) {
   RefinementSizes next;
   const auto analysis = document.find("analysis");
-  if (analysis == document.end() || !analysis->is_object() || !analysis->contains("crossovers")) return next;
+  if (analysis == document.end() || !analysis->is_object() || !analysis->contains("crossovers"))
+    return next;
   const auto& crossovers = (*analysis)["crossovers"];
   if (!crossovers.is_array()) return next;
   const auto measured = measured_values(document);
@@ -52,16 +56,21 @@ RefinementSizes refinement_sizes(const nlohmann::json& document, const std::map<
     const auto group = c.value("compare_group", "");
     const auto done = measured.find(group);
     const auto is_new = [&](double a, double b, std::uint64_t v) {
-      return static_cast<double>(v) > a && static_cast<double>(v) < b && (done == measured.end() || !done->second.count(v));
+      return static_cast<double>(v) > a && static_cast<double>(v) < b &&
+             (done == measured.end() || !done->second.count(v));
     };
-    const auto middle_of = [](double a, double b) { return static_cast<std::uint64_t>(std::llround(std::sqrt(a * b))); };
+    const auto middle_of = [](double a, double b) {
+      return static_cast<std::uint64_t>(std::llround(std::sqrt(a * b)));
+    };
     std::vector<std::uint64_t> picks;
     const auto middle = middle_of(low, high);
     if (is_new(low, high, middle)) {
       picks.push_back(middle);
     } else if (static_cast<double>(middle) > low && static_cast<double>(middle) < high) {
-      // Measured, yet no point of the crossover (a case too unsteady to pair, say): both halves' middles.
-      for (auto pick : {middle_of(low, static_cast<double>(middle)), middle_of(static_cast<double>(middle), high)})
+      // Measured, yet no point of the crossover (a case too unsteady to pair, say): both halves'
+      // middles.
+      for (auto pick : {middle_of(low, static_cast<double>(middle)),
+                        middle_of(static_cast<double>(middle), high)})
         if (is_new(low, high, pick)) picks.push_back(pick);
     }
     auto& values = next[group];
@@ -83,20 +92,23 @@ std::string format_refinement(const RefinementSizes& sizes) {
 RefinementSizes parse_refinement(const std::string& text) {
   RefinementSizes sizes;
   const auto bad = [&](const std::string& why) {
-    return std::invalid_argument(fmt::format("'{}' is not GROUP=VALUE,VALUE;GROUP=VALUE: {}", text, why));
+    return std::invalid_argument(
+        fmt::format("'{}' is not GROUP=VALUE,VALUE;GROUP=VALUE: {}", text, why));
   };
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto end = std::min(text.find(';', start), text.size());
     const auto item = text.substr(start, end - start);
     const auto equals = item.rfind('=');
-    if (equals == std::string::npos || equals == 0) throw bad(fmt::format("'{}' has no group", item));
+    if (equals == std::string::npos || equals == 0)
+      throw bad(fmt::format("'{}' has no group", item));
     auto& values = sizes[item.substr(0, equals)];
     std::size_t at = equals + 1;
     while (at <= item.size()) {
       const auto comma = std::min(item.find(',', at), item.size());
       const auto number = item.substr(at, comma - at);
-      if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos || number.size() > 15)
+      if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos ||
+          number.size() > 15)
         throw bad(fmt::format("'{}' is not a whole number", number));
       const auto value = std::stoull(number);
       if (value == 0) throw bad("a value is 0");

@@ -34,7 +34,8 @@ BrokenRows broken_rows(const nlohmann::json& results) {
   BrokenRows broken;
   if (!results.contains("analysis") || !results["analysis"].contains("invariants")) return broken;
   const auto& section = results["analysis"]["invariants"];
-  if (!section.is_object() || !section.contains("violations") || !section["violations"].is_array()) return broken;
+  if (!section.is_object() || !section.contains("violations") || !section["violations"].is_array())
+    return broken;
   for (const auto& v : section["violations"])
     if (v.is_object() && v.contains("name") && v["name"].is_string())
       broken.insert({v["name"].get<std::string>(),
@@ -48,9 +49,9 @@ bool is_broken(const BrokenRows& broken, const std::string& name, const nlohmann
   return broken.count({name, -1}) || broken.count({name, row.value("repetition_index", 0)});
 }
 
-std::map<std::string, std::vector<double>> values_by_name(const nlohmann::json& results,
-                                                          const std::map<std::string, std::string>& field_by_name,
-                                                          const BrokenRows& broken = {}) {
+std::map<std::string, std::vector<double>> values_by_name(
+    const nlohmann::json& results, const std::map<std::string, std::string>& field_by_name,
+    const BrokenRows& broken = {}) {
   std::map<std::string, std::vector<double>> values;
   for (const auto* row_pointer : iteration_row_pointers(results)) {
     const auto& row = *row_pointer;
@@ -60,7 +61,8 @@ std::map<std::string, std::vector<double>> values_by_name(const nlohmann::json& 
     const auto wanted = field_by_name.find(name->get_ref<const std::string&>());
     if (wanted == field_by_name.end()) continue;
     const auto value = row.find(wanted->second);
-    if (value != row.end() && value->is_number()) values[wanted->first].push_back(value->get<double>());
+    if (value != row.end() && value->is_number())
+      values[wanted->first].push_back(value->get<double>());
   }
   return values;
 }
@@ -72,7 +74,8 @@ double median_of(const nlohmann::json& results, const std::string& name, const s
 }
 
 namespace {
-// Each rule a row broke, with up to three of its rows and why (the rest are in analysis.invariants).
+// Each rule a row broke, with up to three of its rows and why (the rest are in
+// analysis.invariants).
 void print_self_checks(std::FILE* out, const nlohmann::json& results) {
   if (!results.contains("analysis") || !results["analysis"].contains("invariants")) return;
   const auto& section = results["analysis"]["invariants"];
@@ -88,11 +91,13 @@ void print_self_checks(std::FILE* out, const nlohmann::json& results) {
     for (std::size_t i = 0; i < rows.size() && i < 3; ++i) {
       const auto& v = *rows[i];
       const bool one = v.contains("repetition_index") && v["repetition_index"].is_number_integer();
-      const auto repetition = one ? fmt::format(" #{}", v["repetition_index"].get<int>()) : std::string();
+      const auto repetition =
+          one ? fmt::format(" #{}", v["repetition_index"].get<int>()) : std::string();
       const auto field = [&](const char* key) {
         return v.contains(key) && v[key].is_string() ? v[key].get<std::string>() : std::string("?");
       };
-      fmt::print(out, "    {}{}: {}\n", printable(field("name")), repetition, printable(field("reason")));
+      fmt::print(out, "    {}{}: {}\n", printable(field("name")), repetition,
+                 printable(field("reason")));
     }
     if (rows.size() > 3) fmt::print(out, "    ... and {} more\n", rows.size() - 3);
   }
@@ -100,14 +105,16 @@ void print_self_checks(std::FILE* out, const nlohmann::json& results) {
 
 }  // namespace
 
-void print_summary(std::FILE* out, const nlohmann::json& results, const std::vector<FamilyAnalysis>& families,
-                   const SummaryOptions& options) {
+void print_summary(std::FILE* out, const nlohmann::json& results,
+                   const std::vector<FamilyAnalysis>& families, const SummaryOptions& options) {
   print_first_screen(out, results, options);
   if (!options.all) {
-    const auto hint = "every table and finding: offloadbench summary --all " + printable(options.file);
-    fmt::print(out, "{}\n", options.file.empty() || hint.size() > kSummaryColumns
-                               ? std::string("every table and finding: offloadbench summary --all FILE")
-                               : hint);
+    const auto hint =
+        "every table and finding: offloadbench summary --all " + printable(options.file);
+    fmt::print(out, "{}\n",
+               options.file.empty() || hint.size() > kSummaryColumns
+                   ? std::string("every table and finding: offloadbench summary --all FILE")
+                   : hint);
     return;
   }
   fmt::print(out, "\n--- every table and finding ---\n");
@@ -125,26 +132,31 @@ void print_summary(std::FILE* out, const nlohmann::json& results, const std::vec
       continue;
     }
     if (row["validated"] == false) ++invalid;
-    if (!row.contains("headline") || (row.contains("name") && is_broken(broken, row["name"].get<std::string>(), row)))
+    if (!row.contains("headline") ||
+        (row.contains("name") && is_broken(broken, row["name"].get<std::string>(), row)))
       continue;
     const auto label = row["headline"].get<std::string>();
     auto& best = headline[label];
     if (!best || row.value("bytes", 0.0) > best->value("bytes", 0.0)) best = &row;
   }
-  fmt::print(out, "headline throughputs ({} measurements, {} skipped, {} invalid):\n", rows, skipped, invalid);
+  fmt::print(out, "headline throughputs ({} measurements, {} skipped, {} invalid):\n", rows,
+             skipped, invalid);
   const auto rate_field = [](const nlohmann::json& row) {
     return row.contains("flop_per_second") ? "flop_per_second" : "bytes_per_second";
   };
   std::map<std::string, std::string> field_by_name;
-  for (const auto& [label, best] : headline) field_by_name[(*best)["name"].get<std::string>()] = rate_field(*best);
+  for (const auto& [label, best] : headline)
+    field_by_name[(*best)["name"].get<std::string>()] = rate_field(*best);
   const auto rates = values_by_name(results, field_by_name, broken);
   for (const auto& [label, best] : headline) {
     const auto& row = *best;
     const auto name = row["name"].get<std::string>();
     const bool flops = row.contains("flop_per_second");
     const auto found = rates.find(name);
-    const double rate = found == rates.end() ? std::numeric_limits<double>::quiet_NaN() : median_of_values(found->second);
-    std::string line = fmt::format("  {:<34} {}", printable(label), rate_text(rate, flops ? "FLOP/s" : "B/s"));
+    const double rate = found == rates.end() ? std::numeric_limits<double>::quiet_NaN()
+                                             : median_of_values(found->second);
+    std::string line =
+        fmt::format("  {:<34} {}", printable(label), rate_text(rate, flops ? "FLOP/s" : "B/s"));
     // Where the size is: the swept parameter when the row names one (n = 1024), else its bytes.
     const std::string sweep = row.value("sweep", "");
     if (!sweep.empty() && sweep != "bytes" && row.contains(sweep) && row[sweep].is_number())
@@ -161,7 +173,8 @@ void print_summary(std::FILE* out, const nlohmann::json& results, const std::vec
   }
   for (const auto& family : families)
     if (family.print_summary) family.print_summary(out, results);
-  for (const auto& [reason, count] : skip_reasons) fmt::print(out, "  skipped {:>4}: {}\n", count, printable(reason));
+  for (const auto& [reason, count] : skip_reasons)
+    fmt::print(out, "  skipped {:>4}: {}\n", count, printable(reason));
   print_self_checks(out, results);
   // The analysis's findings (crossovers, fits, overlap, ceilings), when the file has been analysed.
   if (results.contains("analysis") && results["analysis"].contains("headlines")) {

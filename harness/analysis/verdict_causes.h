@@ -25,8 +25,8 @@ const nlohmann::json& gpu_context(const nlohmann::json& context, int device);
 // "Gen4 x8 in a Gen5 x16 slot" when the link is trained below its maximum, else "".
 std::string link_shortfall(int generation, int width, int max_generation, int max_width);
 
-// The OpenBLAS core type named in a BLAS config string when it is a fallback kernel set (what OpenBLAS
-// picks when it cannot identify the CPU, common in VMs: Prescott, Katmai, ...), else "".
+// The OpenBLAS core type named in a BLAS config string when it is a fallback kernel set (what
+// OpenBLAS picks when it cannot identify the CPU, common in VMs: Prescott, Katmai, ...), else "".
 std::string fallback_blas_core(const std::string& blas_config);
 
 }  // namespace offloadbench::verdict_causes

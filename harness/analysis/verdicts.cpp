@@ -38,27 +38,36 @@ struct Violation {
 };
 std::map<std::string, std::vector<Violation>> violations_by_name(const nlohmann::json& doc) {
   std::map<std::string, std::vector<Violation>> out;
-  if (!doc.contains("analysis") || !doc["analysis"].is_object() || !doc["analysis"].contains("invariants")) return out;
+  if (!doc.contains("analysis") || !doc["analysis"].is_object() ||
+      !doc["analysis"].contains("invariants"))
+    return out;
   const auto& section = doc["analysis"]["invariants"];
-  if (!section.is_object() || !section.contains("violations") || !section["violations"].is_array()) return out;
+  if (!section.is_object() || !section.contains("violations") || !section["violations"].is_array())
+    return out;
   for (const auto& v : section["violations"])
     if (v.is_object() && v.contains("name") && v["name"].is_string())
       out[v["name"].get<std::string>()].push_back(
-          {text(v, "invariant"), v.contains("repetition_index") && v["repetition_index"].is_number_integer()
-                                     ? v["repetition_index"].get<int>() : -1,
+          {text(v, "invariant"),
+           v.contains("repetition_index") && v["repetition_index"].is_number_integer()
+               ? v["repetition_index"].get<int>()
+               : -1,
            text(v, "reason")});
   return out;
 }
 
-bool broken_by(const std::vector<Violation>& violations, const nlohmann::json& row, bool steady_counts) {
+bool broken_by(const std::vector<Violation>& violations, const nlohmann::json& row,
+               bool steady_counts) {
   const int repetition = row.value("repetition_index", 0);
   return std::any_of(violations.begin(), violations.end(), [&](const Violation& v) {
-    return (steady_counts || v.rule != "steady") && (v.repetition == -1 || v.repetition == repetition);
+    return (steady_counts || v.rule != "steady") &&
+           (v.repetition == -1 || v.repetition == repetition);
   });
 }
 
 const char* rate_field(const nlohmann::json& row) {
-  return row.contains("flop_per_second") ? "flop_per_second" : row.contains("bytes_per_second") ? "bytes_per_second" : "";
+  return row.contains("flop_per_second")    ? "flop_per_second"
+         : row.contains("bytes_per_second") ? "bytes_per_second"
+                                            : "";
 }
 
 double median_rate(const Rows& rows, const char* field) {
@@ -71,25 +80,29 @@ double median_rate(const Rows& rows, const char* field) {
 double lowest_rate(const Rows& rows, const char* field) {
   double lowest = NAN;
   for (const auto* r : rows)
-    if (double v = number(*r, field); std::isfinite(v) && v > 0) lowest = std::isnan(lowest) ? v : std::min(lowest, v);
+    if (double v = number(*r, field); std::isfinite(v) && v > 0)
+      lowest = std::isnan(lowest) ? v : std::min(lowest, v);
   return lowest;
 }
 
-// The rows of a case worth a figure: validated, broken by no rule (unsteady ones are kept: their spread
-// is the verdict's cause, not a reason to drop them).
+// The rows of a case worth a figure: validated, broken by no rule (unsteady ones are kept: their
+// spread is the verdict's cause, not a reason to drop them).
 Rows good_rows(const Rows& rows, const std::vector<Violation>& violations) {
   Rows out;
   for (const auto* r : rows)
-    if (r->value("validated", nlohmann::json()) != false && !broken_by(violations, *r, false)) out.push_back(r);
+    if (r->value("validated", nlohmann::json()) != false && !broken_by(violations, *r, false))
+      out.push_back(r);
   return out;
 }
 
 std::string device_key(const nlohmann::json& row) {
-  if (row.contains("device") && row["device"].is_number_integer()) return std::to_string(row["device"].get<int>());
+  if (row.contains("device") && row["device"].is_number_integer())
+    return std::to_string(row["device"].get<int>());
   return "cpu";
 }
 
-// (compare_group, series, view, size) of a row that has them, for finding a cpu_all row's cpu_1t twin.
+// (compare_group, series, view, size) of a row that has them, for finding a cpu_all row's cpu_1t
+// twin.
 using TwinKey = std::tuple<std::string, std::string, std::string, double>;
 bool twin_key(const nlohmann::json& row, TwinKey& key) {
   const auto group = text(row, "compare_group"), sweep = text(row, "sweep");
@@ -99,7 +112,8 @@ bool twin_key(const nlohmann::json& row, TwinKey& key) {
 }
 
 std::string all_threads_cause(const nlohmann::json& row, double rate, const char* field,
-                              const std::map<TwinKey, const Rows*>& twins, const nlohmann::json& context) {
+                              const std::map<TwinKey, const Rows*>& twins,
+                              const nlohmann::json& context) {
   TwinKey key;
   if (text(row, "view") != "cpu_all" || !twin_key(row, key)) return "";
   std::get<2>(key) = "cpu_1t";
@@ -110,13 +124,13 @@ std::string all_threads_cause(const nlohmann::json& row, double rate, const char
   const double threads = number(row, "cpu_threads");
   const auto unit = std::string(field) == "flop_per_second" ? "FLOP/s" : "B/s";
   std::string load;
-  if (context.contains("load_avg") && context["load_avg"].is_array() && !context["load_avg"].empty() &&
-      context["load_avg"][0].is_number())
+  if (context.contains("load_avg") && context["load_avg"].is_array() &&
+      !context["load_avg"].empty() && context["load_avg"][0].is_number())
     load = fmt::format("; load average {:.1f} on {} CPUs", context["load_avg"][0].get<double>(),
                        context.value("num_cpus", 0));
   return fmt::format("all {}threads slower than one ({} vs {}): oversubscribed or noisy machine{}",
-                     std::isfinite(threads) ? fmt::format("{:.0f} ", threads) : std::string(), rate_text(rate, unit),
-                     rate_text(one, unit), load);
+                     std::isfinite(threads) ? fmt::format("{:.0f} ", threads) : std::string(),
+                     rate_text(rate, unit), rate_text(one, unit), load);
 }
 
 bool same_run(const nlohmann::json& a, const nlohmann::json& b) {
@@ -134,13 +148,15 @@ const nlohmann::json& context_of(const nlohmann::json& doc) {
 }
 
 // A reference for a CPU row: a run on the same CPU model.
-const ReferenceRun* cpu_reference(const nlohmann::json& results, const std::vector<ReferenceRun>& references) {
+const ReferenceRun* cpu_reference(const nlohmann::json& results,
+                                  const std::vector<ReferenceRun>& references) {
   const auto model = [](const nlohmann::json& doc) {
     const auto& c = context_of(doc);
     return c.contains("host") ? text(c["host"], "cpu_model") : std::string();
   };
   for (const auto& ref : references)
-    if (!model(results).empty() && model(ref.doc) == model(results) && !same_run(ref.doc, results)) return &ref;
+    if (!model(results).empty() && model(ref.doc) == model(results) && !same_run(ref.doc, results))
+      return &ref;
   return nullptr;
 }
 
@@ -162,9 +178,11 @@ std::vector<ReferenceRun> load_reference_runs(const std::string& dir) {
   for (const auto& entry : fs::directory_iterator(dir, error)) {
     const auto name = entry.path().filename().string();
     const auto ends = [&](const std::string& tail) {
-      return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+      return name.size() >= tail.size() &&
+             name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
     };
-    if (ends(".json") && !ends("-info.json") && !ends("-pytorch.json")) files.push_back(entry.path());
+    if (ends(".json") && !ends("-info.json") && !ends("-pytorch.json"))
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   for (const auto& path : files) {
@@ -187,14 +205,17 @@ const ReferenceRun* matching_reference(const nlohmann::json& results, int device
   for (const auto& ref : references) {
     if (same_run(ref.doc, results)) continue;
     const auto& c = context_of(ref.doc);
-    if (!c.contains("cuda") || !c["cuda"].contains("gpus") || !c["cuda"]["gpus"].is_array()) continue;
+    if (!c.contains("cuda") || !c["cuda"].contains("gpus") || !c["cuda"]["gpus"].is_array())
+      continue;
     for (const auto& g : c["cuda"]["gpus"])
-      if (g.is_object() && text(g, "name") == text(gpu, "name") && link(g) == link(gpu)) return &ref;
+      if (g.is_object() && text(g, "name") == text(gpu, "name") && link(g) == link(gpu))
+        return &ref;
   }
   return nullptr;
 }
 
-nlohmann::json judge_headlines(const nlohmann::json& results, const std::vector<ReferenceRun>& references) {
+nlohmann::json judge_headlines(const nlohmann::json& results,
+                               const std::vector<ReferenceRun>& references) {
   const auto& context = context_of(results);
   const auto by_name = rows_by_name(results);
   const auto violations = violations_by_name(results);
@@ -206,7 +227,8 @@ nlohmann::json judge_headlines(const nlohmann::json& results, const std::vector<
     if (TwinKey key; twin_key(row, key)) twins[key] = &rows;
     if (!row.contains("headline") || !row["headline"].is_string()) continue;
     auto& chosen = case_of_label[row["headline"].get<std::string>()];
-    if (chosen.empty() || row.value("bytes", 0.0) > by_name.at(chosen).front()->value("bytes", 0.0)) chosen = name;
+    if (chosen.empty() || row.value("bytes", 0.0) > by_name.at(chosen).front()->value("bytes", 0.0))
+      chosen = name;
   }
   std::map<std::string, const ReferenceRun*> reference_of_device;
   std::map<std::string, std::map<std::string, Rows>> reference_rows;  // by reference file
@@ -226,8 +248,9 @@ nlohmann::json judge_headlines(const nlohmann::json& results, const std::vector<
     for (const auto* r : rows)
       if (r->value("validated", nlohmann::json()) == false) {
         impossible.push_back(printable(text(*r, "invalid_reason").empty()
-                                           ? text(*r, "suspect_reason").empty() ? "failed its own validation"
-                                                                                  : text(*r, "suspect_reason")
+                                           ? text(*r, "suspect_reason").empty()
+                                                 ? "failed its own validation"
+                                                 : text(*r, "suspect_reason")
                                            : text(*r, "invalid_reason")));
         break;
       }
@@ -235,27 +258,33 @@ nlohmann::json judge_headlines(const nlohmann::json& results, const std::vector<
     for (const auto& v : broken)
       if (rules_named.insert(v.rule).second)
         (v.rule == "steady" ? limiting : impossible)
-            .push_back(v.rule == "steady" ? "spread too wide to trust (" + v.reason + ")" : v.rule + ": " + v.reason);
+            .push_back(v.rule == "steady" ? "spread too wide to trust (" + v.reason + ")"
+                                          : v.rule + ": " + v.reason);
     const double ceiling = number(row, std::string("ceiling_") + field);
     if (std::isfinite(ceiling) && ceiling > 0 && rate > verdict_limits::kCeilingSlack * ceiling)
-      impossible.push_back(fmt::format("{} is above its ceiling {}", rate_text(rate, unit), rate_text(ceiling, unit)));
+      impossible.push_back(fmt::format("{} is above its ceiling {}", rate_text(rate, unit),
+                                       rate_text(ceiling, unit)));
     const auto causes = verdict_causes::of_case(rows, context);
     limiting.insert(limiting.end(), causes.limiting.begin(), causes.limiting.end());
     contributing = causes.contributing;
-    if (auto threads = all_threads_cause(row, rate, field, twins, context); !threads.empty()) limiting.push_back(threads);
+    if (auto threads = all_threads_cause(row, rate, field, twins, context); !threads.empty())
+      limiting.push_back(threads);
 
     // Evidence: the share of the ceiling, the reference's figure for the same case.
     std::vector<std::string> evidence, short_of;
     if (std::isfinite(ceiling) && ceiling > 0) {
-      evidence.push_back(fmt::format("{:.0f}% of its ceiling {}", 100 * rate / ceiling, rate_text(ceiling, unit)));
+      evidence.push_back(
+          fmt::format("{:.0f}% of its ceiling {}", 100 * rate / ceiling, rate_text(ceiling, unit)));
       const double expected = number(row, "expected_share_of_ceiling");
       if (std::isfinite(expected) && rate < expected * ceiling)
-        short_of.push_back(fmt::format("below the {:.0f}% of its ceiling expected", 100 * expected));
+        short_of.push_back(
+            fmt::format("below the {:.0f}% of its ceiling expected", 100 * expected));
     }
     const auto key = device_key(row);
     if (!reference_of_device.count(key))
-      reference_of_device[key] = key == "cpu" ? cpu_reference(results, references)
-                                              : matching_reference(results, std::stoi(key), references);
+      reference_of_device[key] = key == "cpu"
+                                     ? cpu_reference(results, references)
+                                     : matching_reference(results, std::stoi(key), references);
     const auto* ref = reference_of_device[key];
     nlohmann::json reference = nullptr;
     if (ref) {
@@ -267,13 +296,15 @@ nlohmann::json judge_headlines(const nlohmann::json& results, const std::vector<
       if (const auto it = ref_by_name.find(name); it != ref_by_name.end()) {
         const auto& ref_broken = reference_violations[ref->file][name];
         const auto ref_good = good_rows(it->second, ref_broken);
-        const double ref_median = median_rate(ref_good, field), ref_lowest = lowest_rate(ref_good, field);
+        const double ref_median = median_rate(ref_good, field),
+                     ref_lowest = lowest_rate(ref_good, field);
         if (std::isfinite(ref_median)) {
           reference = {{"file", ref->file}, {"rate", ref_median}, {"lowest", ref_lowest}};
           evidence.push_back(fmt::format("reference {}", rate_text(ref_median, unit)));
           if (rate < (1 - verdict_limits::kReferenceMargin) * ref_lowest)
             short_of.push_back(fmt::format("{:.0f}% below the reference's slowest repetition {}",
-                                           100 * (1 - rate / ref_lowest), rate_text(ref_lowest, unit)));
+                                           100 * (1 - rate / ref_lowest),
+                                           rate_text(ref_lowest, unit)));
         }
       }
     }
@@ -293,27 +324,36 @@ nlohmann::json judge_headlines(const nlohmann::json& results, const std::vector<
     }
     std::string evidence_text;
     for (const auto& e : evidence) evidence_text += (evidence_text.empty() ? "" : "; ") + e;
-    out.push_back({{"label", label}, {"name", name},
-                   {"device", key == "cpu" ? nlohmann::json("cpu") : nlohmann::json(std::stoi(key))},
-                   {"rate", std::isfinite(rate) ? nlohmann::json(rate) : nlohmann::json(nullptr)}, {"unit", unit},
-                   {"verdict", verdict}, {"causes", why}, {"evidence", evidence_text}, {"reference", reference}});
+    out.push_back(
+        {{"label", label},
+         {"name", name},
+         {"device", key == "cpu" ? nlohmann::json("cpu") : nlohmann::json(std::stoi(key))},
+         {"rate", std::isfinite(rate) ? nlohmann::json(rate) : nlohmann::json(nullptr)},
+         {"unit", unit},
+         {"verdict", verdict},
+         {"causes", why},
+         {"evidence", evidence_text},
+         {"reference", reference}});
   }
   return out;
 }
 
 std::vector<std::string> machine_limits(const nlohmann::json& context) {
   std::vector<std::string> out;
-  if (context.contains("cuda") && context["cuda"].contains("gpus") && context["cuda"]["gpus"].is_array())
+  if (context.contains("cuda") && context["cuda"].contains("gpus") &&
+      context["cuda"]["gpus"].is_array())
     for (const auto& g : context["cuda"]["gpus"]) {
       if (!g.is_object()) continue;
       const int index = g.value("index", -1);
       const auto& l = g.contains("pcie_link") ? g["pcie_link"] : nlohmann::json::object();
-      const auto shortfall = verdict_causes::link_shortfall(l.value("current_generation", 0), l.value("current_width", 0),
-                                                            l.value("max_generation", 0), l.value("max_width", 0));
+      const auto shortfall = verdict_causes::link_shortfall(
+          l.value("current_generation", 0), l.value("current_width", 0),
+          l.value("max_generation", 0), l.value("max_width", 0));
       if (!shortfall.empty())
-        out.push_back(fmt::format("GPU {}: this link will cap copies at {:.1f} GB/s: trained {} (if it stays so "
-                                  "under load; an idle GPU may down-clock its link)",
-                                  index, number(l, "theoretical_bytes_per_second") / 1e9, shortfall));
+        out.push_back(fmt::format(
+            "GPU {}: this link will cap copies at {:.1f} GB/s: trained {} (if it stays so "
+            "under load; an idle GPU may down-clock its link)",
+            index, number(l, "theoretical_bytes_per_second") / 1e9, shortfall));
       nlohmann::json row = {{"device", index}};
       const auto found = verdict_causes::of_case({&row}, context);
       for (const auto& c : found.limiting) out.push_back(fmt::format("GPU {}: {}", index, c));

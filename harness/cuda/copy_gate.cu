@@ -7,7 +7,8 @@ namespace offloadbench {
 
 namespace {
 // Spins until the host writes 1 to *flag, or gives up after timeout_ns (a bug, not a measurement).
-__global__ void copy_gate_kernel(volatile int* flag, int* timed_out, unsigned long long timeout_ns) {
+__global__ void copy_gate_kernel(volatile int* flag, int* timed_out,
+                                 unsigned long long timeout_ns) {
   const unsigned long long start = global_timer_ns();
   while (*flag == 0) {
     if (global_timer_ns() - start > timeout_ns) {
@@ -40,9 +41,7 @@ void CopyGate::close(cudaStream_t stream) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-void CopyGate::open() {
-  __atomic_store_n(const_cast<int*>(flag_), 1, __ATOMIC_SEQ_CST);
-}
+void CopyGate::open() { __atomic_store_n(const_cast<int*>(flag_), 1, __ATOMIC_SEQ_CST); }
 
 bool CopyGate::timed_out() const { return *timed_out_ != 0; }
 

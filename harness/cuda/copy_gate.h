@@ -20,9 +20,9 @@ class CopyGate {
   bool timed_out() const;
 
  private:
-  volatile int* flag_ = nullptr;   // host view; 1 = open
-  int* device_flag_ = nullptr;     // device view of the same memory
-  int* timed_out_ = nullptr;       // host-mapped, written by the kernel
+  volatile int* flag_ = nullptr;  // host view; 1 = open
+  int* device_flag_ = nullptr;    // device view of the same memory
+  int* timed_out_ = nullptr;      // host-mapped, written by the kernel
   int* device_timed_out_ = nullptr;
 };
 

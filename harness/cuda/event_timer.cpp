@@ -39,7 +39,8 @@ void EventTimer::end_batch() {
     joined_[i].record(options_.side_streams[i]);
     CUDA_CHECK(cudaStreamWaitEvent(options_.stream, joined_[i].get(), 0));
   }
-  if (pending_delay_seconds_ > 0) enqueue_injected_delay(std::exchange(pending_delay_seconds_, 0.0), options_.stream);
+  if (pending_delay_seconds_ > 0)
+    enqueue_injected_delay(std::exchange(pending_delay_seconds_, 0.0), options_.stream);
   end_.record(options_.stream);
   if (gate_) gate_->open();
 }
@@ -60,7 +61,8 @@ DeviceBatch EventTimer::wait(const std::function<void()>& while_waiting) {
   batch.gate_timed_out = gate_ && gate_->timed_out();
   if (!joined_.empty()) {
     batch.lane_seconds.push_back(elapsed_seconds(start_, main_done_));
-    for (const auto& joined : joined_) batch.lane_seconds.push_back(elapsed_seconds(start_, joined));
+    for (const auto& joined : joined_)
+      batch.lane_seconds.push_back(elapsed_seconds(start_, joined));
   }
   return batch;
 }

@@ -15,12 +15,13 @@
 namespace offloadbench {
 
 struct EventTimerOptions {
-  cudaStream_t stream = nullptr;             // where the batch starts and ends (nullptr: legacy stream)
-  std::vector<cudaStream_t> side_streams;    // also start after the start event; joined before the end
+  cudaStream_t stream = nullptr;  // where the batch starts and ends (nullptr: legacy stream)
+  std::vector<cudaStream_t>
+      side_streams;  // also start after the start event; joined before the end
   // Hold the batch behind a gate kernel while the host enqueues. Never for work that may block the
   // host until the stream reaches it (a pageable cudaMemcpyAsync, a blocking cudaMemcpy).
   bool gated = false;
-  std::size_t flush_bytes = 0;               // > 0: a memset this large before each batch evicts L2
+  std::size_t flush_bytes = 0;  // > 0: a memset this large before each batch evicts L2
 };
 
 class EventTimer : public DeviceTimer {
@@ -34,7 +35,8 @@ class EventTimer : public DeviceTimer {
   void prepare_batch() override;
   void begin_batch() override;
   void end_batch() override;
-  void delay_batch(double seconds) override;  // an injected-delay kernel (harness/cuda/injected_delay.h)
+  void delay_batch(
+      double seconds) override;  // an injected-delay kernel (harness/cuda/injected_delay.h)
   DeviceBatch wait(const std::function<void()>& while_waiting) override;
 
  private:

@@ -1,6 +1,6 @@
-// The device's global nanosecond timer (%globaltimer), shared by the kernels that wait on it: the copy
-// gate's timeout and the injected delay. It ticks in wall-clock nanoseconds whatever the SM clock does,
-// but is updated only every so often: every 32 ns on recent GPUs, every ~1 µs on some.
+// The device's global nanosecond timer (%globaltimer), shared by the kernels that wait on it: the
+// copy gate's timeout and the injected delay. It ticks in wall-clock nanoseconds whatever the SM
+// clock does, but is updated only every so often: every 32 ns on recent GPUs, every ~1 µs on some.
 #pragma once
 
 namespace offloadbench {

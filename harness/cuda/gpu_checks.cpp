@@ -20,7 +20,9 @@ int device_attribute(cudaDeviceAttr attribute, int device) {
   return value;
 }
 
-double link_ceiling(int device) { return gpu_inventory().gpus.at(device).link.ceiling_bytes_per_second(); }
+double link_ceiling(int device) {
+  return gpu_inventory().gpus.at(device).link.ceiling_bytes_per_second();
+}
 
 void report_link_under_load(benchmark::State& state, int device, int directions) {
   const auto& gpu = gpu_inventory().gpus.at(device);
@@ -32,9 +34,11 @@ void report_link_under_load(benchmark::State& state, int device, int directions)
   state.counters["link_width_under_load"] = now.current_width;
   const double ceiling = link_ceiling_under_load(gpu.link, now);
   if (ceiling <= 0) return;
-  // Set after the measurement layer's own ceiling counter, so this one is what the row is checked against.
+  // Set after the measurement layer's own ceiling counter, so this one is what the row is checked
+  // against.
   state.counters["ceiling_bytes_per_second"] = ceiling * directions;
-  state.counters["link_ceiling_generation"] = std::max(gpu.link.ceiling_generation(), now.ceiling_generation());
+  state.counters["link_ceiling_generation"] =
+      std::max(gpu.link.ceiling_generation(), now.ceiling_generation());
   state.counters["link_ceiling_width"] = std::max(gpu.link.ceiling_width(), now.ceiling_width());
 }
 

@@ -1,5 +1,6 @@
 // What the GPU runners ask of a GPU before they set a case up: is it there, does the case
-// fit, can it do what the case needs. Timing and rates are the measurement layer's (harness/measure.h).
+// fit, can it do what the case needs. Timing and rates are the measurement layer's
+// (harness/measure.h).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -17,7 +18,8 @@ int device_attribute(cudaDeviceAttr attribute, int device);
 double link_ceiling(int device);
 // After a host<->device case ran: reads the link again, under load, records that reading in the row
 // (link_{generation,width}_under_load, link_ceiling_{generation,width}) and raises the row's
-// ceiling_bytes_per_second (`directions` links' worth) where the link now reads higher than at start.
+// ceiling_bytes_per_second (`directions` links' worth) where the link now reads higher than at
+// start.
 void report_link_under_load(benchmark::State& state, int device, int directions);
 
 }  // namespace offloadbench

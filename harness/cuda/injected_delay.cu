@@ -11,8 +11,8 @@ namespace offloadbench {
 
 namespace {
 
-// __nanosleep(t) sleeps for somewhere in [0, 2t] (and at most ~1 ms), so each sleep asks for half of
-// what is left: it cannot overshoot, and the last few nanoseconds are a spin on the timer.
+// __nanosleep(t) sleeps for somewhere in [0, 2t] (and at most ~1 ms), so each sleep asks for half
+// of what is left: it cannot overshoot, and the last few nanoseconds are a spin on the timer.
 __global__ void injected_delay_kernel(unsigned long long delay_ns) {
   const unsigned long long start = global_timer_ns();
   for (unsigned long long now = start; now - start < delay_ns; now = global_timer_ns()) {

@@ -13,7 +13,8 @@ CurrentDevice::CurrentDevice(int device) {
 
 CurrentDevice::~CurrentDevice() { CUDA_CHECK_NOTHROW(cudaSetDevice(previous_)); }
 
-MultiGpuEventTimer::MultiGpuEventTimer(std::vector<TimedStream> streams) : streams_(std::move(streams)) {
+MultiGpuEventTimer::MultiGpuEventTimer(std::vector<TimedStream> streams)
+    : streams_(std::move(streams)) {
   joined_.resize(streams_.size());
   for (std::size_t i = 1; i < streams_.size(); ++i) {
     if (!streams_[i].joined) continue;

@@ -1,7 +1,8 @@
-// CUDA events around a batch whose calls run on several GPUs' streams (the peer family), held behind
-// the copy gate on the first stream. Every other stream starts when the first one passes the start
-// event (nvbandwidth's method: all copies launch at once); joined streams also end the batch, the
-// others (interference) run beside it untimed. Events of one GPU are recorded on that GPU's streams.
+// CUDA events around a batch whose calls run on several GPUs' streams (the peer family), held
+// behind the copy gate on the first stream. Every other stream starts when the first one passes the
+// start event (nvbandwidth's method: all copies launch at once); joined streams also end the batch,
+// the others (interference) run beside it untimed. Events of one GPU are recorded on that GPU's
+// streams.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -46,8 +47,9 @@ class MultiGpuEventTimer : public DeviceTimer {
 
  private:
   std::vector<TimedStream> streams_;
-  std::vector<std::unique_ptr<CudaEvent>> joined_;  // per stream, made on its GPU (null for streams_[0])
-  std::unique_ptr<CudaEvent> start_, end_;          // on streams_[0]'s GPU
+  std::vector<std::unique_ptr<CudaEvent>>
+      joined_;                              // per stream, made on its GPU (null for streams_[0])
+  std::unique_ptr<CudaEvent> start_, end_;  // on streams_[0]'s GPU
   std::unique_ptr<CopyGate> gate_;
   double pending_delay_seconds_ = 0;
 };

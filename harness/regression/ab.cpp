@@ -13,13 +13,13 @@ namespace offloadbench {
 
 namespace {
 
-// The rounds whose log-ratio lies within kOutlierSigmas robust standard deviations of the median. On a
-// shared machine a burst of another tenant's work often slows one process of a round and not the
-// other, and that round's ratio lands tens of percent away from the rest, either way (as often below
-// as above). A rank test counts each such round as a full vote, so a few of them can hide a +5%
-// slowdown that every clean round shows. Setting them aside for the tests only
-// — the interval keeps every round, so SAME still needs all of them inside ±δ — means an intermittent
-// slowdown that hits a minority of rounds is not called SLOWER, but is never called SAME either.
+// The rounds whose log-ratio lies within kOutlierSigmas robust standard deviations of the median.
+// On a shared machine a burst of another tenant's work often slows one process of a round and not
+// the other, and that round's ratio lands tens of percent away from the rest, either way (as often
+// below as above). A rank test counts each such round as a full vote, so a few of them can hide a
+// +5% slowdown that every clean round shows. Setting them aside for the tests only — the interval
+// keeps every round, so SAME still needs all of them inside ±δ — means an intermittent slowdown
+// that hits a minority of rounds is not called SLOWER, but is never called SAME either.
 std::vector<double> without_outlying_rounds(const std::vector<double>& d) {
   const double centre = median(d), sigma = robust_sigma(d);
   if (!(sigma > 0)) return d;
@@ -66,8 +66,8 @@ AbRow row_statistics(const AbSeries& s, const AbOptions& o) {
 
 std::string set_aside_note(const AbRow& r) {
   return r.rounds_set_aside == 0 ? ""
-                                 : fmt::format("; {} outlying round(s) of {} left out of the test", r.rounds_set_aside,
-                                               r.rounds);
+                                 : fmt::format("; {} outlying round(s) of {} left out of the test",
+                                               r.rounds_set_aside, r.rounds);
 }
 
 }  // namespace
@@ -75,7 +75,8 @@ std::string set_aside_note(const AbRow& r) {
 std::string format_interval(const AbRow& r) {
   if (r.rounds == 0) return "—";
   if (!r.bounded) return format_percent(r.change) + " [unbounded]";
-  return fmt::format("{} [{}, {}]", format_percent(r.change), format_percent(r.low), format_percent(r.high));
+  return fmt::format("{} [{}, {}]", format_percent(r.change), format_percent(r.low),
+                     format_percent(r.high));
 }
 
 AbOutcome ab_verdicts(const std::vector<AbSeries>& series, const AbOptions& o) {
@@ -96,15 +97,17 @@ AbOutcome ab_verdicts(const std::vector<AbSeries>& series, const AbOptions& o) {
       r.reason = "not measured by both sides in any round";
     } else if (r.p_holm < o.alpha) {
       r.verdict = r.p_slower < r.p_faster ? Verdict::slower : Verdict::faster;
-      r.reason = fmt::format("{} by more than {} (Holm p={}{})", r.verdict == Verdict::slower ? "slower" : "faster",
-                             delta, format_p(r.p_holm), set_aside_note(r));
+      r.reason = fmt::format("{} by more than {} (Holm p={}{})",
+                             r.verdict == Verdict::slower ? "slower" : "faster", delta,
+                             format_p(r.p_holm), set_aside_note(r));
     } else if (r.bounded && r.low >= -r.delta / (1 + r.delta) && r.high <= r.delta) {
       r.verdict = Verdict::same;
       r.reason = fmt::format("interval within ±{}", delta);
     } else {
-      r.reason = r.bounded ? fmt::format("interval reaches beyond ±{} (Holm p={}{})", delta, format_p(r.p_holm),
-                                         set_aside_note(r))
-                           : fmt::format("{} round(s): too few for a {:.0f}% interval", r.rounds, 100 * o.confidence);
+      r.reason = r.bounded ? fmt::format("interval reaches beyond ±{} (Holm p={}{})", delta,
+                                         format_p(r.p_holm), set_aside_note(r))
+                           : fmt::format("{} round(s): too few for a {:.0f}% interval", r.rounds,
+                                         100 * o.confidence);
     }
     out.slower += r.verdict == Verdict::slower;
     out.faster += r.verdict == Verdict::faster;
@@ -115,34 +118,40 @@ AbOutcome ab_verdicts(const std::vector<AbSeries>& series, const AbOptions& o) {
 }
 
 void print_ab(std::FILE* out, const AbOutcome& c) {
-  fmt::print(out, "{:<13} {:>30} {:>7} {:>9}  {}\n", "verdict", "change [interval]", "rounds", "Holm p", "benchmark");
+  fmt::print(out, "{:<13} {:>30} {:>7} {:>9}  {}\n", "verdict", "change [interval]", "rounds",
+             "Holm p", "benchmark");
   for (const auto& r : c.rows)
-    fmt::print(out, "{:<13} {:>30} {:>7} {:>9}  {}{}\n", verdict_name(r.verdict), format_interval(r), r.rounds,
-               format_p(r.p_holm), printable(r.name),
+    fmt::print(out, "{:<13} {:>30} {:>7} {:>9}  {}{}\n", verdict_name(r.verdict),
+               format_interval(r), r.rounds, format_p(r.p_holm), printable(r.name),
                r.verdict == Verdict::same ? "" : fmt::format("  [{}]", printable(r.reason)));
-  fmt::print(out, "ab: {} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE (δ {} CPU, {} GPU; family-wise alpha {}, "
-                  "{:.0f}% intervals)\n",
-             c.slower, c.faster, c.same, c.inconclusive, format_percent(c.options.delta_cpu).substr(1),
-             format_percent(c.options.delta_gpu).substr(1), c.options.alpha, 100 * c.options.confidence);
+  fmt::print(
+      out,
+      "ab: {} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE (δ {} CPU, {} GPU; family-wise alpha {}, "
+      "{:.0f}% intervals)\n",
+      c.slower, c.faster, c.same, c.inconclusive, format_percent(c.options.delta_cpu).substr(1),
+      format_percent(c.options.delta_gpu).substr(1), c.options.alpha, 100 * c.options.confidence);
 }
 
 std::string ab_markdown(const AbOutcome& c, const std::vector<std::string>& notes) {
-  std::string md = fmt::format("### offloadbench ab\n\n**{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE** "
-                               "(δ {} on CPU rows, {} on GPU rows; Holm, family-wise alpha {})\n\n",
-                               c.slower, c.faster, c.same, c.inconclusive,
-                               format_percent(c.options.delta_cpu).substr(1),
-                               format_percent(c.options.delta_gpu).substr(1), c.options.alpha);
+  std::string md = fmt::format(
+      "### offloadbench ab\n\n**{} SLOWER, {} FASTER, {} SAME, {} INCONCLUSIVE** "
+      "(δ {} on CPU rows, {} on GPU rows; Holm, family-wise alpha {})\n\n",
+      c.slower, c.faster, c.same, c.inconclusive, format_percent(c.options.delta_cpu).substr(1),
+      format_percent(c.options.delta_gpu).substr(1), c.options.alpha);
   for (const auto& note : notes) md += fmt::format("> **Note:** {}\n\n", markdown_cell(note));
-  md += fmt::format("| verdict | benchmark | BASE | NEW | change [{:.0f}% interval] | rounds | Holm p | why |\n",
-                    100 * c.options.confidence);
+  md += fmt::format(
+      "| verdict | benchmark | BASE | NEW | change [{:.0f}% interval] | rounds | Holm p | why |\n",
+      100 * c.options.confidence);
   md += "|---|---|---:|---:|---:|---:|---:|---|\n";
   std::vector<const AbRow*> order;
   for (const auto& r : c.rows) order.push_back(&r);
-  std::stable_sort(order.begin(), order.end(), [](const AbRow* a, const AbRow* b) { return a->change > b->change; });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const AbRow* a, const AbRow* b) { return a->change > b->change; });
   for (const auto* r : order)
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", verdict_name(r->verdict), markdown_code(r->name),
-                      format_metric(r->base_median, "real_time"), format_metric(r->new_median, "real_time"),
-                      format_interval(*r), r->rounds, format_p(r->p_holm), markdown_cell(r->reason));
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", verdict_name(r->verdict),
+                      markdown_code(r->name), format_metric(r->base_median, "real_time"),
+                      format_metric(r->new_median, "real_time"), format_interval(*r), r->rounds,
+                      format_p(r->p_holm), markdown_cell(r->reason));
   return md;
 }
 

@@ -1,10 +1,11 @@
-// `offloadbench ab BASE NEW`: the verdicts of an interleaved A/B run. Each round runs BASE and NEW as
-// fresh processes back to back (order by coin flip); a process's median per benchmark is one sample,
-// and a round gives one paired difference d = log(NEW / BASE), so drift between rounds cancels out.
-// Per benchmark: the Hodges–Lehmann shift with its exact signed-rank interval, one-sided tests of
-// "slower by more than δ" and "faster by more than δ", Holm-corrected across the benchmarks. The tests
-// set aside rounds whose d lies more than kOutlierSigmas robust standard deviations from the median d:
-// a neighbour's burst that hit one process of a round and not the other (lab/records/regression.md).
+// `offloadbench ab BASE NEW`: the verdicts of an interleaved A/B run. Each round runs BASE and NEW
+// as fresh processes back to back (order by coin flip); a process's median per benchmark is one
+// sample, and a round gives one paired difference d = log(NEW / BASE), so drift between rounds
+// cancels out. Per benchmark: the Hodges–Lehmann shift with its exact signed-rank interval,
+// one-sided tests of "slower by more than δ" and "faster by more than δ", Holm-corrected across the
+// benchmarks. The tests set aside rounds whose d lies more than kOutlierSigmas robust standard
+// deviations from the median d: a neighbour's burst that hit one process of a round and not the
+// other (lab/records/regression.md).
 #pragma once
 #include <cstdio>
 #include <string>
@@ -17,7 +18,8 @@
 namespace offloadbench {
 
 // Rounds further than this many robust standard deviations (1.4826 · MAD) from the median log-ratio
-// are left out of the SLOWER/FASTER tests (never out of the interval, so they cannot make a row SAME).
+// are left out of the SLOWER/FASTER tests (never out of the interval, so they cannot make a row
+// SAME).
 constexpr double kOutlierSigmas = 4.0;
 
 struct AbOptions {
@@ -44,12 +46,13 @@ struct AbRow {
   double delta = 0;
   std::size_t rounds = 0;
   double base_median = 0, new_median = 0;  // medians of the per-process medians
-  double change = 0, low = 0, high = 0;    // Hodges–Lehmann shift of NEW/BASE − 1 and its interval
-  double confidence = 0;                   // achieved coverage of [low, high]; 0 when unbounded
+  double change = 0, low = 0, high = 0;  // Hodges–Lehmann shift of NEW/BASE − 1 and its interval
+  double confidence = 0;                 // achieved coverage of [low, high]; 0 when unbounded
   bool bounded = false;
-  std::size_t rounds_set_aside = 0;   // outlying rounds the tests left out (kOutlierSigmas)
-  double p_slower = 1, p_faster = 1;  // one-sided signed-rank tests against ±δ, without those rounds
-  double p_holm = 1;                  // 2·min(p_slower, p_faster), Holm-adjusted over the benchmarks
+  std::size_t rounds_set_aside = 0;  // outlying rounds the tests left out (kOutlierSigmas)
+  double p_slower = 1,
+         p_faster = 1;  // one-sided signed-rank tests against ±δ, without those rounds
+  double p_holm = 1;    // 2·min(p_slower, p_faster), Holm-adjusted over the benchmarks
   std::size_t dropped_throttled = 0;
   Verdict verdict = Verdict::inconclusive;
   std::string reason;
@@ -61,9 +64,9 @@ struct AbOutcome {
   int slower = 0, faster = 0, same = 0, inconclusive = 0;
 };
 
-// The verdict of every series: SLOWER/FASTER when the one-sided test against δ rejects after Holm at
-// alpha; SAME when the interval lies within ±δ; INCONCLUSIVE otherwise (including too few rounds for
-// a bounded interval: 6 at 95%).
+// The verdict of every series: SLOWER/FASTER when the one-sided test against δ rejects after Holm
+// at alpha; SAME when the interval lies within ±δ; INCONCLUSIVE otherwise (including too few rounds
+// for a bounded interval: 6 at 95%).
 AbOutcome ab_verdicts(const std::vector<AbSeries>& series, const AbOptions& options);
 
 // "+4.1% [+2.8%, +5.4%]"

@@ -23,9 +23,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Row fields that describe what was measured (docs/results-schema.md); two rows with the same name
 // but different values here are different benchmarks.
-const char* const kParameterKeys[] = {"family", "op",       "device",        "bytes", "elements",
-                                      "m",      "n",        "k",             "batch", "cpu_threads",
-                                      "view",   "series",   "compare_group", "sweep"};
+const char* const kParameterKeys[] = {
+    "family", "op",          "device", "bytes",  "elements",      "m",    "n", "k",
+    "batch",  "cpu_threads", "view",   "series", "compare_group", "sweep"};
 
 double seconds_per_unit(const std::string& unit, const std::string& where) {
   if (unit == "ns") return 1e-9;
@@ -35,15 +35,21 @@ double seconds_per_unit(const std::string& unit, const std::string& where) {
   throw ResultsError(fmt::format("{}: unknown time_unit '{}'", where, unit));
 }
 
-bool is_time_metric(const std::string& metric) { return metric == "real_time" || metric == "cpu_time"; }
+bool is_time_metric(const std::string& metric) {
+  return metric == "real_time" || metric == "cpu_time";
+}
 
-double metric_value(const nlohmann::json& row, const std::string& metric, const std::string& where) {
+double metric_value(const nlohmann::json& row, const std::string& metric,
+                    const std::string& where) {
   if (!row.contains(metric)) throw ResultsError(fmt::format("{}: no '{}' field", where, metric));
   const auto& v = row[metric];
-  if (v.is_null()) throw ResultsError(fmt::format("{}: '{}' is null (NaN or infinity when measured)", where, metric));
+  if (v.is_null())
+    throw ResultsError(
+        fmt::format("{}: '{}' is null (NaN or infinity when measured)", where, metric));
   if (!v.is_number()) throw ResultsError(fmt::format("{}: '{}' is not a number", where, metric));
   const double value = v.get<double>();
-  if (!std::isfinite(value) || value < 0) throw ResultsError(fmt::format("{}: '{}' is {}", where, metric, value));
+  if (!std::isfinite(value) || value < 0)
+    throw ResultsError(fmt::format("{}: '{}' is {}", where, metric, value));
   if (!is_time_metric(metric)) return value;
   return value * seconds_per_unit(row.value("time_unit", std::string("ns")), where);
 }
@@ -65,11 +71,14 @@ std::string parameter_differences(const nlohmann::json& base, const nlohmann::js
   return text;
 }
 
-// "load average 16.9 vs 3.2" from Google Benchmark's context.load_avg (1-minute figure), when both have it.
+// "load average 16.9 vs 3.2" from Google Benchmark's context.load_avg (1-minute figure), when both
+// have it.
 std::string load_text(const nlohmann::json& base, const nlohmann::json& candidate) {
   auto first = [](const nlohmann::json& ctx) {
     const auto it = ctx.find("load_avg");
-    return it != ctx.end() && it->is_array() && !it->empty() && (*it)[0].is_number() ? (*it)[0].get<double>() : -1.0;
+    return it != ctx.end() && it->is_array() && !it->empty() && (*it)[0].is_number()
+               ? (*it)[0].get<double>()
+               : -1.0;
   };
   const double a = first(base), b = first(candidate);
   return a >= 0 && b >= 0 ? fmt::format("; load average {:.1f} vs {:.1f}", a, b) : "";
@@ -85,12 +94,15 @@ std::string machine_state_note(const Comparison& c, const nlohmann::json& base_c
     down += row.slowdown < 1 / (1 + c.options.delta_cpu);
   }
   const int moved = std::max(up, down), measured = static_cast<int>(c.rows.size());
-  if (measured < 4 || moved < 0.75 * measured || !(std::fabs(std::log(c.geomean_slowdown)) >= 2 * c.options.delta_cpu))
+  if (measured < 4 || moved < 0.75 * measured ||
+      !(std::fabs(std::log(c.geomean_slowdown)) >= 2 * c.options.delta_cpu))
     return "";
-  return fmt::format("{} of {} benchmarks moved {} (geometric mean {}): suspect the machine's state (load, clocks, "
-                     "other tenants) before the code{}",
-                     moved, measured, up > down ? "slower" : "faster", format_percent(c.geomean_slowdown - 1),
-                     load_text(base_context, new_context));
+  return fmt::format(
+      "{} of {} benchmarks moved {} (geometric mean {}): suspect the machine's state (load, "
+      "clocks, "
+      "other tenants) before the code{}",
+      moved, measured, up > down ? "slower" : "faster", format_percent(c.geomean_slowdown - 1),
+      load_text(base_context, new_context));
 }
 
 // A benchmark's standard error with the run pair's between-runs term, and its degrees of freedom
@@ -99,7 +111,8 @@ std::pair<double, double> total_error(const BenchmarkComparison& r, const RunPai
   const double own = r.standard_error * r.standard_error, drift = noise.between * noise.between;
   const double total = own + drift;
   if (!(drift > 0)) return {r.standard_error, r.df};
-  const double df = total * total / (own * own / r.df + drift * drift / static_cast<double>(noise.benchmarks - 1));
+  const double df = total * total /
+                    (own * own / r.df + drift * drift / static_cast<double>(noise.benchmarks - 1));
   return {std::sqrt(total), df};
 }
 
@@ -108,10 +121,11 @@ std::pair<double, double> total_error(const BenchmarkComparison& r, const RunPai
 void test_against_delta(BenchmarkComparison& r, const RunPairNoise& noise, double alpha) {
   const double margin = std::log1p(r.delta), shift = r.log_shift - noise.common_shift;
   const auto [se, df] = total_error(r, noise);
-  const auto upper = [&](double difference) {  // P(T > difference / se): evidence that difference > 0
-    if (se > 0) return student_t_upper_tail(difference / se, df);
-    return difference > 0 ? 0.0 : difference < 0 ? 1.0 : 0.5;
-  };
+  const auto upper =
+      [&](double difference) {  // P(T > difference / se): evidence that difference > 0
+        if (se > 0) return student_t_upper_tail(difference / se, df);
+        return difference > 0 ? 0.0 : difference < 0 ? 1.0 : 0.5;
+      };
   r.p_slower = upper(shift - margin);
   r.p_faster = upper(-shift - margin);
   // Two one-sided tests: below +δ and above −δ, each at alpha, make the change equivalent to none.
@@ -125,73 +139,89 @@ std::string gate_failure(const BenchmarkComparison& r, bool slower, double commo
   const double median_shift = r.new_log_median - common_shift - r.base_log_median;
   if ((slower ? median_shift : -median_shift) <= margin)
     return fmt::format("the medians moved by less than {}", format_percent(r.delta).substr(1));
-  const bool apart = slower ? r.new_q1 - common_shift > r.base_q3 : r.new_q3 - common_shift < r.base_q1;
+  const bool apart =
+      slower ? r.new_q1 - common_shift > r.base_q3 : r.new_q3 - common_shift < r.base_q1;
   return apart ? "" : "the repetitions' interquartile ranges overlap";
 }
 
 // The opposite tail as a witness. A slowdown moves benchmarks one way; the noise between two runs
 // moves them both ways. Benchmarks far out on the faster side (one-sided p below kTailP against −δ)
 // beyond what the model expects of that many benchmarks (the Poisson count that is exceeded with
-// probability under alpha) say the pair's noise has heavier tails than the test assumes — on a loaded
-// machine, multi-threaded rows whose threads were preempted — so no verdict the other way can be
-// trusted either (lab/records/regression.md).
+// probability under alpha) say the pair's noise has heavier tails than the test assumes — on a
+// loaded machine, multi-threaded rows whose threads were preempted — so no verdict the other way
+// can be trusted either (lab/records/regression.md).
 constexpr double kTailP = 0.001;
 
 // Beyond this spread between the runs (RunPairNoise::between, log units ≈ ±10%) even a 50% change
-// is within 4 standard deviations of the noise, and pairs that noisy have heavy tails besides (single
-// rows shifted 3x and more with nothing changed): two files cannot support a verdict, so none is given.
+// is within 4 standard deviations of the noise, and pairs that noisy have heavy tails besides
+// (single rows shifted 3x and more with nothing changed): two files cannot support a verdict, so
+// none is given.
 constexpr double kMaxBetween = 0.10;
 
 int tail_allowance(std::size_t tested, double alpha) {
   if (tested == 0) return 0;
-  const boost::math::poisson_distribution<double, MathPolicy> far_out(kTailP * static_cast<double>(tested));
+  const boost::math::poisson_distribution<double, MathPolicy> far_out(kTailP *
+                                                                      static_cast<double>(tested));
   int k = 0;  // the smallest k with P(X > k) ≤ alpha
   while (boost::math::cdf(boost::math::complement(far_out, k)) > alpha) ++k;
   return k;
 }
 
 struct TailWitness {
-  int slower = 0, faster = 0, allowance = 0;  // benchmarks far out on each side, and how many the model allows
-  double between = 0;                         // the run pair's spread between the runs
+  int slower = 0, faster = 0,
+      allowance = 0;   // benchmarks far out on each side, and how many the model allows
+  double between = 0;  // the run pair's spread between the runs
 };
 
-// Why Welch's verdict is withheld although its test rejected ("" when it stands); see compare_samples.
-std::string welch_gate(const BenchmarkComparison& r, bool slower, double common_shift, const TailWitness& tails) {
+// Why Welch's verdict is withheld although its test rejected ("" when it stands); see
+// compare_samples.
+std::string welch_gate(const BenchmarkComparison& r, bool slower, double common_shift,
+                       const TailWitness& tails) {
   std::string gate = gate_failure(r, slower, common_shift);
   if (gate.empty() && tails.between > kMaxBetween)
-    gate = fmt::format("the benchmarks moved ±{:.0f}% apart between these runs, more than the ±{:.0f}% within which "
-                       "two files can support a verdict", 100 * tails.between, 100 * kMaxBetween);
+    gate = fmt::format(
+        "the benchmarks moved ±{:.0f}% apart between these runs, more than the ±{:.0f}% within "
+        "which "
+        "two files can support a verdict",
+        100 * tails.between, 100 * kMaxBetween);
   if (gate.empty() && (slower ? tails.faster : tails.slower) > tails.allowance)
-    gate = fmt::format("{} benchmarks moved {} just as far (the model allows {}): the noise between these runs "
-                       "has heavier tails than the test assumes",
-                       slower ? tails.faster : tails.slower, slower ? "faster" : "slower", tails.allowance);
+    gate = fmt::format(
+        "{} benchmarks moved {} just as far (the model allows {}): the noise between these runs "
+        "has heavier tails than the test assumes",
+        slower ? tails.faster : tails.slower, slower ? "faster" : "slower", tails.allowance);
   return gate;
 }
 
-// The floors' counterpart of gate_failure: the floor moved by more than δ, and past the other file's
-// processes up to floor_gate_rank (NEW's fastest slower than BASE's slowest with 5 processes a side,
-// or the reverse). When all of a file's processes land on a benchmark's upper level, its floor jumps
-// by that level's height; a gate at the faster half alone lets such jumps through as false alarms in
-// most pairs of unchanged files from such a machine (lab/records/regression.md).
+// The floors' counterpart of gate_failure: the floor moved by more than δ, and past the other
+// file's processes up to floor_gate_rank (NEW's fastest slower than BASE's slowest with 5 processes
+// a side, or the reverse). When all of a file's processes land on a benchmark's upper level, its
+// floor jumps by that level's height; a gate at the faster half alone lets such jumps through as
+// false alarms in most pairs of unchanged files from such a machine (lab/records/regression.md).
 std::string floor_gate(const BenchmarkComparison& r, bool slower, double common_shift) {
   const double shift = r.new_floor.fastest() - common_shift - r.base_floor.fastest();
   if ((slower ? shift : -shift) <= std::log1p(r.delta))
-    return fmt::format("the fastest processes moved by less than {}", format_percent(r.delta).substr(1));
+    return fmt::format("the fastest processes moved by less than {}",
+                       format_percent(r.delta).substr(1));
   const std::size_t nb = r.base_floor.sorted.size(), nn = r.new_floor.sorted.size();
-  const bool apart = slower ? r.new_floor.fastest() - common_shift > r.base_floor.slowest(floor_gate_rank(nb, nn))
-                            : r.base_floor.fastest() > r.new_floor.slowest(floor_gate_rank(nn, nb)) - common_shift;
+  const bool apart =
+      slower ? r.new_floor.fastest() - common_shift > r.base_floor.slowest(floor_gate_rank(nb, nn))
+             : r.base_floor.fastest() > r.new_floor.slowest(floor_gate_rank(nn, nb)) - common_shift;
   return apart ? "" : "the two files' processes overlap";
 }
 
-// "median +9.8%", and for the floors' test also where the fastest process went, in the metric's terms.
+// "median +9.8%", and for the floors' test also where the fastest process went, in the metric's
+// terms.
 std::string change_words(const BenchmarkComparison& r, bool rate) {
   if (r.test != "floor") return fmt::format("median {}", format_percent(r.change));
   const double floor_shift = r.new_floor.fastest() - r.base_floor.fastest();  // in log slowness
-  return fmt::format("median {}, fastest {}", format_percent(r.change), format_percent(std::expm1(rate ? -floor_shift : floor_shift)));
+  return fmt::format("median {}, fastest {}", format_percent(r.change),
+                     format_percent(std::expm1(rate ? -floor_shift : floor_shift)));
 }
 
-// The verdict from a (Holm-adjusted) directional p-value and, when it rejected, the gate's objection.
-void decide(BenchmarkComparison& r, double p_adjusted, double alpha, const std::string& gate, bool rate) {
+// The verdict from a (Holm-adjusted) directional p-value and, when it rejected, the gate's
+// objection.
+void decide(BenchmarkComparison& r, double p_adjusted, double alpha, const std::string& gate,
+            bool rate) {
   r.p_value = p_adjusted;
   const std::string delta = format_percent(r.delta).substr(1);
   const bool slower = r.p_slower < r.p_faster;
@@ -199,29 +229,31 @@ void decide(BenchmarkComparison& r, double p_adjusted, double alpha, const std::
   const char* says = r.test == "floor" ? "the fastest processes say" : "the means say";
   if (p_adjusted < alpha && gate.empty()) {
     r.verdict = slower ? Verdict::slower : Verdict::faster;
-    r.reason = fmt::format("{}: {} by more than {} (p={})", change, slower ? "slower" : "faster", delta,
-                           format_p(p_adjusted));
+    r.reason = fmt::format("{}: {} by more than {} (p={})", change, slower ? "slower" : "faster",
+                           delta, format_p(p_adjusted));
   } else if (r.inside) {
     r.verdict = Verdict::same;
     r.reason = fmt::format("{}, within ±{}", change, delta);
   } else if (p_adjusted < alpha) {
     r.verdict = Verdict::inconclusive;
-    r.reason = fmt::format("{}: {} {} by more than {} (p={}), but {}", change, says, slower ? "slower" : "faster", delta,
-                           format_p(p_adjusted), gate);
+    r.reason = fmt::format("{}: {} {} by more than {} (p={}), but {}", change, says,
+                           slower ? "slower" : "faster", delta, format_p(p_adjusted), gate);
   } else {
     r.verdict = Verdict::inconclusive;
-    r.reason = fmt::format("{}, but {} cannot tell it from ±{} (p={})", change,
-                           r.test == "floor" ? "the spread of the faster processes" : "the repetitions' spread", delta,
-                           format_p(p_adjusted));
+    r.reason = fmt::format(
+        "{}, but {} cannot tell it from ±{} (p={})", change,
+        r.test == "floor" ? "the spread of the faster processes" : "the repetitions' spread", delta,
+        format_p(p_adjusted));
   }
 }
 
 // Welch's counterpart of the floors' figure (detectable.h): its gate is the interquartile ranges
 // apart, about one range's width; past kMaxBetween, or with more far-out benchmarks the other way
 // than the model allows, the pair supports no SLOWER at all.
-double welch_detectable(const BenchmarkComparison& r, const RunPairNoise& noise, const TailWitness& tails,
-                        std::size_t tests, double alpha) {
-  if (tails.between > kMaxBetween || tails.faster > tails.allowance) return std::numeric_limits<double>::infinity();
+double welch_detectable(const BenchmarkComparison& r, const RunPairNoise& noise,
+                        const TailWitness& tails, std::size_t tests, double alpha) {
+  if (tails.between > kMaxBetween || tails.faster > tails.allowance)
+    return std::numeric_limits<double>::infinity();
   const auto [se, df] = total_error(r, noise);
   const double gate = ((r.base_q3 - r.base_q1) + (r.new_q3 - r.new_q1)) / 2;
   return std::expm1(detectable_log_slowdown(std::log1p(r.delta), se, df, tests, alpha, gate));
@@ -246,7 +278,9 @@ RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows) {
     std::vector<double> z;
     for (const auto* row : tested) {
       const auto [se, df] = total_error(*row, trial);
-      if (se > 0) z.push_back(std::fabs(row->log_shift - noise.common_shift) / se / student_t_upper_quantile(0.25, df));
+      if (se > 0)
+        z.push_back(std::fabs(row->log_shift - noise.common_shift) / se /
+                    student_t_upper_quantile(0.25, df));
     }
     return z.empty() ? 0.0 : median(z);
   };
@@ -261,8 +295,9 @@ RunPairNoise run_pair_noise(const std::vector<BenchmarkComparison>& rows) {
   return noise;
 }
 
-// The floors' test over a file pair whose repetitions each ran in a process of their own (floor_significance.h);
-// false when the files are not such a pair or have too few tested benchmarks to learn its scale.
+// The floors' test over a file pair whose repetitions each ran in a process of their own
+// (floor_significance.h); false when the files are not such a pair or have too few tested
+// benchmarks to learn its scale.
 bool floor_verdicts(Comparison& c) {
   if (c.base_processes < 2 || c.new_processes < 2) return false;
   std::vector<BenchmarkComparison*> tested;
@@ -299,19 +334,22 @@ bool floor_verdicts(Comparison& c) {
     noise.floor_scale_single_thread = floor_scale(single, noise.common_shift);
     noise.floor_scale_other = floor_scale(other, noise.common_shift);
   } else {
-    noise.floor_scale_single_thread = noise.floor_scale_other = floor_scale(all, noise.common_shift);
+    noise.floor_scale_single_thread = noise.floor_scale_other =
+        floor_scale(all, noise.common_shift);
   }
   c.noise = noise;
   std::vector<double> p;
   for (auto* row : tested) {
-    row->standard_error = (row->single_thread ? noise.floor_scale_single_thread : noise.floor_scale_other) *
-                          uncertainty(*row);
+    row->standard_error =
+        (row->single_thread ? noise.floor_scale_single_thread : noise.floor_scale_other) *
+        uncertainty(*row);
     test_against_delta(*row, RunPairNoise{noise.common_shift, 0, 0}, c.options.alpha);
     p.push_back(std::min(1.0, 2 * std::min(row->p_slower, row->p_faster)));
   }
   const auto adjusted = holm_adjust(p);
   const bool rate = higher_is_better(c.options.metric);
-  // How far this pair's rows of each kind moved, in their standard errors (the figure's power term).
+  // How far this pair's rows of each kind moved, in their standard errors (the figure's power
+  // term).
   std::vector<double> moves_single, moves_other;
   for (const auto* row : tested)
     if (row->standard_error > 0)
@@ -322,28 +360,32 @@ bool floor_verdicts(Comparison& c) {
   for (std::size_t i = 0; i < tested.size(); ++i) {
     auto& row = *tested[i];
     const bool slower = row.p_slower < row.p_faster;
-    decide(row, adjusted[i], c.options.alpha, adjusted[i] < c.options.alpha ? floor_gate(row, slower, noise.common_shift) : "",
-           rate);
+    decide(row, adjusted[i], c.options.alpha,
+           adjusted[i] < c.options.alpha ? floor_gate(row, slower, noise.common_shift) : "", rate);
     // The gate a slowdown must pass: NEW's fastest process beyond BASE's k-th slowest.
     const auto& b = row.base_floor;
-    const double gate = b.slowest(floor_gate_rank(b.sorted.size(), row.new_floor.sorted.size())) - b.fastest();
+    const double gate =
+        b.slowest(floor_gate_rank(b.sorted.size(), row.new_floor.sorted.size())) - b.fastest();
     // Had this row alone slowed, the common shift and its scale would have moved with it (one order
     // statistic each), and its verdict would have been judged by those: so is its figure.
     auto moved_shifts = shifts;
     moved_shifts[i] = std::numeric_limits<double>::infinity();
     const double moved_common = median(moved_shifts);
-    const double moved_scale = split ? floor_scale_if_moved(row.single_thread ? single : other, moved_common, in_group[i])
-                                     : floor_scale_if_moved(all, moved_common, i);
+    const double moved_scale =
+        split ? floor_scale_if_moved(row.single_thread ? single : other, moved_common, in_group[i])
+              : floor_scale_if_moved(all, moved_common, i);
     const double moved_se = std::max(row.standard_error, moved_scale * uncertainty(row));
-    row.detectable = std::expm1(moved_common - noise.common_shift +
-                                detectable_log_slowdown(std::log1p(row.delta), moved_se, row.df, tested.size(),
-                                                        c.options.alpha, gate,
-                                                        row.single_thread ? power_z_single : power_z_other));
+    row.detectable =
+        std::expm1(moved_common - noise.common_shift +
+                   detectable_log_slowdown(std::log1p(row.delta), moved_se, row.df, tested.size(),
+                                           c.options.alpha, gate,
+                                           row.single_thread ? power_z_single : power_z_other));
   }
   return true;
 }
 
-// Holm across every benchmark that was tested: many benchmarks at once must not multiply false alarms.
+// Holm across every benchmark that was tested: many benchmarks at once must not multiply false
+// alarms.
 void holm_verdicts(Comparison& c) {
   if (floor_verdicts(c)) return;
   c.noise = run_pair_noise(c.rows);
@@ -374,8 +416,10 @@ void holm_verdicts(Comparison& c) {
   for (std::size_t i = 0; i < tested.size(); ++i) {
     auto& row = *tested[i];
     const bool slower = row.p_slower < row.p_faster;
-    decide(row, adjusted[i], c.options.alpha,
-           adjusted[i] < c.options.alpha ? welch_gate(row, slower, c.noise.common_shift, tails) : "", rate);
+    decide(
+        row, adjusted[i], c.options.alpha,
+        adjusted[i] < c.options.alpha ? welch_gate(row, slower, c.noise.common_shift, tails) : "",
+        rate);
     row.detectable = welch_detectable(row, c.noise, tails, tested.size(), c.options.alpha);
   }
 }
@@ -389,14 +433,20 @@ std::string format_percent(double fraction) {
   return std::isfinite(fraction) ? fmt::format("×{:.3g}", 1 + fraction) : "—";
 }
 
-std::string format_p(double p) { return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p); }
+std::string format_p(double p) {
+  return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p);
+}
 
 const char* verdict_name(Verdict verdict) {
   switch (verdict) {
-    case Verdict::slower: return "SLOWER";
-    case Verdict::faster: return "FASTER";
-    case Verdict::same: return "SAME";
-    case Verdict::inconclusive: return "INCONCLUSIVE";
+    case Verdict::slower:
+      return "SLOWER";
+    case Verdict::faster:
+      return "FASTER";
+    case Verdict::same:
+      return "SAME";
+    case Verdict::inconclusive:
+      return "INCONCLUSIVE";
   }
   return "INCONCLUSIVE";
 }
@@ -411,10 +461,12 @@ int processes_of(const nlohmann::json& doc) {
 
 bool higher_is_better(const std::string& metric) {
   const std::string suffix = "_per_second";
-  return metric.size() > suffix.size() && metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return metric.size() > suffix.size() &&
+         metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc, const std::string& metric,
+std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc,
+                                                const std::string& metric,
                                                 const std::string& origin) {
   std::vector<BenchmarkSamples> out;
   std::map<std::string, std::size_t> index;
@@ -424,7 +476,8 @@ std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc, const
     try {
       if (row.at("run_type").get<std::string>() != "iteration") continue;
       auto [it, inserted] = index.emplace(name, out.size());
-      if (inserted) out.push_back(BenchmarkSamples{name, {}, false, "", nlohmann::json::object(), 0, false});
+      if (inserted)
+        out.push_back(BenchmarkSamples{name, {}, false, "", nlohmann::json::object(), 0, false});
       auto& samples = out[it->second];
       if (row.value("skipped", false)) {
         samples.skipped = true;
@@ -447,8 +500,8 @@ std::vector<BenchmarkSamples> benchmark_samples(const nlohmann::json& doc, const
 }
 
 BenchmarkComparison compare_samples(const std::string& name, const std::vector<double>& base,
-                                    const std::vector<double>& candidate, const CompareOptions& options,
-                                    bool gpu_row) {
+                                    const std::vector<double>& candidate,
+                                    const CompareOptions& options, bool gpu_row) {
   BenchmarkComparison r;
   r.name = name;
   r.base_count = base.size();
@@ -464,14 +517,16 @@ BenchmarkComparison compare_samples(const std::string& name, const std::vector<d
     r.reason = "no positive median to compare";
     return r;
   }
-  const auto minimum = static_cast<std::size_t>(std::max(2, options.min_repetitions));  // Welch needs two
+  const auto minimum =
+      static_cast<std::size_t>(std::max(2, options.min_repetitions));  // Welch needs two
   if (base.size() < minimum || candidate.size() < minimum) {
-    r.reason = fmt::format("fewer than {} repetitions (base {}, new {})", options.min_repetitions, base.size(),
-                           candidate.size());
+    r.reason = fmt::format("fewer than {} repetitions (base {}, new {})", options.min_repetitions,
+                           base.size(), candidate.size());
     return r;
   }
   const auto not_positive = [](double v) { return !(v > 0); };
-  if (std::any_of(base.begin(), base.end(), not_positive) || std::any_of(candidate.begin(), candidate.end(), not_positive)) {
+  if (std::any_of(base.begin(), base.end(), not_positive) ||
+      std::any_of(candidate.begin(), candidate.end(), not_positive)) {
     r.reason = "a repetition measured 0, which has no logarithm";
     return r;
   }
@@ -497,18 +552,22 @@ BenchmarkComparison compare_samples(const std::string& name, const std::vector<d
   r.test = "welch";
   test_against_delta(r, RunPairNoise{}, options.alpha);
   const double p = std::min(1.0, 2 * std::min(r.p_slower, r.p_faster));
-  decide(r, p, options.alpha, p < options.alpha ? welch_gate(r, r.p_slower < r.p_faster, 0, TailWitness{0, 0, 1, 0}) : "",
-         rate);
+  decide(
+      r, p, options.alpha,
+      p < options.alpha ? welch_gate(r, r.p_slower < r.p_faster, 0, TailWitness{0, 0, 1, 0}) : "",
+      rate);
   r.detectable = welch_detectable(r, RunPairNoise{}, TailWitness{0, 0, 1, 0}, 1, options.alpha);
   return r;
 }
 
-std::vector<std::string> fingerprint_differences(const nlohmann::json& base, const nlohmann::json& candidate) {
+std::vector<std::string> fingerprint_differences(const nlohmann::json& base,
+                                                 const nlohmann::json& candidate) {
   std::vector<std::string> differences;
   std::vector<std::string> keys;
   for (const auto* side : {&base, &candidate})
     for (auto it = side->begin(); it != side->end(); ++it)
-      if (it.key() != "id" && std::find(keys.begin(), keys.end(), it.key()) == keys.end()) keys.push_back(it.key());
+      if (it.key() != "id" && std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+        keys.push_back(it.key());
   for (const auto& key : keys) {
     const auto a = base.contains(key) ? base[key] : nlohmann::json();
     const auto b = candidate.contains(key) ? candidate[key] : nlohmann::json();
@@ -519,7 +578,8 @@ std::vector<std::string> fingerprint_differences(const nlohmann::json& base, con
 
 nlohmann::json load_for_comparison(const std::string& path) {
   auto doc = load_results(path);
-  if (doc["benchmarks"].empty()) throw ResultsError(fmt::format("{}: no benchmarks (empty 'benchmarks' list)", path));
+  if (doc["benchmarks"].empty())
+    throw ResultsError(fmt::format("{}: no benchmarks (empty 'benchmarks' list)", path));
   const auto& ctx = doc["context"];
   if (!ctx.contains("machine_fingerprint") || !ctx["machine_fingerprint"].is_object())
     throw ResultsError(fmt::format("{}: missing 'context.machine_fingerprint'", path));
@@ -529,13 +589,16 @@ nlohmann::json load_for_comparison(const std::string& path) {
 Comparison compare_results(const nlohmann::json& base, const nlohmann::json& candidate,
                            const CompareOptions& options, const std::string& base_origin,
                            const std::string& new_origin) {
-  const auto differences = fingerprint_differences(base["context"].value("machine_fingerprint", nlohmann::json::object()),
-                                                   candidate["context"].value("machine_fingerprint", nlohmann::json::object()));
+  const auto differences = fingerprint_differences(
+      base["context"].value("machine_fingerprint", nlohmann::json::object()),
+      candidate["context"].value("machine_fingerprint", nlohmann::json::object()));
   if (!differences.empty() && !options.allow_different_machines) {
     std::string fields;
     for (const auto& d : differences) fields += (fields.empty() ? "" : "; ") + d;
-    throw ResultsError(fmt::format("{} and {} come from different machines: {}; pass --allow-different-machines to "
-                                   "compare anyway", base_origin, new_origin, fields));
+    throw ResultsError(fmt::format(
+        "{} and {} come from different machines: {}; pass --allow-different-machines to "
+        "compare anyway",
+        base_origin, new_origin, fields));
   }
   Comparison c;
   c.options = options;
@@ -558,10 +621,12 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
       c.skipped_in_both.push_back(b.name);
       continue;
     }
-    const bool gpu_row = b.parameters.contains("device") && b.parameters["device"].is_number_integer();
+    const bool gpu_row =
+        b.parameters.contains("device") && b.parameters["device"].is_number_integer();
     auto row = compare_samples(b.name, b.values, n.values, options, gpu_row);
     row.single_thread = !gpu_row && b.parameters.value("cpu_threads", nlohmann::json()) == 1;
-    if (const auto family = b.parameters.find("family"); family != b.parameters.end() && family->is_string())
+    if (const auto family = b.parameters.find("family");
+        family != b.parameters.end() && family->is_string())
       row.family = family->get<std::string>();
     if (b.values.empty() || n.values.empty()) {
       row.verdict = Verdict::inconclusive;
@@ -598,7 +663,8 @@ Comparison compare_results(const nlohmann::json& base, const nlohmann::json& can
   c.machine_note = machine_state_note(c, base["context"], candidate["context"]);
   c.shared = shared_shifts(c.rows, c.noise.common_shift);
   std::stable_sort(c.rows.begin(), c.rows.end(), [](const auto& a, const auto& b) {
-    const double x = std::isfinite(a.slowdown) ? a.slowdown : -1, y = std::isfinite(b.slowdown) ? b.slowdown : -1;
+    const double x = std::isfinite(a.slowdown) ? a.slowdown : -1,
+                 y = std::isfinite(b.slowdown) ? b.slowdown : -1;
     return x > y;
   });
   return c;

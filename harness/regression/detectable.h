@@ -2,12 +2,12 @@
 // that benchmark's noise, with the files' repetitions and processes: what a SAME or INCONCLUSIVE
 // row could have seen ("could see ≥ 7%"). Two things must both give way for a verdict of SLOWER:
 // - the test: the one-sided test against +δ, Holm across the `tests` benchmarks (whose strictest
-//   step is alpha / tests), with power kDetectablePower — a slowdown of exactly the test's threshold
-//   is flagged about half the time, one of this size in about 80% of pairs. The power term counts the
-//   standard error's own spread between runs (noncentral t), not only the shift's;
+//   step is alpha / tests), with power kDetectablePower — a slowdown of exactly the test's
+//   threshold is flagged about half the time, one of this size in about 80% of pairs. The power
+//   term counts the standard error's own spread between runs (noncentral t), not only the shift's;
 // - the gate: the plainer sign the verdict also needs (the floor past the other file's slowest
-//   processes, or the interquartile ranges apart), whose width in this pair is `gate_width`, plus the
-//   same power term: NEW's side of the gate moves by about a standard error between runs too.
+//   processes, or the interquartile ranges apart), whose width in this pair is `gate_width`, plus
+//   the same power term: NEW's side of the gate moves by about a standard error between runs too.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -20,8 +20,8 @@ constexpr double kDetectablePower = 0.80;
 // In log slowness (log time): the size of the smallest change the rule flags with kDetectablePower.
 // margin = log(1 + δ); se and df: the row's test's standard error and degrees of freedom (se > 0).
 // pair_power_z: how far, in standard errors, this pair's own rows moved at the power's quantile
-// (power_quantile_of_moves); the power term takes the larger of it and the noncentral t's, so a pair whose
-// shifts have heavier shoulders than t promises no more than it keeps (0: t alone).
+// (power_quantile_of_moves); the power term takes the larger of it and the noncentral t's, so a
+// pair whose shifts have heavier shoulders than t promises no more than it keeps (0: t alone).
 double detectable_log_slowdown(double margin, double se, double df, std::size_t tests, double alpha,
                                double gate_width, double pair_power_z = 0);
 

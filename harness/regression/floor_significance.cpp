@@ -25,10 +25,13 @@ Floor floor_of(std::vector<double> values) {
 }
 
 std::size_t floor_gate_rank(std::size_t other_values, std::size_t own_values) {
-  const double k = std::floor(static_cast<double>(other_values) *
-                              std::pow(kFloorGateChance, 1.0 / static_cast<double>(std::max<std::size_t>(own_values, 1))) +
-                              1e-9);
-  return std::clamp<std::size_t>(static_cast<std::size_t>(k), 1, std::max<std::size_t>(other_values, 1));
+  const double k =
+      std::floor(static_cast<double>(other_values) *
+                     std::pow(kFloorGateChance,
+                              1.0 / static_cast<double>(std::max<std::size_t>(own_values, 1))) +
+                 1e-9);
+  return std::clamp<std::size_t>(static_cast<std::size_t>(k), 1,
+                                 std::max<std::size_t>(other_values, 1));
 }
 
 double floor_uncertainty(const Floor& base, const Floor& candidate, double history_spread) {
@@ -39,7 +42,8 @@ double floor_uncertainty(const Floor& base, const Floor& candidate, double histo
 double floor_scale(const std::vector<FloorRow>& rows, double common_shift) {
   std::vector<double> z;
   for (const auto& row : rows)
-    z.push_back(std::fabs(row.shift - common_shift) / row.uncertainty / student_t_upper_quantile(0.25, row.df));
+    z.push_back(std::fabs(row.shift - common_shift) / row.uncertainty /
+                student_t_upper_quantile(0.25, row.df));
   return z.empty() ? 0.0 : median(z);
 }
 

@@ -33,7 +33,8 @@ double median_of_range(const std::vector<double>& x, std::size_t lo, std::size_t
 }
 
 // Run-to-run noise of a series: median |x[i+1] − x[i]| / 0.9539 estimates the standard deviation of
-// independent normal noise (the median of |N(0, 2σ²)| is 0.9539σ), and a step changes one difference only.
+// independent normal noise (the median of |N(0, 2σ²)| is 0.9539σ), and a step changes one
+// difference only.
 double successive_difference_sigma(const std::vector<double>& x) {
   std::vector<double> differences;
   for (std::size_t i = 1; i < x.size(); ++i) differences.push_back(std::fabs(x[i] - x[i - 1]));
@@ -42,13 +43,13 @@ double successive_difference_sigma(const std::vector<double>& x) {
 
 // The strongest split of one segment by the energy statistic of E-divisive means (exponent 1):
 // for X = [0, τ) and Y = [τ, κ), Q(τ, κ) = nx·ny/(nx+ny) · (2·mean|X−Y| − mean|X−X'| − mean|Y−Y'|),
-// maximised over τ and κ (κ lets a bump in the middle stand out), with at least m values in X and Y.
-// Pairwise distance sums come from the 2-D prefix sum S[a][b] = Σ_{i<a, j<b} |xᵢ − xⱼ|, so one search
-// is O(n²) time. S is symmetric, and every Q(·, κ) reads only row κ and the diagonal, so the search
-// walks κ upwards keeping a few rows: O(n) memory instead of n² doubles (200 MB at n = 5000, per shuffle).
-// Each S cell and each Q is computed by the same floating-point expression, in the same order of
-// operations, as the full-matrix form (S[0][·] = 0 terms dropped: x − 0 and x + 0 are exact), so
-// the values, and hence the change points, are bit-identical to it.
+// maximised over τ and κ (κ lets a bump in the middle stand out), with at least m values in X and
+// Y. Pairwise distance sums come from the 2-D prefix sum S[a][b] = Σ_{i<a, j<b} |xᵢ − xⱼ|, so one
+// search is O(n²) time. S is symmetric, and every Q(·, κ) reads only row κ and the diagonal, so the
+// search walks κ upwards keeping a few rows: O(n) memory instead of n² doubles (200 MB at n = 5000,
+// per shuffle). Each S cell and each Q is computed by the same floating-point expression, in the
+// same order of operations, as the full-matrix form (S[0][·] = 0 terms dropped: x − 0 and x + 0 are
+// exact), so the values, and hence the change points, are bit-identical to it.
 struct BestSplit {
   std::size_t at = 0;  // τ: index within the segment of the first value after the change
   double q = -1;
@@ -59,7 +60,8 @@ struct SplitWorkspace {  // reused across searches: no allocation per shuffle
 };
 
 // Q(τ, κ) as the full-matrix search computed it, from row κ of S and the diagonal.
-inline double split_q(const double* row, const SplitWorkspace& w, std::size_t tau, std::size_t kappa) {
+inline double split_q(const double* row, const SplitWorkspace& w, std::size_t tau,
+                      std::size_t kappa) {
   const double nx = static_cast<double>(tau), ny = static_cast<double>(kappa - tau);
   const double cross = (row[tau] - w.diagonal[tau]) / (nx * ny);
   const double within_y = (row[kappa] - row[tau] - row[tau] + w.diagonal[tau]) / (ny * (ny - 1));
@@ -71,8 +73,8 @@ inline double split_q(const double* row, const SplitWorkspace& w, std::size_t ta
 // waits on its left neighbour (three dependent additions), so one row at a time runs at the adders'
 // latency; four independent chains keep them busy. Cell values do not depend on this order.
 template <class OnRow>
-void scan_rows(const double* x, std::size_t n, std::size_t m, SplitWorkspace& w, ChangePointWork* work,
-               OnRow&& on_row) {
+void scan_rows(const double* x, std::size_t n, std::size_t m, SplitWorkspace& w,
+               ChangePointWork* work, OnRow&& on_row) {
   if (m == 0 || n < 2 * m) return;
   if (work) ++work->searches;
   constexpr std::size_t kRows = 4;
@@ -86,13 +88,16 @@ void scan_rows(const double* x, std::size_t n, std::size_t m, SplitWorkspace& w,
     const std::size_t count = std::min(kRows, n + 1 - kappa);
     for (std::size_t i = 1; i <= count; ++i) r[i][0] = 0;
     if (count == kRows) {
-      for (std::size_t j = 0; j + 1 < kappa; ++j)  // columns every row of the block has from its upper row
+      for (std::size_t j = 0; j + 1 < kappa;
+           ++j)  // columns every row of the block has from its upper row
         for (std::size_t i = 1; i <= kRows; ++i)
-          r[i][j + 1] = r[i - 1][j + 1] + r[i][j] - r[i - 1][j] + std::fabs(x[kappa + i - 2] - x[j]);
+          r[i][j + 1] =
+              r[i - 1][j + 1] + r[i][j] - r[i - 1][j] + std::fabs(x[kappa + i - 2] - x[j]);
     } else {
       for (std::size_t i = 1; i <= count; ++i)
         for (std::size_t j = 0; j + 1 < kappa; ++j)
-          r[i][j + 1] = r[i - 1][j + 1] + r[i][j] - r[i - 1][j] + std::fabs(x[kappa + i - 2] - x[j]);
+          r[i][j + 1] =
+              r[i - 1][j + 1] + r[i][j] - r[i - 1][j] + std::fabs(x[kappa + i - 2] - x[j]);
     }
     for (std::size_t i = 1; i <= count; ++i) {  // the rest of row ρ = κ−1+i: S[ρ−1][ρ] is S[ρ][ρ−1]
       const std::size_t rho = kappa - 1 + i;
@@ -117,13 +122,15 @@ void scan_rows(const double* x, std::size_t n, std::size_t m, SplitWorkspace& w,
 
 // The maximum, and the first (τ, κ) in τ-major order that reaches it (the order the search used to
 // scan in, so ties resolve as before). q stays −1 when no split beats −1.
-BestSplit best_split(const double* x, std::size_t n, std::size_t m, SplitWorkspace& w, ChangePointWork* work) {
+BestSplit best_split(const double* x, std::size_t n, std::size_t m, SplitWorkspace& w,
+                     ChangePointWork* work) {
   BestSplit best;
   std::size_t best_kappa = 0;
   scan_rows(x, n, m, w, work, [&](std::size_t kappa, const double* row) {
     for (std::size_t tau = m; tau + m <= kappa; ++tau) {
       const double q = split_q(row, w, tau, kappa);
-      if (q > best.q || (q == best.q && best_kappa != 0 && tau < best.at)) {  // same τ: the earlier κ came first
+      if (q > best.q ||
+          (q == best.q && best_kappa != 0 && tau < best.at)) {  // same τ: the earlier κ came first
         best = {tau, q};
         best_kappa = kappa;
       }
@@ -133,15 +140,18 @@ BestSplit best_split(const double* x, std::size_t n, std::size_t m, SplitWorkspa
   return best;
 }
 
-// Whether any split reaches `threshold`. Most splits of a shuffle are far below it, so each is first
-// bounded without divisions: κ·Q = 2·cross_sum − ny·τ·within_x − τ·within_y_sum/(ny−1), from the same
-// S values; its rounding differs from split_q's by ~1e-15 of the terms' sizes, so a split clearly
-// below (by 1e-9 of them) is below, and any other is decided by split_q itself (NaN included).
+// Whether any split reaches `threshold`. Most splits of a shuffle are far below it, so each is
+// first bounded without divisions: κ·Q = 2·cross_sum − ny·τ·within_x − τ·within_y_sum/(ny−1), from
+// the same S values; its rounding differs from split_q's by ~1e-15 of the terms' sizes, so a split
+// clearly below (by 1e-9 of them) is below, and any other is decided by split_q itself (NaN
+// included).
 bool reaches(const double* x, std::size_t n, std::size_t m, double threshold, SplitWorkspace& w,
              ChangePointWork* work) {
-  // inverse_pairs[n − ny] = 1/(ny − 1): ascending in τ for a fixed κ, so blocks of τ read it in order.
+  // inverse_pairs[n − ny] = 1/(ny − 1): ascending in τ for a fixed κ, so blocks of τ read it in
+  // order.
   w.inverse_pairs.resize(n + 1);
-  for (std::size_t ny = 1; ny <= n; ++ny) w.inverse_pairs[n - ny] = 1.0 / (static_cast<double>(ny) - 1);
+  for (std::size_t ny = 1; ny <= n; ++ny)
+    w.inverse_pairs[n - ny] = 1.0 / (static_cast<double>(ny) - 1);
   bool reached = false;
   scan_rows(x, n, m, w, work, [&](std::size_t kappa, const double* row) {
     const double scaled_threshold = static_cast<double>(kappa) * threshold;
@@ -189,7 +199,9 @@ bool passes_permutation_test(std::vector<double> segment, double observed_q, std
                              ChangePointWork* work) {
   const double threshold = observed_q - 1e-12 * std::fabs(observed_q);
   const double denominator = o.permutations + 1.0;
-  const auto fails = [&](int as_strong) { return (as_strong + 1.0) / denominator >= o.significance; };
+  const auto fails = [&](int as_strong) {
+    return (as_strong + 1.0) / denominator >= o.significance;
+  };
   int as_strong = 0;
   // Fewest shuffles as strong that make the test fail (p is monotone in the count).
   int enough = 0;
@@ -211,9 +223,11 @@ std::string context_string(const nlohmann::json& doc, const char* key) {
   return ob.contains(key) && ob[key].is_string() ? ob[key].get<std::string>() : "";
 }
 
-// Why `path` cannot be opened for reading (no permission, gone since it was listed), or "" when it can.
+// Why `path` cannot be opened for reading (no permission, gone since it was listed), or "" when it
+// can.
 std::string unreadable(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // O_NONBLOCK: a FIFO must not wait
+  const int fd =
+      open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // O_NONBLOCK: a FIFO must not wait
   if (fd < 0) return std::strerror(errno);
   close(fd);
   return "";
@@ -247,13 +261,15 @@ std::vector<std::vector<Step>> search_every_benchmark(std::vector<BenchmarkHisto
       next = benchmarks.size();
     }
   };
-  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                                    std::max<std::size_t>(benchmarks.size(), 1));
+  const std::size_t threads =
+      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                            std::max<std::size_t>(benchmarks.size(), 1));
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t) {
     try {
       pool.emplace_back(work);
-    } catch (const std::system_error&) {  // no more threads: the ones started (and this one) do the rest
+    } catch (
+        const std::system_error&) {  // no more threads: the ones started (and this one) do the rest
       break;
     }
   }
@@ -269,8 +285,8 @@ std::vector<Step> steps_at_cuts(const std::vector<double>& series, std::vector<s
                                 const ChangePointOptions& options) {
   const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
   // The cuts whose levels differ by enough and by more than the noise. A cut that does not is
-  // dropped, weakest first, and its neighbours' levels are read again over the merged segment: a slow
-  // creep cut into small pieces adds up to one reportable step.
+  // dropped, weakest first, and its neighbours' levels are read again over the merged segment: a
+  // slow creep cut into small pieces adds up to one reportable step.
   const double sigma = successive_difference_sigma(series);
   std::vector<Step> found;
   while (true) {
@@ -283,12 +299,14 @@ std::vector<Step> steps_at_cuts(const std::vector<double>& series, std::vector<s
       const double jump = std::fabs(step.after - step.before);
       // Standard error of a difference of two medians of normal samples: 1.2533·σ·√(1/n₁ + 1/n₂).
       const double standard_error =
-          1.2533 * sigma * std::sqrt(1.0 / static_cast<double>(k - lo) + 1.0 / static_cast<double>(hi - k));
+          1.2533 * sigma *
+          std::sqrt(1.0 / static_cast<double>(k - lo) + 1.0 / static_cast<double>(hi - k));
       // Persistence: at least m runs on each side sit nearer their own level than the other one (a
       // cut placed one run early, or a new level seen on fewer than m runs, is not a step yet).
       std::size_t near_before = 0, near_after = 0;
       for (std::size_t r = lo; r < hi; ++r) {
-        const bool nearer_after = std::fabs(series[r] - step.after) < std::fabs(series[r] - step.before);
+        const bool nearer_after =
+            std::fabs(series[r] - step.after) < std::fabs(series[r] - step.before);
         near_before += r < k && !nearer_after;
         near_after += r >= k && nearer_after;
       }
@@ -306,8 +324,8 @@ std::vector<Step> steps_at_cuts(const std::vector<double>& series, std::vector<s
   return found;
 }
 
-std::vector<Step> detect_change_points(const std::vector<double>& series, const ChangePointOptions& options,
-                                       ChangePointWork* work) {
+std::vector<Step> detect_change_points(const std::vector<double>& series,
+                                       const ChangePointOptions& options, ChangePointWork* work) {
   const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
   std::vector<double> logs;
   for (double v : series) logs.push_back(std::log(std::max(v, 1e-300)));
@@ -316,10 +334,11 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
   const auto search = [&](std::size_t begin, std::size_t end) {
     return best_split(logs.data() + begin, end - begin, m, workspace, work);
   };
-  std::vector<std::size_t> cuts = {0, series.size()};  // segment boundaries, sorted
+  std::vector<std::size_t> cuts = {0, series.size()};          // segment boundaries, sorted
   std::vector<BestSplit> splits = {search(0, series.size())};  // splits[i]: of [cuts[i], cuts[i+1])
-  // Bisection: the strongest split over all current segments, kept while the permutation test passes.
-  // A segment's best split is searched once, when the segment is made, not again every round.
+  // Bisection: the strongest split over all current segments, kept while the permutation test
+  // passes. A segment's best split is searched once, when the segment is made, not again every
+  // round.
   while (true) {
     std::size_t strongest = 0;
     for (std::size_t i = 1; i < splits.size(); ++i)
@@ -333,7 +352,8 @@ std::vector<Step> detect_change_points(const std::vector<double>& series, const 
     const std::size_t cut = segment_begin + best.at;
     cuts.insert(cuts.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, cut);
     splits[strongest] = search(segment_begin, cut);
-    splits.insert(splits.begin() + static_cast<std::ptrdiff_t>(strongest) + 1, search(cut, segment_end));
+    splits.insert(splits.begin() + static_cast<std::ptrdiff_t>(strongest) + 1,
+                  search(cut, segment_end));
   }
   return steps_at_cuts(series, std::move(cuts), options);
 }
@@ -350,24 +370,30 @@ int more_runs_needed(const std::vector<double>& series, const ChangePointOptions
   std::vector<double> noise;
   const auto m = static_cast<std::size_t>(std::max(options.min_segment, 1));
   for (std::size_t n = std::max(series.size(), 2 * m); n <= series.size() + kMaxRunsAhead; ++n) {
-    // The level after the step repeats the noise before it (and, for an odd count, adds its median), so
-    // that the two medians differ by the step itself: a step of exactly the minimum, not a coin flip around it.
+    // The level after the step repeats the noise before it (and, for an odd count, adds its
+    // median), so that the two medians differ by the step itself: a step of exactly the minimum,
+    // not a coin flip around it.
     const std::size_t before = n / 2;
     while (noise.size() < before) noise.push_back(normal(rng));
     std::vector<double> first(noise.begin(), noise.begin() + static_cast<std::ptrdiff_t>(before));
     std::vector<double> trial;
     for (double z : first) trial.push_back(level * std::exp(sigma * z));
-    for (double z : first) trial.push_back(level * (1.0 + options.min_magnitude) * (1 + 1e-9) * std::exp(sigma * z));
-    if (n - before > before) trial.push_back(level * (1.0 + options.min_magnitude) * (1 + 1e-9) * std::exp(sigma * median(first)));
+    for (double z : first)
+      trial.push_back(level * (1.0 + options.min_magnitude) * (1 + 1e-9) * std::exp(sigma * z));
+    if (n - before > before)
+      trial.push_back(level * (1.0 + options.min_magnitude) * (1 + 1e-9) *
+                      std::exp(sigma * median(first)));
     if (!detect_change_points(trial, options).empty()) return static_cast<int>(n - series.size());
   }
   return -1;
 }
 
-std::vector<std::string> history_files(const std::string& directory, std::vector<std::string>* problems) {
+std::vector<std::string> history_files(const std::string& directory,
+                                       std::vector<std::string>* problems) {
   namespace fs = std::filesystem;
   std::error_code error;
-  if (!fs::is_directory(directory, error)) throw ResultsError(fmt::format("{}: not a directory", directory));
+  if (!fs::is_directory(directory, error))
+    throw ResultsError(fmt::format("{}: not a directory", directory));
   fs::directory_iterator it(directory, error);
   std::vector<std::string> paths, unusable;
   // Every call that can fail takes an error_code: one bad entry must not end the listing.
@@ -375,21 +401,24 @@ std::vector<std::string> history_files(const std::string& directory, std::vector
     const auto& path = it->path();
     if (path.extension() != ".json") continue;
     std::error_code status_error;
-    const auto status = it->status(status_error);  // follows links: a loop or a dangling one fails here
+    const auto status =
+        it->status(status_error);  // follows links: a loop or a dangling one fails here
     if (status_error)
       unusable.push_back(fmt::format("{}: cannot read: {}", path.string(), status_error.message()));
     else if (fs::is_regular_file(status))
       paths.push_back(path.string());
   }
-  if (error) throw ResultsError(fmt::format("{}: cannot list this directory: {}", directory, error.message()));
+  if (error)
+    throw ResultsError(
+        fmt::format("{}: cannot list this directory: {}", directory, error.message()));
   std::sort(paths.begin(), paths.end());
   std::sort(unusable.begin(), unusable.end());
   if (problems) problems->insert(problems->end(), unusable.begin(), unusable.end());
   return paths;
 }
 
-History load_history(const std::string& directory, const std::string& metric, bool allow_different_machines,
-                     const ChangePointOptions& options) {
+History load_history(const std::string& directory, const std::string& metric,
+                     bool allow_different_machines, const ChangePointOptions& options) {
   History h;
   const auto paths = history_files(directory, &h.ignored);
   h.directory = directory;
@@ -399,14 +428,16 @@ History load_history(const std::string& directory, const std::string& metric, bo
   nlohmann::json first_fingerprint;
   std::string first_path;
   for (const auto& path : paths) {
-    if (const auto why = unreadable(path); !why.empty()) {  // no permission: say so, read the others
+    if (const auto why = unreadable(path);
+        !why.empty()) {  // no permission: say so, read the others
       h.ignored.push_back(fmt::format("{}: cannot read: {}", path, why));
       continue;
     }
     const auto doc = load_for_comparison(path);
     const auto& ob = doc["context"]["offloadbench"];
     if (ob.contains("incomplete") && ob["incomplete"] == true) {
-      h.ignored.push_back(fmt::format("{}: unfinished run (context.offloadbench.incomplete)", path));
+      h.ignored.push_back(
+          fmt::format("{}: unfinished run (context.offloadbench.incomplete)", path));
       continue;
     }
     const auto& fingerprint = doc["context"]["machine_fingerprint"];
@@ -414,13 +445,15 @@ History load_history(const std::string& directory, const std::string& metric, bo
       first_fingerprint = fingerprint;
       first_path = path;
       const auto& context = doc["context"];
-      if (context.contains("host") && context["host"].is_object() && context["host"].contains("hostname") &&
-          context["host"]["hostname"].is_string())
+      if (context.contains("host") && context["host"].is_object() &&
+          context["host"].contains("hostname") && context["host"]["hostname"].is_string())
         h.hostname = context["host"]["hostname"].get<std::string>();
     } else if (const auto diff = fingerprint_differences(first_fingerprint, fingerprint);
                !diff.empty() && !allow_different_machines) {
-      throw ResultsError(fmt::format("{}: machine fingerprint differs from {}'s: {}; keep one machine per "
-                                     "directory or pass --allow-different-machines", path, first_path, diff.front()));
+      throw ResultsError(
+          fmt::format("{}: machine fingerprint differs from {}'s: {}; keep one machine per "
+                      "directory or pass --allow-different-machines",
+                      path, first_path, diff.front()));
     }
     LoadedRun run{{path, context_string(doc, "start_time_utc"), context_string(doc, "git_sha")},
                   benchmark_samples(doc, metric, path)};
@@ -432,13 +465,16 @@ History load_history(const std::string& directory, const std::string& metric, bo
   if (loaded.empty()) {  // what was left out, when anything was, is the likelier story
     std::string left_out;
     if (!h.ignored.empty())
-      left_out = fmt::format(" (left out: {}{})", h.ignored.front(),
-                             h.ignored.size() > 1 ? fmt::format("; and {} more", h.ignored.size() - 1) : "");
-    throw ResultsError(fmt::format("{}: no finished results files (*.json) in this directory{}", directory, left_out));
+      left_out = fmt::format(
+          " (left out: {}{})", h.ignored.front(),
+          h.ignored.size() > 1 ? fmt::format("; and {} more", h.ignored.size() - 1) : "");
+    throw ResultsError(fmt::format("{}: no finished results files (*.json) in this directory{}",
+                                   directory, left_out));
   }
   // ISO 8601 UTC stamps of one format sort as text.
-  std::stable_sort(loaded.begin(), loaded.end(),
-                   [](const auto& a, const auto& b) { return a.run.start_time < b.run.start_time; });
+  std::stable_sort(loaded.begin(), loaded.end(), [](const auto& a, const auto& b) {
+    return a.run.start_time < b.run.start_time;
+  });
 
   std::map<std::string, std::size_t> index;
   for (std::size_t r = 0; r < loaded.size(); ++r) {
@@ -447,10 +483,10 @@ History load_history(const std::string& directory, const std::string& metric, bo
       if (s.values.empty()) continue;
       auto [it, inserted] = index.emplace(s.name, h.benchmarks.size());
       if (inserted) h.benchmarks.push_back({s.name, {}, {}});
-      h.benchmarks[it->second].points.push_back({r, s.values.size(), median(s.values), quantile(s.values, 0.25),
-                                                 quantile(s.values, 0.75),
-                                                 *std::min_element(s.values.begin(), s.values.end()),
-                                                 *std::max_element(s.values.begin(), s.values.end())});
+      h.benchmarks[it->second].points.push_back(
+          {r, s.values.size(), median(s.values), quantile(s.values, 0.25), quantile(s.values, 0.75),
+           *std::min_element(s.values.begin(), s.values.end()),
+           *std::max_element(s.values.begin(), s.values.end())});
     }
   }
   const bool rate = higher_is_better(metric);
@@ -478,10 +514,10 @@ namespace {
 // "a 5% step needs 1 more run before it can be found", or that its noise hides one.
 std::string blind_text(int more_runs, double min_magnitude) {
   if (more_runs < 0)
-    return fmt::format("its run-to-run noise hides a {:.0f}% step even {} runs from now", 100 * min_magnitude,
-                       kMaxRunsAhead);
-  return fmt::format("a {:.0f}% step needs {} more run{} before it can be found", 100 * min_magnitude, more_runs,
-                     more_runs == 1 ? "" : "s");
+    return fmt::format("its run-to-run noise hides a {:.0f}% step even {} runs from now",
+                       100 * min_magnitude, kMaxRunsAhead);
+  return fmt::format("a {:.0f}% step needs {} more run{} before it can be found",
+                     100 * min_magnitude, more_runs, more_runs == 1 ? "" : "s");
 }
 
 }  // namespace
@@ -494,15 +530,18 @@ std::string unseen_steps_note(const History& h) {
     most = std::max(most, b.more_runs_needed);
   }
   if (blind == 0) return "";
-  return fmt::format("{} of {} benchmarks could not have shown a {:.0f}% step yet{}{}", blind, h.benchmarks.size(),
-                     100 * h.options.min_magnitude,
-                     blind > hidden ? fmt::format(" ({} need up to {} more run{})", blind - hidden, most, most == 1 ? "" : "s") : "",
+  return fmt::format("{} of {} benchmarks could not have shown a {:.0f}% step yet{}{}", blind,
+                     h.benchmarks.size(), 100 * h.options.min_magnitude,
+                     blind > hidden ? fmt::format(" ({} need up to {} more run{})", blind - hidden,
+                                                  most, most == 1 ? "" : "s")
+                                    : "",
                      hidden > 0 ? fmt::format(" ({} hide it in their noise)", hidden) : "");
 }
 
 void print_history(std::FILE* out, const History& h, bool every_benchmark) {
-  fmt::print(out, "history of {}: {} runs from {} to {}, {} benchmarks, metric {}\n", h.directory, h.runs.size(),
-             h.runs.front().start_time, h.runs.back().start_time, h.benchmarks.size(), h.metric);
+  fmt::print(out, "history of {}: {} runs from {} to {}, {} benchmarks, metric {}\n", h.directory,
+             h.runs.size(), h.runs.front().start_time, h.runs.back().start_time,
+             h.benchmarks.size(), h.metric);
   for (const auto& why : h.ignored) fmt::print(out, "  ignored {}\n", why);
   int steps = 0, blind = 0;
   std::vector<const BenchmarkHistory*> unlisted_blind;
@@ -516,40 +555,58 @@ void print_history(std::FILE* out, const History& h, bool every_benchmark) {
     fmt::print(out, "{} ({} runs)\n", b.name, b.points.size());
     if (b.change_points.empty())
       fmt::print(out, "  no change point{}\n",
-                 b.more_runs_needed == 0 ? "" : "; " + blind_text(b.more_runs_needed, h.options.min_magnitude));
+                 b.more_runs_needed == 0
+                     ? ""
+                     : "; " + blind_text(b.more_runs_needed, h.options.min_magnitude));
     for (const auto& cp : b.change_points)
       fmt::print(out, "  {:<6} {:+.1f}% at {} (git {}, after {}): median {} -> {}\n",
                  cp.slower ? "SLOWER" : "FASTER", 100 * cp.change, cp.start_time, cp.git_sha,
-                 cp.previous_git_sha, format_metric(cp.before, h.metric), format_metric(cp.after, h.metric));
+                 cp.previous_git_sha, format_metric(cp.before, h.metric),
+                 format_metric(cp.after, h.metric));
   }
-  // Benchmarks that cannot show a step yet are named even without --all: their "no change point" is no news.
+  // Benchmarks that cannot show a step yet are named even without --all: their "no change point" is
+  // no news.
   for (const auto* b : unlisted_blind)
-    fmt::print(out, "{} ({} runs): {}\n", b->name, b->points.size(), blind_text(b->more_runs_needed, h.options.min_magnitude));
+    fmt::print(out, "{} ({} runs): {}\n", b->name, b->points.size(),
+               blind_text(b->more_runs_needed, h.options.min_magnitude));
   const std::string blind_note = blind > 0 ? "; " + unseen_steps_note(h) : "";
   const std::string found = steps == 0 && blind == static_cast<int>(h.benchmarks.size())
                                 ? "no change point could be found yet"
                                 : fmt::format("{} change point(s)", steps);
-  fmt::print(out, "history: {} (min magnitude {:.0f}%, persisting {} runs){}\n", found, 100 * h.options.min_magnitude,
-             h.options.min_segment, blind_note);
+  fmt::print(out, "history: {} (min magnitude {:.0f}%, persisting {} runs){}\n", found,
+             100 * h.options.min_magnitude, h.options.min_segment, blind_note);
 }
 
 nlohmann::json to_json(const History& h) {
   nlohmann::json runs = nlohmann::json::array(), benchmarks = nlohmann::json::array();
-  for (const auto& r : h.runs) runs.push_back({{"path", r.path}, {"start_time_utc", r.start_time}, {"git_sha", r.git_sha}});
+  for (const auto& r : h.runs)
+    runs.push_back({{"path", r.path}, {"start_time_utc", r.start_time}, {"git_sha", r.git_sha}});
   for (const auto& b : h.benchmarks) {
     nlohmann::json points = nlohmann::json::array(), steps = nlohmann::json::array();
     for (const auto& p : b.points)
-      points.push_back({{"run", p.run}, {"repetitions", p.repetitions}, {"median", p.median}, {"q1", p.q1},
-                        {"q3", p.q3}, {"min", p.min}, {"max", p.max}});
+      points.push_back({{"run", p.run},
+                        {"repetitions", p.repetitions},
+                        {"median", p.median},
+                        {"q1", p.q1},
+                        {"q3", p.q3},
+                        {"min", p.min},
+                        {"max", p.max}});
     for (const auto& cp : b.change_points)
-      steps.push_back({{"point", cp.point}, {"git_sha", cp.git_sha}, {"previous_git_sha", cp.previous_git_sha},
-                       {"start_time_utc", cp.start_time}, {"before", cp.before}, {"after", cp.after},
-                       {"change", cp.change}, {"verdict", cp.slower ? "SLOWER" : "FASTER"}});
-    benchmarks.push_back({{"name", b.name},
-                          {"points", points},
-                          {"change_points", steps},
-                          // before a step of min_magnitude could be found; null: its noise hides one
-                          {"more_runs_needed", b.more_runs_needed < 0 ? nlohmann::json() : nlohmann::json(b.more_runs_needed)}});
+      steps.push_back({{"point", cp.point},
+                       {"git_sha", cp.git_sha},
+                       {"previous_git_sha", cp.previous_git_sha},
+                       {"start_time_utc", cp.start_time},
+                       {"before", cp.before},
+                       {"after", cp.after},
+                       {"change", cp.change},
+                       {"verdict", cp.slower ? "SLOWER" : "FASTER"}});
+    benchmarks.push_back(
+        {{"name", b.name},
+         {"points", points},
+         {"change_points", steps},
+         // before a step of min_magnitude could be found; null: its noise hides one
+         {"more_runs_needed",
+          b.more_runs_needed < 0 ? nlohmann::json() : nlohmann::json(b.more_runs_needed)}});
   }
   return without_non_finite({{"directory", h.directory},
                              {"metric", h.metric},

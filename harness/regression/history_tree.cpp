@@ -25,7 +25,9 @@ std::vector<std::filesystem::path> subfolders(const std::string& directory) {
     std::error_code status_error;
     if (it->is_directory(status_error) && !status_error) folders.push_back(it->path());
   }
-  if (error) throw ResultsError(fmt::format("{}: cannot list this directory: {}", directory, error.message()));
+  if (error)
+    throw ResultsError(
+        fmt::format("{}: cannot list this directory: {}", directory, error.message()));
   std::sort(folders.begin(), folders.end());
   return folders;
 }
@@ -33,9 +35,7 @@ std::vector<std::filesystem::path> subfolders(const std::string& directory) {
 bool has_results_files(const std::string& folder) {
   try {
     return !history_files(folder).empty();
-  } catch (const ResultsError&) {
-    return false;
-  }
+  } catch (const ResultsError&) { return false; }
 }
 
 std::string percent(double change) { return fmt::format("{:+.1f}%", 100 * change); }
@@ -53,7 +53,8 @@ bool is_history_tree(const std::string& directory) {
 std::string machine_label(const History& h) {
   const auto& f = h.machine_fingerprint;
   auto text = [&](const char* key) {
-    return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string("?");
+    return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>()
+                                                                  : std::string("?");
   };
   std::string gpus;
   if (f.is_object() && f.contains("gpu_models") && f["gpu_models"].is_array())
@@ -64,8 +65,8 @@ std::string machine_label(const History& h) {
   return fmt::format("{} · {} · driver {}", host, gpus, text("driver"));
 }
 
-HistoryTree load_history_tree(const std::string& directory, const std::string& metric, bool allow_different_machines,
-                              const ChangePointOptions& options) {
+HistoryTree load_history_tree(const std::string& directory, const std::string& metric,
+                              bool allow_different_machines, const ChangePointOptions& options) {
   HistoryTree tree;
   tree.directory = directory;
   for (const auto& folder : subfolders(directory)) {
@@ -79,8 +80,9 @@ HistoryTree load_history_tree(const std::string& directory, const std::string& m
     }
   }
   if (tree.machines.empty())
-    throw ResultsError(fmt::format("{}: no machine folder with finished results files{}", directory,
-                                   tree.ignored.empty() ? std::string() : " (left out: " + tree.ignored.front() + ")"));
+    throw ResultsError(fmt::format(
+        "{}: no machine folder with finished results files{}", directory,
+        tree.ignored.empty() ? std::string() : " (left out: " + tree.ignored.front() + ")"));
   tree.shared_steps = shared_steps(tree.machines);
   return tree;
 }
@@ -96,14 +98,16 @@ std::vector<SharedStep> shared_steps(const std::vector<MachineHistory>& machines
         if (step.machines.empty()) {
           step = {b.name, cp.git_sha, cp.previous_git_sha, cp.slower, {}, 0, cp.change, cp.change};
         }
-        if (step.machines.empty() || step.machines.back() != m.machine) step.machines.push_back(m.machine);
+        if (step.machines.empty() || step.machines.back() != m.machine)
+          step.machines.push_back(m.machine);
         step.smallest_change = std::min(step.smallest_change, cp.change);
         step.largest_change = std::max(step.largest_change, cp.change);
       }
     }
   std::vector<SharedStep> shared;
   for (auto& [key, step] : steps) {
-    if (step.machines.size() < 2 || step.git_sha.empty()) continue;  // without a SHA there is no "same commit"
+    if (step.machines.size() < 2 || step.git_sha.empty())
+      continue;  // without a SHA there is no "same commit"
     step.machines_measured = measured[step.benchmark];
     shared.push_back(std::move(step));
   }
@@ -116,7 +120,8 @@ std::vector<SharedStep> shared_steps(const std::vector<MachineHistory>& machines
 
 void print_history_tree(std::FILE* out, const HistoryTree& tree, bool every_benchmark) {
   const std::string metric = tree.machines.front().history.metric;
-  fmt::print(out, "history of {}: {} machines, metric {}\n", printable(tree.directory), tree.machines.size(), metric);
+  fmt::print(out, "history of {}: {} machines, metric {}\n", printable(tree.directory),
+             tree.machines.size(), metric);
   for (const auto& why : tree.ignored) fmt::print(out, "  left out {}\n", printable(why));
   // (benchmark, sha, direction) → shared, so each machine's table can point at the line above.
   std::map<std::tuple<std::string, std::string, bool>, const SharedStep*> shared;
@@ -125,19 +130,22 @@ void print_history_tree(std::FILE* out, const HistoryTree& tree, bool every_benc
   for (const auto& s : tree.shared_steps) {
     std::string machines;
     for (const auto& m : s.machines) machines += (machines.empty() ? "" : ", ") + printable(m);
-    const auto change = s.smallest_change == s.largest_change
-                            ? percent(s.smallest_change)
-                            : fmt::format("{} to {}", percent(s.smallest_change), percent(s.largest_change));
+    const auto change =
+        s.smallest_change == s.largest_change
+            ? percent(s.smallest_change)
+            : fmt::format("{} to {}", percent(s.smallest_change), percent(s.largest_change));
     fmt::print(out, "  {:<6} {} appeared in {} (after {}) on {} of {} machines ({}): {}\n",
                s.slower ? "SLOWER" : "FASTER", printable(s.benchmark), printable(s.git_sha),
-               printable(s.previous_git_sha), s.machines.size(), s.machines_measured, machines, change);
+               printable(s.previous_git_sha), s.machines.size(), s.machines_measured, machines,
+               change);
   }
-  std::size_t total = 0, blind = 0;  // blind: machines with benchmarks that could not show a step yet
+  std::size_t total = 0,
+              blind = 0;  // blind: machines with benchmarks that could not show a step yet
   for (const auto& m : tree.machines) {
     const auto& h = m.history;
-    fmt::print(out, "machine {} ({}): {} runs from {} to {}, {} benchmarks\n", printable(m.machine), printable(m.label),
-               h.runs.size(), printable(h.runs.front().start_time), printable(h.runs.back().start_time),
-               h.benchmarks.size());
+    fmt::print(out, "machine {} ({}): {} runs from {} to {}, {} benchmarks\n", printable(m.machine),
+               printable(m.label), h.runs.size(), printable(h.runs.front().start_time),
+               printable(h.runs.back().start_time), h.benchmarks.size());
     for (const auto& why : h.ignored) fmt::print(out, "  ignored {}\n", printable(why));
     std::size_t steps = 0;
     for (const auto& b : h.benchmarks) {
@@ -147,27 +155,36 @@ void print_history_tree(std::FILE* out, const HistoryTree& tree, bool every_benc
         ++steps;
         const auto it = shared.find({b.name, cp.git_sha, cp.slower});
         const std::string where =
-            it == shared.end() ? fmt::format("at {} (git {}, after {}): median {} -> {}", printable(cp.start_time),
-                                             printable(cp.git_sha), printable(cp.previous_git_sha),
-                                             format_metric(cp.before, metric), format_metric(cp.after, metric))
-                               : fmt::format("in {}, on {} machines (above)", printable(cp.git_sha),
-                                             it->second->machines.size());
-        fmt::print(out, "  {:<6} {:>7}  {} {}\n", cp.slower ? "SLOWER" : "FASTER", percent(cp.change),
-                   printable(b.name), where);
+            it == shared.end()
+                ? fmt::format("at {} (git {}, after {}): median {} -> {}", printable(cp.start_time),
+                              printable(cp.git_sha), printable(cp.previous_git_sha),
+                              format_metric(cp.before, metric), format_metric(cp.after, metric))
+                : fmt::format("in {}, on {} machines (above)", printable(cp.git_sha),
+                              it->second->machines.size());
+        fmt::print(out, "  {:<6} {:>7}  {} {}\n", cp.slower ? "SLOWER" : "FASTER",
+                   percent(cp.change), printable(b.name), where);
       }
     }
     const auto unseen = unseen_steps_note(h);
-    if (steps == 0) fmt::print(out, "  no change point{}\n", unseen.empty() ? "" : "; " + unseen);
-    else if (!unseen.empty()) fmt::print(out, "  {}\n", unseen);
+    if (steps == 0)
+      fmt::print(out, "  no change point{}\n", unseen.empty() ? "" : "; " + unseen);
+    else if (!unseen.empty())
+      fmt::print(out, "  {}\n", unseen);
     total += steps;
     blind += !unseen.empty();
   }
   const auto& o = tree.machines.front().history.options;
-  fmt::print(out, "history: {} change point(s) on {} machines, {} of them at one commit on several (min magnitude "
-             "{:.0f}%, persisting {} runs){}\n", total, tree.machines.size(), tree.shared_steps.size(),
-             100 * o.min_magnitude, o.min_segment,
-             blind > 0 ? fmt::format("; on {} machine(s) some benchmarks could not have shown such a step yet (above)", blind)
-                       : "");
+  fmt::print(
+      out,
+      "history: {} change point(s) on {} machines, {} of them at one commit on several (min "
+      "magnitude "
+      "{:.0f}%, persisting {} runs){}\n",
+      total, tree.machines.size(), tree.shared_steps.size(), 100 * o.min_magnitude, o.min_segment,
+      blind > 0
+          ? fmt::format(
+                "; on {} machine(s) some benchmarks could not have shown such a step yet (above)",
+                blind)
+          : "");
 }
 
 nlohmann::json to_json(const HistoryTree& tree) {
@@ -180,9 +197,13 @@ nlohmann::json to_json(const HistoryTree& tree) {
     machines.push_back(std::move(entry));
   }
   for (const auto& s : tree.shared_steps)
-    shared.push_back({{"benchmark", s.benchmark}, {"git_sha", s.git_sha}, {"previous_git_sha", s.previous_git_sha},
-                      {"verdict", s.slower ? "SLOWER" : "FASTER"}, {"machines", s.machines},
-                      {"machines_measured", s.machines_measured}, {"smallest_change", s.smallest_change},
+    shared.push_back({{"benchmark", s.benchmark},
+                      {"git_sha", s.git_sha},
+                      {"previous_git_sha", s.previous_git_sha},
+                      {"verdict", s.slower ? "SLOWER" : "FASTER"},
+                      {"machines", s.machines},
+                      {"machines_measured", s.machines_measured},
+                      {"smallest_change", s.smallest_change},
                       {"largest_change", s.largest_change}});
   return without_non_finite({{"directory", tree.directory},
                              {"metric", first.metric},

@@ -15,13 +15,14 @@ namespace offloadbench {
 
 struct MachineHistory {
   std::string machine;  // the folder's name (the fingerprint id in the nightly tree)
-  std::string label;    // host · GPU · driver (or host · CPU · no GPU), from the first file read
+  std::string label;  // host · GPU · driver (or host · CPU · no GPU), from the first file read
   History history;
 };
 
 // One step (benchmark, commit, direction) seen on more than one machine.
 struct SharedStep {
-  std::string benchmark, git_sha, previous_git_sha;  // previous_git_sha: of the first machine listed
+  std::string benchmark, git_sha,
+      previous_git_sha;  // previous_git_sha: of the first machine listed
   bool slower = false;
   std::vector<std::string> machines;  // folders where it appeared, in the tree's order
   std::size_t machines_measured = 0;  // machines whose history has this benchmark at all
@@ -38,11 +39,11 @@ struct HistoryTree {
 // Whether DIR is a tree of machines: it has no *.json of its own, and a subfolder that has.
 bool is_history_tree(const std::string& directory);
 
-// Every subfolder of DIR with *.json files, each read as load_history reads a folder. A machine whose
-// folder cannot be read (a bad file, mixed machines) is left out and named in `ignored` with the
-// reason; throws ResultsError when no machine can be read.
-HistoryTree load_history_tree(const std::string& directory, const std::string& metric, bool allow_different_machines,
-                              const ChangePointOptions& options);
+// Every subfolder of DIR with *.json files, each read as load_history reads a folder. A machine
+// whose folder cannot be read (a bad file, mixed machines) is left out and named in `ignored` with
+// the reason; throws ResultsError when no machine can be read.
+HistoryTree load_history_tree(const std::string& directory, const std::string& metric,
+                              bool allow_different_machines, const ChangePointOptions& options);
 
 // The steps found at the same commit, in the same direction, on at least two machines.
 std::vector<SharedStep> shared_steps(const std::vector<MachineHistory>& machines);

@@ -24,7 +24,8 @@ Ranks rank_absolute(const std::vector<double>& d) {
   std::vector<double> nonzero;
   for (double v : d)
     if (v != 0) nonzero.push_back(v);
-  std::sort(nonzero.begin(), nonzero.end(), [](double a, double b) { return std::fabs(a) < std::fabs(b); });
+  std::sort(nonzero.begin(), nonzero.end(),
+            [](double a, double b) { return std::fabs(a) < std::fabs(b); });
   Ranks r;
   r.n = nonzero.size();
   for (std::size_t i = 0; i < nonzero.size();) {
@@ -53,7 +54,8 @@ std::vector<double> signed_rank_null_cdf(std::size_t n) {
   return probability;
 }
 
-SignedRankResult wilcoxon_signed_rank(const std::vector<double>& d, Alternative alternative, int exact_limit) {
+SignedRankResult wilcoxon_signed_rank(const std::vector<double>& d, Alternative alternative,
+                                      int exact_limit) {
   const auto ranks = rank_absolute(d);
   SignedRankResult r{ranks.r_plus, ranks.n, 1.0, ""};
   if (ranks.n == 0) return r;  // nothing but zeros: no evidence either way
@@ -64,9 +66,15 @@ SignedRankResult wilcoxon_signed_rank(const std::vector<double>& d, Alternative 
     const auto t = static_cast<std::size_t>(std::llround(ranks.r_plus));
     const double at_most = cdf[t], at_least = 1 - (t > 0 ? cdf[t - 1] : 0.0);
     switch (alternative) {
-      case Alternative::greater: r.p_value = at_least; break;
-      case Alternative::less: r.p_value = at_most; break;
-      case Alternative::two_sided: r.p_value = std::min(1.0, 2 * std::min(at_most, at_least)); break;
+      case Alternative::greater:
+        r.p_value = at_least;
+        break;
+      case Alternative::less:
+        r.p_value = at_most;
+        break;
+      case Alternative::two_sided:
+        r.p_value = std::min(1.0, 2 * std::min(at_most, at_least));
+        break;
     }
     return r;
   }
@@ -74,9 +82,15 @@ SignedRankResult wilcoxon_signed_rank(const std::vector<double>& d, Alternative 
   const double variance = n * (n + 1) * (2 * n + 1) / 24 - ranks.tie_term / 48;
   const double z = variance > 0 ? (ranks.r_plus - mean) / std::sqrt(variance) : 0.0;
   switch (alternative) {
-    case Alternative::greater: r.p_value = normal_upper_tail(z); break;
-    case Alternative::less: r.p_value = normal_upper_tail(-z); break;
-    case Alternative::two_sided: r.p_value = std::min(1.0, 2 * normal_upper_tail(std::fabs(z))); break;
+    case Alternative::greater:
+      r.p_value = normal_upper_tail(z);
+      break;
+    case Alternative::less:
+      r.p_value = normal_upper_tail(-z);
+      break;
+    case Alternative::two_sided:
+      r.p_value = std::min(1.0, 2 * normal_upper_tail(std::fabs(z)));
+      break;
   }
   return r;
 }
@@ -110,7 +124,8 @@ std::vector<double> holm_adjust(const std::vector<double>& p_values) {
   const std::size_t m = p_values.size();
   std::vector<std::size_t> order(m);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return p_values[a] < p_values[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return p_values[a] < p_values[b]; });
   std::vector<double> adjusted(m);
   double running = 0;
   for (std::size_t i = 0; i < m; ++i) {

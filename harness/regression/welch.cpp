@@ -13,7 +13,9 @@ namespace offloadbench {
 
 namespace {
 
-double mean_of(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
+double mean_of(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
 
 double variance_of(const std::vector<double>& v) {
   const double m = mean_of(v);
@@ -41,14 +43,17 @@ double student_t_upper_quantile(double p, double df) {
   return boost::math::quantile(boost::math::complement(student_t(df), p));
 }
 
-WelchResult welch_t(const std::vector<double>& base, const std::vector<double>& candidate, double shift) {
-  if (base.size() < 2 || candidate.size() < 2) throw std::invalid_argument("Welch's t needs two values a side");
+WelchResult welch_t(const std::vector<double>& base, const std::vector<double>& candidate,
+                    double shift) {
+  if (base.size() < 2 || candidate.size() < 2)
+    throw std::invalid_argument("Welch's t needs two values a side");
   const double nb = static_cast<double>(base.size()), nc = static_cast<double>(candidate.size());
   const double vb = variance_of(base) / nb, vc = variance_of(candidate) / nc;
   WelchResult w;
   w.difference = mean_of(candidate) - mean_of(base) - shift;
   w.standard_error = std::sqrt(vb + vc);
-  w.df = vb + vc > 0 ? (vb + vc) * (vb + vc) / (vb * vb / (nb - 1) + vc * vc / (nc - 1)) : nb + nc - 2;
+  w.df =
+      vb + vc > 0 ? (vb + vc) * (vb + vc) / (vb * vb / (nb - 1) + vc * vc / (nc - 1)) : nb + nc - 2;
   w.t = w.standard_error > 0 ? w.difference / w.standard_error
         : w.difference == 0  ? 0.0
                              : std::copysign(std::numeric_limits<double>::infinity(), w.difference);

@@ -41,16 +41,19 @@ std::string target_problem(const std::string& path) {
   if (path.back() == '/') return "names a folder, not a file";
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) return std::strerror(errno);  // ENOTDIR: a part of the folder path is a file
+    if (errno != ENOENT)
+      return std::strerror(errno);  // ENOTDIR: a part of the folder path is a file
     struct stat parent {};
     const std::string folder = parent_folder(path);
-    if (stat(folder.c_str(), &parent) != 0) return fmt::format("folder '{}': {}", folder, std::strerror(errno));
+    if (stat(folder.c_str(), &parent) != 0)
+      return fmt::format("folder '{}': {}", folder, std::strerror(errno));
     if (!S_ISDIR(parent.st_mode)) return fmt::format("'{}' is not a folder", folder);
     return "";
   }
   if (S_ISLNK(st.st_mode)) return "is a symbolic link (give the file it points to)";
   if (S_ISDIR(st.st_mode)) return "is a directory";
-  if (!S_ISREG(st.st_mode)) return "is not a regular file (a device, FIFO or socket); it is left alone";
+  if (!S_ISREG(st.st_mode))
+    return "is not a regular file (a device, FIFO or socket); it is left alone";
   return "";
 }
 
@@ -70,7 +73,8 @@ std::string temporary_root() {
 
 mode_t new_file_mode(const std::string& path) {
   struct stat st {};
-  if (stat(path.c_str(), &st) == 0) return st.st_mode & 07777;  // keep the replaced file's permissions
+  if (stat(path.c_str(), &st) == 0)
+    return st.st_mode & 07777;  // keep the replaced file's permissions
   const mode_t mask = umask(0);
   umask(mask);
   return 0666 & ~mask;
@@ -85,12 +89,13 @@ std::string read_regular_file(const std::string& path, std::uint64_t max_bytes) 
   if (file.fd < 0) throw FileError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
   if (fstat(file.fd, &st) != 0) throw FileError(fmt::format("{}: {}", path, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) throw FileError(fmt::format("{}: is a directory, not a results file", path));
+  if (S_ISDIR(st.st_mode))
+    throw FileError(fmt::format("{}: is a directory, not a results file", path));
   if (!S_ISREG(st.st_mode))
     throw FileError(fmt::format("{}: is not a regular file (a device, FIFO or socket)", path));
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
-    throw FileError(fmt::format("{}: is {} bytes, more than the {} bytes offloadbench reads", path, st.st_size,
-                                max_bytes));
+    throw FileError(fmt::format("{}: is {} bytes, more than the {} bytes offloadbench reads", path,
+                                st.st_size, max_bytes));
   std::string text(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t done = 0;
   while (done < text.size()) {
@@ -110,21 +115,27 @@ void check_output_path(const std::string& path, const std::string& option) {
   // Prove now that the folder takes a new file, rather than fail after the work is done.
   std::string probe = fmt::format("{}.probe.XXXXXX", path);
   FileDescriptor file{mkstemp(probe.data())};
-  if (file.fd < 0) throw FileError(fmt::format("{} '{}': cannot write there: {}", option, path, std::strerror(errno)));
+  if (file.fd < 0)
+    throw FileError(
+        fmt::format("{} '{}': cannot write there: {}", option, path, std::strerror(errno)));
   unlink(probe.c_str());
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-  if (auto problem = target_problem(path); !problem.empty()) throw FileError(fmt::format("'{}': {}", path, problem));
+  if (auto problem = target_problem(path); !problem.empty())
+    throw FileError(fmt::format("'{}': {}", path, problem));
   std::string temporary = fmt::format("{}.tmp.XXXXXX", path);
   FileDescriptor file{mkstemp(temporary.data())};
-  if (file.fd < 0) throw std::runtime_error(fmt::format("cannot write beside '{}': {}", path, std::strerror(errno)));
+  if (file.fd < 0)
+    throw std::runtime_error(
+        fmt::format("cannot write beside '{}': {}", path, std::strerror(errno)));
   auto fail = [&](const char* what) {
     const int err = errno;
     unlink(temporary.c_str());
     throw std::runtime_error(fmt::format("{} '{}': {}", what, path, std::strerror(err)));
   };
-  fchmod(file.fd, new_file_mode(path));  // mkstemp makes 0600; a results file is as readable as any other
+  fchmod(file.fd,
+         new_file_mode(path));  // mkstemp makes 0600; a results file is as readable as any other
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t wrote = write(file.fd, text.data() + done, text.size() - done);
@@ -140,20 +151,23 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   if (rename(temporary.c_str(), path.c_str()) != 0) fail("cannot replace");
 }
 
-void check_not_same_file(const std::string& output, const std::string& option, const std::string& other,
-                         const std::string& what) {
+void check_not_same_file(const std::string& output, const std::string& option,
+                         const std::string& other, const std::string& what) {
   dev_t out_dev{}, other_dev{};
   ino_t out_ino{}, other_ino{};
-  const bool out_exists = identity(output, out_dev, out_ino), other_exists = identity(other, other_dev, other_ino);
+  const bool out_exists = identity(output, out_dev, out_ino),
+             other_exists = identity(other, other_dev, other_ino);
   bool same = out_exists && other_exists && out_dev == other_dev && out_ino == other_ino;
-  if (!out_exists && !other_exists) {  // two new paths: the same name in the same folder ("x" and "./x")
+  if (!out_exists &&
+      !other_exists) {  // two new paths: the same name in the same folder ("x" and "./x")
     const auto name = [](const std::string& p) { return p.substr(p.rfind('/') + 1); };
     same = name(output) == name(other) && identity(parent_folder(output), out_dev, out_ino) &&
-           identity(parent_folder(other), other_dev, other_ino) && out_dev == other_dev && out_ino == other_ino;
+           identity(parent_folder(other), other_dev, other_ino) && out_dev == other_dev &&
+           out_ino == other_ino;
   }
   if (same)
-    throw FileError(fmt::format("{} '{}' is the same file as {} '{}': writing it would destroy it", option, output,
-                                what, other));
+    throw FileError(fmt::format("{} '{}' is the same file as {} '{}': writing it would destroy it",
+                                option, output, what, other));
 }
 
 int create_new_file(const std::string& path) {
@@ -179,13 +193,15 @@ void remove_stale_temporaries(const std::string& path) {
     const std::string found = entry->d_name;
     for (const std::string kind : {".tmp.", ".probe."}) {
       const std::string prefix = name + kind;
-      if (found.size() != prefix.size() + 6 || found.compare(0, prefix.size(), prefix) != 0) continue;
+      if (found.size() != prefix.size() + 6 || found.compare(0, prefix.size(), prefix) != 0)
+        continue;
       if (!std::all_of(found.begin() + static_cast<std::ptrdiff_t>(prefix.size()), found.end(),
                        [](unsigned char c) { return std::isalnum(c) != 0; }))
         continue;
       const std::string stale = folder + "/" + found;
       struct stat st {};
-      if (lstat(stale.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(stale.c_str());  // never a link's target
+      if (lstat(stale.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        unlink(stale.c_str());  // never a link's target
     }
   }
   closedir(dir);
@@ -198,15 +214,19 @@ OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
   for (int attempt = 0; attempt < 2; ++attempt) {
     // O_NOFOLLOW: a link planted at <path>.lock must not make us create or lock the file it names.
     fd_ = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw FileError(fmt::format("cannot create the lock '{}': {}", lock_path_, std::strerror(errno)));
+    if (fd_ < 0)
+      throw FileError(
+          fmt::format("cannot create the lock '{}': {}", lock_path_, std::strerror(errno)));
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       close(fd_);
       fd_ = -1;
-      throw FileError(fmt::format("another offloadbench run is writing '{}' (it holds '{}')", path, lock_path_));
+      throw FileError(fmt::format("another offloadbench run is writing '{}' (it holds '{}')", path,
+                                  lock_path_));
     }
-    struct stat held {}, named {};
-    if (fstat(fd_, &held) == 0 && stat(lock_path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
-        held.st_dev == named.st_dev) {
+    struct stat held {
+    }, named{};
+    if (fstat(fd_, &held) == 0 && stat(lock_path_.c_str(), &named) == 0 &&
+        held.st_ino == named.st_ino && held.st_dev == named.st_dev) {
       remove_stale_temporaries(path);
       return;
     }
@@ -218,7 +238,8 @@ OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
 
 void OutputLock::release() {
   if (fd_ < 0) return;
-  unlink(lock_path_.c_str());  // while still holding it, so no second writer locks a file about to vanish
+  unlink(lock_path_
+             .c_str());  // while still holding it, so no second writer locks a file about to vanish
   close(fd_);
   fd_ = -1;
 }
@@ -231,7 +252,8 @@ namespace {
 
 // "<prefix>-<pid>-XXXXXX" → pid, or 0 when `name` is not such a folder name.
 pid_t owner_pid(const std::string& name, const std::string& prefix) {
-  if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size() + 1, prefix + "-") != 0) return 0;
+  if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size() + 1, prefix + "-") != 0)
+    return 0;
   const auto digits = name.substr(prefix.size() + 1);
   const auto dash = digits.find('-');
   if (dash == 0 || dash == std::string::npos || digits.size() - dash - 1 != 6) return 0;
@@ -243,7 +265,8 @@ pid_t owner_pid(const std::string& name, const std::string& prefix) {
   return pid;
 }
 
-// Folders "<prefix>-<pid>-XXXXXX" in `folder` that this user owns (not links) and whose process is gone.
+// Folders "<prefix>-<pid>-XXXXXX" in `folder` that this user owns (not links) and whose process is
+// gone.
 void remove_abandoned_folders(const std::string& folder, const std::string& prefix) {
   DIR* dir = opendir(folder.c_str());
   if (!dir) return;
@@ -276,12 +299,16 @@ std::string make_owned_folder(const std::string& parent, const std::string& pref
   return pattern;
 }
 
-std::string make_temporary_folder(const std::string& prefix) { return make_owned_folder(temporary_root(), prefix); }
+std::string make_temporary_folder(const std::string& prefix) {
+  return make_owned_folder(temporary_root(), prefix);
+}
 
 TemporaryFile::TemporaryFile(const std::string& prefix, const std::string& suffix) {
   std::string pattern = fmt::format("{}/{}-XXXXXX{}", temporary_root(), prefix, suffix);
   const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot make a temporary file {}: {}", pattern, std::strerror(errno)));
+  if (fd < 0)
+    throw std::runtime_error(
+        fmt::format("cannot make a temporary file {}: {}", pattern, std::strerror(errno)));
   ::close(fd);
   path_ = pattern;
 }

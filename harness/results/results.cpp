@@ -20,8 +20,10 @@ namespace {
 std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& code_point) {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
   const unsigned lead = byte(0);
-  const std::size_t length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3
-                             : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+  const std::size_t length = lead >= 0xc2 && lead <= 0xdf   ? 2
+                             : lead >= 0xe0 && lead <= 0xef ? 3
+                             : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                                            : 0;
   if (length == 0 || i + length > text.size()) return 0;
   code_point = lead & (0x7f >> length);
   for (std::size_t k = 1; k < length; ++k) {
@@ -29,7 +31,8 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& code_p
     code_point = code_point << 6 | (byte(k) & 0x3f);
   }
   const char32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code_point < smallest[length] || code_point > 0x10ffff || (code_point >= 0xd800 && code_point <= 0xdfff))
+  if (code_point < smallest[length] || code_point > 0x10ffff ||
+      (code_point >= 0xd800 && code_point <= 0xdfff))
     return 0;
   return length;
 }
@@ -45,16 +48,22 @@ std::string printable(std::string_view text) {
       out += static_cast<char>(c);
       ++i;
     } else if (c < 0x80) {  // C0 control or DEL
-      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : fmt::format("\\x{:02x}", c);
+      out += c == '\n'   ? "\\n"
+             : c == '\r' ? "\\r"
+             : c == '\t' ? "\\t"
+                         : fmt::format("\\x{:02x}", c);
       ++i;
     } else if (char32_t cp = 0; const auto length = utf8_sequence(text, i, cp)) {
-      const bool control = cp <= 0x9f || cp == 0x2028 || cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
-                           (cp >= 0x2066 && cp <= 0x2069);
-      if (control) out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(cp));
-      else out.append(text, i, length);
+      const bool control = cp <= 0x9f || cp == 0x2028 || cp == 0x2029 ||
+                           (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+      if (control)
+        out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(cp));
+      else
+        out.append(text, i, length);
       i += length;
     } else {
-      out += fmt::format("\\x{:02x}", c);  // a lone byte: a C1 control to a Latin-1 terminal (0x9b is CSI)
+      out += fmt::format("\\x{:02x}",
+                         c);  // a lone byte: a C1 control to a Latin-1 terminal (0x9b is CSI)
       ++i;
     }
   }
@@ -64,7 +73,8 @@ std::string printable(std::string_view text) {
 std::string markdown_cell(std::string_view text) {
   std::string out;
   for (const char c : printable(text)) {
-    if (std::ispunct(static_cast<unsigned char>(c))) out += '\\';  // CommonMark: any ASCII punctuation
+    if (std::ispunct(static_cast<unsigned char>(c)))
+      out += '\\';  // CommonMark: any ASCII punctuation
     out += c;
   }
   return out;
@@ -80,8 +90,10 @@ std::string markdown_code(std::string_view text, bool in_table) {
     inner += c;
   }
   const std::string fence(longest + 1, '`');
-  // A span whose text starts or ends with a backtick needs a space there; one space each side is dropped.
-  const bool pad = !inner.empty() && (inner.front() == '`' || inner.back() == '`' || inner.front() == ' ');
+  // A span whose text starts or ends with a backtick needs a space there; one space each side is
+  // dropped.
+  const bool pad =
+      !inner.empty() && (inner.front() == '`' || inner.back() == '`' || inner.front() == ' ');
   return pad ? fence + " " + inner + " " + fence : fence + inner + fence;
 }
 
@@ -92,7 +104,8 @@ nlohmann::json without_non_finite(const nlohmann::json& value) {
   }
   if (value.is_object()) {
     nlohmann::json out = nlohmann::json::object();
-    for (auto it = value.begin(); it != value.end(); ++it) out[it.key()] = without_non_finite(it.value());
+    for (auto it = value.begin(); it != value.end(); ++it)
+      out[it.key()] = without_non_finite(it.value());
     return out;
   }
   if (value.is_array()) {
@@ -115,8 +128,10 @@ bool all_finite(const nlohmann::json& value) {
 
 void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
   // The copy without NaN/Infinity only when there is one: a large document is then dumped as it is.
-  if (all_finite(doc)) write_file_atomically(path, doc.dump(2) + "\n");
-  else write_file_atomically(path, without_non_finite(doc).dump(2) + "\n");
+  if (all_finite(doc))
+    write_file_atomically(path, doc.dump(2) + "\n");
+  else
+    write_file_atomically(path, without_non_finite(doc).dump(2) + "\n");
 }
 
 std::size_t nesting_depth(const std::string& text) {
@@ -125,8 +140,10 @@ std::size_t nesting_depth(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;  // skip the escaped character
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;  // skip the escaped character
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -140,9 +157,9 @@ std::size_t nesting_depth(const std::string& text) {
 
 namespace {
 
-// Every reader pools the iteration rows of one name as repetitions of one case: rows of one name with
-// different units or thread counts (a merged or edited file) would be pooled as if alike, and a time
-// without its unit would be read as nanoseconds. "" when the rows are consistent.
+// Every reader pools the iteration rows of one name as repetitions of one case: rows of one name
+// with different units or thread counts (a merged or edited file) would be pooled as if alike, and
+// a time without its unit would be read as nanoseconds. "" when the rows are consistent.
 std::string rows_problem(const nlohmann::json& rows) {
   std::map<std::string, std::size_t> first;  // name -> its first iteration row
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -157,11 +174,14 @@ std::string rows_problem(const nlohmann::json& rows) {
     if (added) continue;
     const auto& other = rows[found->second];
     for (const char* key : {"time_unit", "threads"}) {
-      const auto mine = row.value(key, nlohmann::json()), theirs = other.value(key, nlohmann::json());
+      const auto mine = row.value(key, nlohmann::json()),
+                 theirs = other.value(key, nlohmann::json());
       if (mine != theirs)
-        return fmt::format("benchmarks[{}] ('{}').{} is {}, but benchmarks[{}] of the same name has {} (the rows of "
-                           "one name are repetitions of one case and must agree)", i, printable(name), key,
-                           mine.dump(), found->second, theirs.dump());
+        return fmt::format(
+            "benchmarks[{}] ('{}').{} is {}, but benchmarks[{}] of the same name has {} (the rows "
+            "of "
+            "one name are repetitions of one case and must agree)",
+            i, printable(name), key, mine.dump(), found->second, theirs.dump());
     }
   }
   return "";
@@ -170,10 +190,13 @@ std::string rows_problem(const nlohmann::json& rows) {
 }  // namespace
 
 void check_results(const nlohmann::json& doc, const std::string& origin) {
-  auto fail = [&](const std::string& problem) { throw ResultsError(fmt::format("{}: {}", origin, problem)); };
+  auto fail = [&](const std::string& problem) {
+    throw ResultsError(fmt::format("{}: {}", origin, problem));
+  };
   if (!doc.is_object()) fail("not a results file (top level is not a JSON object)");
   if (!doc.contains("context") || !doc["context"].is_object()) fail("missing 'context' object");
-  if (!doc.contains("benchmarks") || !doc["benchmarks"].is_array()) fail("missing 'benchmarks' array");
+  if (!doc.contains("benchmarks") || !doc["benchmarks"].is_array())
+    fail("missing 'benchmarks' array");
   const auto& ctx = doc["context"];
   if (!ctx.contains("offloadbench") || !ctx["offloadbench"].is_object())
     fail("missing 'context.offloadbench' (not written by offloadbench?)");
@@ -182,8 +205,8 @@ void check_results(const nlohmann::json& doc, const std::string& origin) {
     fail("missing 'context.offloadbench.schema_version'");
   // Compared as JSON integers: 4294967297 must not pass as 1 through a cast to int.
   if (ob["schema_version"] != kResultsSchemaVersion)
-    fail(fmt::format("schema version {} is not supported (this build reads version {})", ob["schema_version"].dump(),
-                     kResultsSchemaVersion));
+    fail(fmt::format("schema version {} is not supported (this build reads version {})",
+                     ob["schema_version"].dump(), kResultsSchemaVersion));
   std::size_t i = 0;
   for (const auto& row : doc["benchmarks"]) {
     if (!row.is_object() || !row.contains("name") || !row["name"].is_string())
@@ -200,13 +223,13 @@ nlohmann::json load_results(const std::string& path) {
   std::string text;
   try {
     text = read_regular_file(path);
-  } catch (const FileError& e) {
-    throw ResultsError(e.what());
-  }
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ResultsError(fmt::format("{}: empty file", path));
+  } catch (const FileError& e) { throw ResultsError(e.what()); }
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw ResultsError(fmt::format("{}: empty file", path));
   if (nesting_depth(text) > kMaxNestingDepth)
-    throw ResultsError(fmt::format("{}: JSON nested deeper than {} levels (a results file needs fewer than 10)", path,
-                                   kMaxNestingDepth));
+    throw ResultsError(
+        fmt::format("{}: JSON nested deeper than {} levels (a results file needs fewer than 10)",
+                    path, kMaxNestingDepth));
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -222,8 +245,10 @@ nlohmann::json load_results(const std::string& path) {
 std::vector<const nlohmann::json*> iteration_row_pointers(const nlohmann::json& doc) {
   std::vector<const nlohmann::json*> rows;
   for (const auto& row : doc.at("benchmarks")) {
-    const auto type = row.find("run_type");  // no string copied: this runs once per row of large files
-    if (type != row.end() && type->is_string() && type->get_ref<const std::string&>() == "iteration")
+    const auto type =
+        row.find("run_type");  // no string copied: this runs once per row of large files
+    if (type != row.end() && type->is_string() &&
+        type->get_ref<const std::string&>() == "iteration")
       rows.push_back(&row);
   }
   return rows;

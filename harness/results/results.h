@@ -1,6 +1,7 @@
 // The results file: a superset of Google Benchmark's JSON ({context, benchmarks}) that every other
-// part of offloadbench reads. Written atomically; loaded with checks that name the file and the problem.
-// docs/results-schema.md lists every field; docs/results.schema.json is the machine-checkable form.
+// part of offloadbench reads. Written atomically; loaded with checks that name the file and the
+// problem. docs/results-schema.md lists every field; docs/results.schema.json is the
+// machine-checkable form.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -18,10 +19,11 @@ struct ResultsError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// `text` (a name, reason or path taken from an input file) made safe to print on one line of a terminal
-// or CI log: C0 controls (newline included), DEL, C1 controls, line separators and bidi overrides become
-// \r, \n, \t, \xNN or \uNNNN, and bytes that are not UTF-8 become \xNN. Otherwise a name holding CR or
-// ESC [2K could overwrite the line it is on and forge a verdict. Valid printable UTF-8 passes unchanged.
+// `text` (a name, reason or path taken from an input file) made safe to print on one line of a
+// terminal or CI log: C0 controls (newline included), DEL, C1 controls, line separators and bidi
+// overrides become \r, \n, \t, \xNN or \uNNNN, and bytes that are not UTF-8 become \xNN. Otherwise
+// a name holding CR or ESC [2K could overwrite the line it is on and forge a verdict. Valid
+// printable UTF-8 passes unchanged.
 std::string printable(std::string_view text);
 
 // printable(text) as plain Markdown text (a table cell): every ASCII punctuation character is
@@ -41,14 +43,15 @@ nlohmann::json without_non_finite(const nlohmann::json& value);
 // beside `path` renamed over it, and only over a regular file or a new path (FileError otherwise).
 void write_json_atomically(const std::string& path, const nlohmann::json& doc);
 
-// Deeper JSON is refused before parsing: the recursive walks over a document would overflow the stack.
+// Deeper JSON is refused before parsing: the recursive walks over a document would overflow the
+// stack.
 inline constexpr std::size_t kMaxNestingDepth = 64;
 
 // How deeply arrays and objects nest in JSON text (brackets inside strings do not count).
 std::size_t nesting_depth(const std::string& text);
 
-// Reads and checks a results file: a regular file of bounded size, nesting depth, JSON syntax, schema
-// version, context and benchmarks present, every row named, and every field of the type that
+// Reads and checks a results file: a regular file of bounded size, nesting depth, JSON syntax,
+// schema version, context and benchmarks present, every row named, and every field of the type that
 // docs/results.schema.json gives it. Throws ResultsError naming the file, the row and the field.
 nlohmann::json load_results(const std::string& path);
 

@@ -24,11 +24,16 @@ std::uint64_t parse_size(const std::string& text) {
   if (digits == 0) throw bad("expected a number such as 4096, 64KiB or 1GiB");
   const std::string unit = lower(text.substr(digits));
   int shift = 0;
-  if (unit.empty() || unit == "b") shift = 0;
-  else if (unit == "k" || unit == "ki" || unit == "kib") shift = 10;
-  else if (unit == "m" || unit == "mi" || unit == "mib") shift = 20;
-  else if (unit == "g" || unit == "gi" || unit == "gib") shift = 30;
-  else throw bad("unknown unit (use KiB, MiB or GiB)");
+  if (unit.empty() || unit == "b")
+    shift = 0;
+  else if (unit == "k" || unit == "ki" || unit == "kib")
+    shift = 10;
+  else if (unit == "m" || unit == "mi" || unit == "mib")
+    shift = 20;
+  else if (unit == "g" || unit == "gi" || unit == "gib")
+    shift = 30;
+  else
+    throw bad("unknown unit (use KiB, MiB or GiB)");
 
   std::uint64_t value = 0;
   constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();

@@ -11,8 +11,9 @@ namespace offloadbench {
 // runner's products (elements × 8 bytes × a few arrays) cannot wrap a 64-bit integer.
 inline constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 44;
 
-// Binary multiples only: K, Ki, KiB, M, Mi, MiB, G, Gi, GiB (case-insensitive), or a plain byte count.
-// Throws std::invalid_argument naming the text for anything else, for zero and above kMaxSize.
+// Binary multiples only: K, Ki, KiB, M, Mi, MiB, G, Gi, GiB (case-insensitive), or a plain byte
+// count. Throws std::invalid_argument naming the text for anything else, for zero and above
+// kMaxSize.
 std::uint64_t parse_size(const std::string& text);
 
 // A comma-separated list of sizes ("4KiB,1MiB"); throws like parse_size, and on an empty list.

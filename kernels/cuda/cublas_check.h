@@ -12,11 +12,13 @@
 namespace offloadbench {
 
 struct CublasError : std::runtime_error {
-  CublasError(cublasStatus_t status, const std::string& message) : std::runtime_error(message), status(status) {}
+  CublasError(cublasStatus_t status, const std::string& message)
+      : std::runtime_error(message), status(status) {}
   cublasStatus_t status;
 };
 
-[[noreturn]] inline void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
+[[noreturn]] inline void throw_cublas_error(cublasStatus_t status, const char* call,
+                                            const char* file, int line) {
   // Plain string building: this header is also compiled by nvcc, where fmt is best avoided.
   throw CublasError(status, std::string(file) + ":" + std::to_string(line) + ": " + call +
                                 " failed: " + cublasGetStatusName(status));
@@ -24,11 +26,11 @@ struct CublasError : std::runtime_error {
 
 }  // namespace offloadbench
 
-#define CUBLAS_CHECK(call)                                                                    \
-  do {                                                                                        \
-    const cublasStatus_t offloadbench_status_ = (call);                                       \
-    if (offloadbench_status_ != CUBLAS_STATUS_SUCCESS)                                        \
-      ::offloadbench::throw_cublas_error(offloadbench_status_, #call, __FILE__, __LINE__);    \
+#define CUBLAS_CHECK(call)                                                                 \
+  do {                                                                                     \
+    const cublasStatus_t offloadbench_status_ = (call);                                    \
+    if (offloadbench_status_ != CUBLAS_STATUS_SUCCESS)                                     \
+      ::offloadbench::throw_cublas_error(offloadbench_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 namespace offloadbench {
@@ -40,7 +42,8 @@ class CublasHandle {
     if (handle_) {
       const cublasStatus_t status = cublasDestroy(handle_);
       if (status != CUBLAS_STATUS_SUCCESS)
-        std::fprintf(stderr, "offloadbench: cublasDestroy failed: %s\n", cublasGetStatusName(status));
+        std::fprintf(stderr, "offloadbench: cublasDestroy failed: %s\n",
+                     cublasGetStatusName(status));
     }
   }
   CublasHandle(const CublasHandle&) = delete;

@@ -12,9 +12,9 @@ std::string describe(cudaError_t code, const char* call, const char* file, int l
 }  // namespace
 
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
-  // A failed call also leaves its error as the runtime's "last error" (a failed 16 GiB cudaHostRegister,
-  // say): cleared here, the next case's launch check does not fail for it. A sticky error (a broken
-  // context) stays whatever we do.
+  // A failed call also leaves its error as the runtime's "last error" (a failed 16 GiB
+  // cudaHostRegister, say): cleared here, the next case's launch check does not fail for it. A
+  // sticky error (a broken context) stays whatever we do.
   (void)cudaGetLastError();
   throw CudaError(code, describe(code, call, file, line));
 }

@@ -11,7 +11,8 @@
 namespace offloadbench {
 
 struct CudaError : std::runtime_error {
-  CudaError(cudaError_t code, const std::string& message) : std::runtime_error(message), code(code) {}
+  CudaError(cudaError_t code, const std::string& message)
+      : std::runtime_error(message), code(code) {}
   cudaError_t code;
 };
 
@@ -20,16 +21,16 @@ void report_cuda_error(cudaError_t code, const char* call, const char* file, int
 
 }  // namespace offloadbench
 
-#define CUDA_CHECK(call)                                                                     \
-  do {                                                                                       \
-    const cudaError_t offloadbench_rc_ = (call);                                             \
-    if (offloadbench_rc_ != cudaSuccess)                                                     \
-      ::offloadbench::throw_cuda_error(offloadbench_rc_, #call, __FILE__, __LINE__);         \
+#define CUDA_CHECK(call)                                                             \
+  do {                                                                               \
+    const cudaError_t offloadbench_rc_ = (call);                                     \
+    if (offloadbench_rc_ != cudaSuccess)                                             \
+      ::offloadbench::throw_cuda_error(offloadbench_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define CUDA_CHECK_NOTHROW(call)                                                             \
-  do {                                                                                       \
-    const cudaError_t offloadbench_rc_ = (call);                                             \
-    if (offloadbench_rc_ != cudaSuccess)                                                     \
-      ::offloadbench::report_cuda_error(offloadbench_rc_, #call, __FILE__, __LINE__);        \
+#define CUDA_CHECK_NOTHROW(call)                                                      \
+  do {                                                                                \
+    const cudaError_t offloadbench_rc_ = (call);                                      \
+    if (offloadbench_rc_ != cudaSuccess)                                              \
+      ::offloadbench::report_cuda_error(offloadbench_rc_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -1,6 +1,6 @@
-// An owner for an executable CUDA Graph and the capture that makes one: what a callable enqueues on a
-// stream becomes one graph, replayed later with one launch. Capture is thread-local, so other threads'
-// CUDA calls are not swept into it.
+// An owner for an executable CUDA Graph and the capture that makes one: what a callable enqueues on
+// a stream becomes one graph, replayed later with one launch. Capture is thread-local, so other
+// threads' CUDA calls are not swept into it.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -12,7 +12,9 @@ class CudaGraphExec {
  public:
   CudaGraphExec() = default;
   explicit CudaGraphExec(cudaGraphExec_t exec) : exec_(exec) {}
-  ~CudaGraphExec() { if (exec_) CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec_)); }
+  ~CudaGraphExec() {
+    if (exec_) CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec_));
+  }
   CudaGraphExec(CudaGraphExec&& other) noexcept : exec_(other.exec_) { other.exec_ = nullptr; }
   CudaGraphExec(const CudaGraphExec&) = delete;
   CudaGraphExec& operator=(const CudaGraphExec&) = delete;

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-
 namespace offloadbench {
 
 double elapsed_seconds(const CudaEvent& start, const CudaEvent& end) {
@@ -56,13 +55,17 @@ HostBuffer::HostBuffer(std::size_t bytes, HostMemoryKind kind) : bytes_(bytes), 
 void HostBuffer::release() noexcept {
   if (!data_) return;
   switch (kind_) {
-    case HostMemoryKind::pageable: std::free(data_); break;
+    case HostMemoryKind::pageable:
+      std::free(data_);
+      break;
     case HostMemoryKind::registered:
       CUDA_CHECK_NOTHROW(cudaHostUnregister(data_));
       std::free(data_);
       break;
     case HostMemoryKind::pinned:
-    case HostMemoryKind::write_combined: CUDA_CHECK_NOTHROW(cudaFreeHost(data_)); break;
+    case HostMemoryKind::write_combined:
+      CUDA_CHECK_NOTHROW(cudaFreeHost(data_));
+      break;
   }
   data_ = nullptr;
 }
@@ -88,7 +91,8 @@ std::string device_fit_problem(std::size_t bytes) {
   // Keep 5% (at least 256 MiB) free for the context, cuBLAS workspaces and fragmentation.
   const std::size_t margin = std::max<std::size_t>(total_bytes / 20, std::size_t(256) << 20);
   if (bytes + margin > free_bytes)
-    return fmt::format("needs {:.1f} MiB of device memory, {:.1f} MiB free", bytes / 1048576.0, free_bytes / 1048576.0);
+    return fmt::format("needs {:.1f} MiB of device memory, {:.1f} MiB free", bytes / 1048576.0,
+                       free_bytes / 1048576.0);
   return "";
 }
 

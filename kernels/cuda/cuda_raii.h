@@ -14,7 +14,9 @@ namespace offloadbench {
 class CudaStream {
  public:
   CudaStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~CudaStream() { if (stream_) CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_)); }
+  ~CudaStream() {
+    if (stream_) CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
+  }
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
   CudaStream(CudaStream&& other) noexcept : stream_(other.stream_) { other.stream_ = nullptr; }
@@ -28,7 +30,9 @@ class CudaStream {
 class CudaEvent {
  public:
   CudaEvent() { CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~CudaEvent() { if (event_) CUDA_CHECK_NOTHROW(cudaEventDestroy(event_)); }
+  ~CudaEvent() {
+    if (event_) CUDA_CHECK_NOTHROW(cudaEventDestroy(event_));
+  }
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
   CudaEvent(CudaEvent&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
@@ -45,14 +49,23 @@ double elapsed_seconds(const CudaEvent& start, const CudaEvent& end);
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) { CUDA_CHECK(cudaMalloc(&data_, bytes)); }
-  ~DeviceBuffer() { if (data_) CUDA_CHECK_NOTHROW(cudaFree(data_)); }
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    CUDA_CHECK(cudaMalloc(&data_, bytes));
+  }
+  ~DeviceBuffer() {
+    if (data_) CUDA_CHECK_NOTHROW(cudaFree(data_));
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), bytes_(other.bytes_) { other.data_ = nullptr; }
+  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), bytes_(other.bytes_) {
+    other.data_ = nullptr;
+  }
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
   void* data() const { return data_; }
-  template <typename T> T* as() const { return static_cast<T*>(data_); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   std::size_t bytes() const { return bytes_; }
 
  private:
@@ -71,7 +84,10 @@ class HostBuffer {
   HostBuffer(HostBuffer&& other) noexcept;
   HostBuffer& operator=(HostBuffer&& other) noexcept;
   void* data() const { return data_; }
-  template <typename T> T* as() const { return static_cast<T*>(data_); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   std::size_t bytes() const { return bytes_; }
   HostMemoryKind kind() const { return kind_; }
 

@@ -1,5 +1,5 @@
-// Where does a CPU training step's time go: each phase of 784-128-10's AdamW step, in the step and alone?
-// Built by lab/microbench/CMakeLists.txt.
+// Where does a CPU training step's time go: each phase of 784-128-10's AdamW step, in the step and
+// alone? Built by lab/microbench/CMakeLists.txt.
 #include <cblas.h>
 #include <omp.h>
 
@@ -58,9 +58,14 @@ int main(int argc, char** argv) {
       {"dW2", [&] { matmul_backward_weight(g + l.w2, a.dlogits, a.act1, B, H, C, lib, 0.f); }},
       {"db2", [&] { bias_backward(g + l.b2, a.dlogits, B, C); }},
       {"dh", [&] { matmul_backward_input(a.dact1, a.dlogits, p + l.w2, B, H, C, lib); }},
-      {"ReLU backward + db1", [&] { relu_backward(a.dact1, a.dact1, a.act1, std::int64_t{B} * H); bias_backward(g + l.b1, a.dact1, B, H); }},
+      {"ReLU backward + db1",
+       [&] {
+         relu_backward(a.dact1, a.dact1, a.act1, std::int64_t{B} * H);
+         bias_backward(g + l.b1, a.dact1, B, H);
+       }},
       {"dW1 (split over the batch)", [&] { sgemm_split_k(lib, dw1); }},
-      {"AdamW pass", [&] { adamw_update(p, m, v, g, &sc, adamw, static_cast<std::int64_t>(l.count)); }},
+      {"AdamW pass",
+       [&] { adamw_update(p, m, v, g, &sc, adamw, static_cast<std::int64_t>(l.count)); }},
   };
   std::vector<std::vector<double>> in_step(phases.size());
   for (int step = 0; step < 320; ++step) {
@@ -68,11 +73,13 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < phases.size(); ++i) {
       phases[i].second();
       const auto now = Clock::now();
-      if (step >= 20) in_step[i].push_back(std::chrono::duration<double, std::micro>(now - last).count());
+      if (step >= 20)
+        in_step[i].push_back(std::chrono::duration<double, std::micro>(now - last).count());
       last = now;
     }
   }
-  std::printf("784-128-10 AdamW, batch %d, %d threads, oneDNN: µs in the step, alone\n", B, threads);
+  std::printf("784-128-10 AdamW, batch %d, %d threads, oneDNN: µs in the step, alone\n", B,
+              threads);
   double total = 0;
   for (std::size_t i = 0; i < phases.size(); ++i) {
     const double t = median_us(in_step[i]);
@@ -80,5 +87,6 @@ int main(int argc, char** argv) {
     std::printf("%-28s %8.1f %8.1f\n", phases[i].first, t, alone_us(phases[i].second));
   }
   std::printf("%-28s %8.1f\n", "sum of the phases", total);
-  std::printf("%-28s %8.1f\n", "mlp_train_step_fast", alone_us([&] { mlp_train_step_fast(model, x.data(), y.data(), 1, adamw); }));
+  std::printf("%-28s %8.1f\n", "mlp_train_step_fast",
+              alone_us([&] { mlp_train_step_fast(model, x.data(), y.data(), 1, adamw); }));
 }

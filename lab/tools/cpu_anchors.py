@@ -17,6 +17,7 @@ implementation and with fused=True; the faster of the two (after a short trial) 
 the row's `optimizer_impl`. The data set cycles through the same number of distinct seeded batches as
 offloadbench's (2 to 8).
 """
+
 import argparse
 import json
 import os
@@ -33,7 +34,15 @@ ISSUE_BATCHES = [1, 64, 1024, 4096]
 SQUARE_SIZES = [256, 512, 1024, 2048, 4096]
 ELEMENTWISE_SIZES = [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26]
 # BabelStream weights (arrays moved), as kernels/elementwise.h counts them.
-ELEMENTWISE_ARRAYS = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "dot": 2, "add_scalar": 2, "axpby": 3}
+ELEMENTWISE_ARRAYS = {
+    "copy": 2,
+    "scale": 2,
+    "add": 3,
+    "triad": 3,
+    "dot": 2,
+    "add_scalar": 2,
+    "axpby": 3,
+}
 SCALAR = 0.4
 AXPBY_A, AXPBY_B = 0.75, -1.25  # kernels/elementwise.h's AxpbyOp
 
@@ -61,11 +70,14 @@ def time_case(step, repetitions, min_time, before_repetition=None):
         start, start_cpu = time.perf_counter(), time.thread_time()
         for _ in range(calls):
             step()
-        samples.append(((time.perf_counter() - start) / calls, calls, (time.thread_time() - start_cpu) / calls))
+        samples.append(
+            ((time.perf_counter() - start) / calls, calls, (time.thread_time() - start_cpu) / calls)
+        )
     return samples
 
 
 # ---- mlp steps (PyTorch) ----
+
 
 def dataset_batches(rows):
     return min(max((1 << 12) // rows, 2), 8)
@@ -78,8 +90,10 @@ def make_dataset(torch, shape, rows, seed=42):
     x = torch.rand(n, D, generator=g) * 2 - 1
     teacher = torch.randn(C, D, generator=g)
     labels = (x.double() @ teacher.double().T).argmax(dim=1)
-    return [(x[i * rows:(i + 1) * rows].contiguous(), labels[i * rows:(i + 1) * rows].contiguous())
-            for i in range(dataset_batches(rows))]
+    return [
+        (x[i * rows : (i + 1) * rows].contiguous(), labels[i * rows : (i + 1) * rows].contiguous())
+        for i in range(dataset_batches(rows))
+    ]
 
 
 def make_optimizer(torch, params, kind, fused):
@@ -106,15 +120,20 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
         return x, y
 
     if variant == "inference":
+
         def step():
             with torch.inference_mode():
                 return model(next_batch()[0])
+
         logits = step().double()
         x0 = data[0][0][0].double()
         w1, b1, w2, b2 = (p.detach().double() for p in model.parameters())
         ref = w2 @ torch.relu(w1 @ x0 + b1) + b2
         if not torch.allclose(logits[0], ref, rtol=1e-4, atol=1e-5):
-            fields = {"validated": False, "invalid_reason": "logits of row 0 differ from a float64 recomputation"}
+            fields = {
+                "validated": False,
+                "invalid_reason": "logits of row 0 differ from a float64 recomputation",
+            }
         impl = "inference_mode"
     else:
         kind = variant.split("_")[1]
@@ -133,6 +152,7 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
                 loss.backward()
                 opt.step()
                 return loss
+
             return step
 
         # The faster of the default and the fused optimizer, over a short trial from the same weights.
@@ -154,9 +174,16 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
             step()
         with torch.no_grad():
             last = float(loss_fn(model(x0), y0))
-        fields = {"initial_loss": first, "final_loss": last, "loss_steps": 10, "validated": last < first}
+        fields = {
+            "initial_loss": first,
+            "final_loss": last,
+            "loss_steps": 10,
+            "validated": last < first,
+        }
         if not last < first:
-            fields["invalid_reason"] = f"10 training steps did not lower the loss: {first:.6g} -> {last:.6g}"
+            fields["invalid_reason"] = (
+                f"10 training steps did not lower the loss: {first:.6g} -> {last:.6g}"
+            )
     if variant == "inference":
         samples = time_case(step, repetitions, min_time)
     else:
@@ -164,21 +191,44 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time):
         # restart every 256 steps: left running, AdamW's moments of units no sample activates turn
         # subnormal after ~800 steps, which x86 computes 10-12% slower per step (lab/records/cpu-baseline.md).
         current = [step]
-        samples = time_case(lambda: current[0](), repetitions, min_time,
-                            before_repetition=lambda: current.__setitem__(0, build(fused)))
+        samples = time_case(
+            lambda: current[0](),
+            repetitions,
+            min_time,
+            before_repetition=lambda: current.__setitem__(0, build(fused)),
+        )
     fwd = 2.0 * batch * (D * H + H * C)
     flops = fwd if variant == "inference" else fwd + 2.0 * batch * H * C * 2 + 2.0 * batch * D * H
-    fields.update({"family": "mlp", "op": "mlp_step", "model": model_name, "inputs": D, "hidden": H, "classes": C,
-                   "batch": batch, "variant": "inference" if variant == "inference" else "train",
-                   "step_variant": variant, "accum_steps": 1, "samples_per_step": batch, "flops_per_step": flops,
-                   "compare_group": f"mlp/{model_name}/{variant}", "sweep": "batch", "precision": "fp32",
-                   "optimizer": None if variant == "inference" else variant.split("_")[1],
-                   "max_grad_norm": None, "launch_mode": None, "data_path": "host", "optimizer_impl": impl})
+    fields.update(
+        {
+            "family": "mlp",
+            "op": "mlp_step",
+            "model": model_name,
+            "inputs": D,
+            "hidden": H,
+            "classes": C,
+            "batch": batch,
+            "variant": "inference" if variant == "inference" else "train",
+            "step_variant": variant,
+            "accum_steps": 1,
+            "samples_per_step": batch,
+            "flops_per_step": flops,
+            "compare_group": f"mlp/{model_name}/{variant}",
+            "sweep": "batch",
+            "precision": "fp32",
+            "optimizer": None if variant == "inference" else variant.split("_")[1],
+            "max_grad_norm": None,
+            "launch_mode": None,
+            "data_path": "host",
+            "optimizer_impl": impl,
+        }
+    )
     name = f"mlp/{model_name}/{variant}/b{batch}"
     return name, fields, samples, {"samples_per_second": batch, "flop_per_second": flops}
 
 
 # ---- sgemm (PyTorch and numpy) ----
+
 
 def sgemm_cases(square_sizes, batches):
     for n in square_sizes:
@@ -204,9 +254,20 @@ def sgemm_case(lib, np, torch, group, m, n, k, sweep, repetitions, min_time):
     ok = bool(np.allclose(out[rows], ref, rtol=1e-5, atol=1e-4 * np.sqrt(k)))
     samples = time_case(step, repetitions, min_time)
     flops = 2.0 * m * n * k
-    fields = {"family": "compute", "op": "sgemm", "precision": "fp32", "accumulate": "fp32", "m": m, "n": n, "k": k,
-              "flops": flops, "bytes": (m * k + k * n + m * n) * 4, "compare_group": f"compute/sgemm/{group}",
-              "sweep": sweep, "validated": ok}
+    fields = {
+        "family": "compute",
+        "op": "sgemm",
+        "precision": "fp32",
+        "accumulate": "fp32",
+        "m": m,
+        "n": n,
+        "k": k,
+        "flops": flops,
+        "bytes": (m * k + k * n + m * n) * 4,
+        "compare_group": f"compute/sgemm/{group}",
+        "sweep": sweep,
+        "validated": ok,
+    }
     if sweep == "batch":
         fields["batch"] = m
     if not ok:
@@ -217,22 +278,36 @@ def sgemm_case(lib, np, torch, group, m, n, k, sweep, repetitions, min_time):
 
 # ---- elementwise (numpy and PyTorch), fp32 ----
 
+
 def elementwise_ops(lib, np, torch, x, y, z, w):
     """w: scratch for the ops numpy cannot write in one pass."""
     s, a, b = np.float32(SCALAR), np.float32(AXPBY_A), np.float32(AXPBY_B)
     if lib == "numpy":
-        return {"copy": lambda: np.copyto(z, x), "scale": lambda: np.multiply(x, s, out=z),
-                "add": lambda: np.add(x, y, out=z),
-                # numpy has no fused triad or axpby: more passes (still counted as BabelStream's 3 arrays).
-                "triad": lambda: (np.multiply(y, s, out=z), np.add(x, z, out=z)),
-                "dot": lambda: np.dot(x, y), "add_scalar": lambda: np.add(x, s, out=z),
-                "axpby": lambda: (np.multiply(x, a, out=z), np.multiply(y, b, out=w), np.add(z, w, out=z))}
+        return {
+            "copy": lambda: np.copyto(z, x),
+            "scale": lambda: np.multiply(x, s, out=z),
+            "add": lambda: np.add(x, y, out=z),
+            # numpy has no fused triad or axpby: more passes (still counted as BabelStream's 3 arrays).
+            "triad": lambda: (np.multiply(y, s, out=z), np.add(x, z, out=z)),
+            "dot": lambda: np.dot(x, y),
+            "add_scalar": lambda: np.add(x, s, out=z),
+            "axpby": lambda: (
+                np.multiply(x, a, out=z),
+                np.multiply(y, b, out=w),
+                np.add(z, w, out=z),
+            ),
+        }
     tx, ty, tz = torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(z)
-    return {"copy": lambda: tz.copy_(tx), "scale": lambda: torch.mul(tx, SCALAR, out=tz),
-            "add": lambda: torch.add(tx, ty, out=tz), "triad": lambda: torch.add(tx, ty, alpha=SCALAR, out=tz),
-            "dot": lambda: torch.dot(tx, ty), "add_scalar": lambda: torch.add(tx, SCALAR, out=tz),
-            # eager PyTorch has no one-call axpby: scale x into z, then add b·y in place (two passes).
-            "axpby": lambda: torch.mul(tx, AXPBY_A, out=tz).add_(ty, alpha=AXPBY_B)}
+    return {
+        "copy": lambda: tz.copy_(tx),
+        "scale": lambda: torch.mul(tx, SCALAR, out=tz),
+        "add": lambda: torch.add(tx, ty, out=tz),
+        "triad": lambda: torch.add(tx, ty, alpha=SCALAR, out=tz),
+        "dot": lambda: torch.dot(tx, ty),
+        "add_scalar": lambda: torch.add(tx, SCALAR, out=tz),
+        # eager PyTorch has no one-call axpby: scale x into z, then add b·y in place (two passes).
+        "axpby": lambda: torch.mul(tx, AXPBY_A, out=tz).add_(ty, alpha=AXPBY_B),
+    }
 
 
 def elementwise_cases(lib, np, torch, sizes, repetitions, min_time, wanted):
@@ -244,8 +319,14 @@ def elementwise_cases(lib, np, torch, sizes, repetitions, min_time, wanted):
         y = np.full(n, 0.2, np.float32)
         z = np.zeros(n, np.float32)
         w = np.zeros(n, np.float32)
-        expected = {"copy": 0.1, "scale": SCALAR * 0.1, "add": 0.3, "triad": 0.1 + SCALAR * 0.2,
-                    "add_scalar": 0.1 + SCALAR, "axpby": AXPBY_A * 0.1 + AXPBY_B * 0.2}
+        expected = {
+            "copy": 0.1,
+            "scale": SCALAR * 0.1,
+            "add": 0.3,
+            "triad": 0.1 + SCALAR * 0.2,
+            "add_scalar": 0.1 + SCALAR,
+            "axpby": AXPBY_A * 0.1 + AXPBY_B * 0.2,
+        }
         for op, step in elementwise_ops(lib, np, torch, x, y, z, w).items():
             if not wanted(f"compute/{op}/fp32", count_label(n)):
                 continue
@@ -256,38 +337,66 @@ def elementwise_cases(lib, np, torch, sizes, repetitions, min_time, wanted):
                 ok = bool(np.allclose(z[[0, n // 2, n - 1]], expected[op], rtol=1e-6))
             samples = time_case(step, repetitions, min_time)
             nbytes = ELEMENTWISE_ARRAYS[op] * n * 4
-            fields = {"family": "compute", "op": op, "precision": "fp32", "elements": n,
-                      "arrays_moved": ELEMENTWISE_ARRAYS[op], "bytes": nbytes, "bytes_counted": "babelstream",
-                      "compare_group": f"compute/{op}/fp32", "sweep": "elements", "validated": ok}
+            fields = {
+                "family": "compute",
+                "op": op,
+                "precision": "fp32",
+                "elements": n,
+                "arrays_moved": ELEMENTWISE_ARRAYS[op],
+                "bytes": nbytes,
+                "bytes_counted": "babelstream",
+                "compare_group": f"compute/{op}/fp32",
+                "sweep": "elements",
+                "validated": ok,
+            }
             if not ok:
                 fields["invalid_reason"] = "output differs from the expected constant"
-            yield f"compute/{op}/fp32", count_label(n), fields, samples, {"bytes_per_second": nbytes}
+            yield (
+                f"compute/{op}/fp32",
+                count_label(n),
+                fields,
+                samples,
+                {"bytes_per_second": nbytes},
+            )
 
 
 # ---- one thread count, in its own process (the thread pools are sized before the first call) ----
 
+
 def library_versions(np, torch):
     config = torch.__config__.show()
     blas = re.search(r"BLAS_INFO=(\w+)", config)
-    return {"pytorch": f"PyTorch {torch.__version__} eager ({'MKL' if torch.backends.mkl.is_available() else blas and blas.group(1)}"
-                       f"{', oneDNN' if torch.backends.mkldnn.is_available() else ''})",
-            "numpy": f"numpy {np.__version__} ({np.show_config(mode='dicts')['Build Dependencies']['blas']['name']})"}
+    return {
+        "pytorch": f"PyTorch {torch.__version__} eager ({'MKL' if torch.backends.mkl.is_available() else blas and blas.group(1)}"
+        f"{', oneDNN' if torch.backends.mkldnn.is_available() else ''})",
+        "numpy": f"numpy {np.__version__} ({np.show_config(mode='dicts')['Build Dependencies']['blas']['name']})",
+    }
 
 
 def measure_threads(args, threads):
     import numpy as np
     import torch
+
     torch.set_num_threads(threads)
     libraries = library_versions(np, torch)
     view = "cpu_1t" if threads == 1 else "cpu_all"
-    threading = {"pytorch": f"torch.set_num_threads({threads}) (OpenMP)",
-                 "numpy": f"OPENBLAS_NUM_THREADS={threads}"}
+    threading = {
+        "pytorch": f"torch.set_num_threads({threads}) (OpenMP)",
+        "numpy": f"OPENBLAS_NUM_THREADS={threads}",
+    }
     rows = []
 
     def add(lib, name, size_or_none, fields, samples, per_step):
         full = f"{name}/{view}/{lib}" if size_or_none is None else f"{name}/{view}/{size_or_none}"
-        base = dict(fields, view=view, series=lib, device="cpu", cpu_threads=threads, library=libraries[lib],
-                    threading=threading[lib])
+        base = dict(
+            fields,
+            view=view,
+            series=lib,
+            device="cpu",
+            cpu_threads=threads,
+            library=libraries[lib],
+            threading=threading[lib],
+        )
         rows.append({"name": full, "base": base, "samples": samples, "per_step": per_step})
 
     batches = args.batches
@@ -297,8 +406,9 @@ def measure_threads(args, threads):
                 for batch in batches:
                     if not re.search(args.filter, f"mlp/{model_name}/{variant}/b{batch}/{view}"):
                         continue
-                    name, fields, samples, per = mlp_case(torch, model_name, batch, variant, args.repetitions,
-                                                          args.min_time)
+                    name, fields, samples, per = mlp_case(
+                        torch, model_name, batch, variant, args.repetitions, args.min_time
+                    )
                     add("pytorch", name, None, fields, samples, per)
     if "compute" in args.suite:
         for group, m, n, k, sweep in sgemm_cases(args.square, batches):
@@ -306,14 +416,18 @@ def measure_threads(args, threads):
                 size = str(n) if sweep == "n" else f"batch:{m}"
                 if not re.search(args.filter, f"compute/sgemm/{group}/{lib}/{view}/{size}"):
                     continue
-                prefix, size, fields, samples, per = sgemm_case(lib, np, torch, group, m, n, k, sweep,
-                                                                args.repetitions, args.min_time)
+                prefix, size, fields, samples, per = sgemm_case(
+                    lib, np, torch, group, m, n, k, sweep, args.repetitions, args.min_time
+                )
                 add(lib, f"{prefix}", size, fields, samples, per)
         for lib in ("numpy", "pytorch"):
+
             def wanted(prefix, size, lib=lib):
                 return re.search(args.filter, f"{prefix}/{lib}/{view}/{size}") is not None
-            for prefix, size, fields, samples, per in elementwise_cases(lib, np, torch, args.elements,
-                                                                          args.repetitions, args.min_time, wanted):
+
+            for prefix, size, fields, samples, per in elementwise_cases(
+                lib, np, torch, args.elements, args.repetitions, args.min_time, wanted
+            ):
                 add(lib, f"{prefix}/{lib}", size, fields, samples, per)
     return rows
 
@@ -321,8 +435,12 @@ def measure_threads(args, threads):
 def aggregate_of(name, values):
     mean = statistics.mean(values)
     stddev = statistics.stdev(values) if len(values) > 1 else 0.0
-    return {"mean": mean, "median": statistics.median(values), "stddev": stddev,
-            "cv": stddev / mean if mean > 0 else 0.0}[name]
+    return {
+        "mean": mean,
+        "median": statistics.median(values),
+        "stddev": stddev,
+        "cv": stddev / mean if mean > 0 else 0.0,
+    }[name]
 
 
 def to_benchmark_rows(measured, repetitions):
@@ -330,12 +448,28 @@ def to_benchmark_rows(measured, repetitions):
     out = []
     for family_index, m in enumerate(measured):
         name = m["name"] + "/real_time"
-        common = dict(m["base"], name=name, run_name=name, family_index=family_index, per_family_instance_index=0,
-                      repetitions=repetitions, threads=1, time_unit="us", skipped=False)
+        common = dict(
+            m["base"],
+            name=name,
+            run_name=name,
+            family_index=family_index,
+            per_family_instance_index=0,
+            repetitions=repetitions,
+            threads=1,
+            time_unit="us",
+            skipped=False,
+        )
         times = [s[0] for s in m["samples"]]
         for index, (seconds, calls, cpu_seconds) in enumerate(m["samples"]):
-            row = dict(common, run_type="iteration", repetition_index=index, iterations=calls,
-                       real_time=seconds * 1e6, cpu_time=cpu_seconds * 1e6, host_time_s=seconds)
+            row = dict(
+                common,
+                run_type="iteration",
+                repetition_index=index,
+                iterations=calls,
+                real_time=seconds * 1e6,
+                cpu_time=cpu_seconds * 1e6,
+                host_time_s=seconds,
+            )
             for key, per_step in m["per_step"].items():
                 row[key] = per_step / seconds
             out.append(row)
@@ -343,9 +477,16 @@ def to_benchmark_rows(measured, repetitions):
         for aggregate in ("mean", "median", "stddev", "cv"):
             wall, cpu = (aggregate_of(aggregate, values) for values in (times, cpu_times))
             scale = 1 if aggregate == "cv" else 1e6
-            row = dict(common, name=f"{name}_{aggregate}", run_type="aggregate", aggregate_name=aggregate,
-                       aggregate_unit="percentage" if aggregate == "cv" else "time", iterations=len(times),
-                       real_time=wall * scale, cpu_time=cpu * scale)
+            row = dict(
+                common,
+                name=f"{name}_{aggregate}",
+                run_type="aggregate",
+                aggregate_name=aggregate,
+                aggregate_unit="percentage" if aggregate == "cv" else "time",
+                iterations=len(times),
+                real_time=wall * scale,
+                cpu_time=cpu * scale,
+            )
             out.append(row)
     return out
 
@@ -354,10 +495,15 @@ def offloadbench_context(binary):
     """The host, cuda and machine_fingerprint blocks from `offloadbench info --json`, so compare accepts the
     file beside one of offloadbench's from this machine."""
     try:
-        info = json.loads(subprocess.run([binary, "info", "--json"], capture_output=True, text=True,
-                                         check=True).stdout)
+        info = json.loads(
+            subprocess.run(
+                [binary, "info", "--json"], capture_output=True, text=True, check=True
+            ).stdout
+        )
     except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
-        sys.exit(f"cpu-anchors: cannot read the machine description from '{binary} info --json': {e}")
+        sys.exit(
+            f"cpu-anchors: cannot read the machine description from '{binary} info --json': {e}"
+        )
     return info
 
 
@@ -365,10 +511,16 @@ def median_times(rows):
     """{(compare_group, view, size): median seconds} of the median aggregate rows with the given series."""
     out = {}
     for r in rows:
-        if r.get("run_type") == "aggregate" and r.get("aggregate_name") == "median" and r.get("real_time") is not None:
+        if (
+            r.get("run_type") == "aggregate"
+            and r.get("aggregate_name") == "median"
+            and r.get("real_time") is not None
+        ):
             size = r.get("batch") if r.get("sweep") == "batch" else r.get(r.get("sweep", ""), None)
             unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[r.get("time_unit", "ns")]
-            out.setdefault(r.get("series", ""), {})[(r.get("compare_group"), r.get("view"), size)] = r["real_time"] * unit
+            out.setdefault(r.get("series", ""), {})[
+                (r.get("compare_group"), r.get("view"), size)
+            ] = r["real_time"] * unit
     return out
 
 
@@ -392,23 +544,34 @@ def merge_into(ours_path, anchor_rows):
         for key, theirs in sorted(by_series.get(series, {}).items(), key=lambda kv: str(kv[0])):
             if key in mine:
                 group, view, size = key
-                lines.append(f"{group!s:34} {view!s:8} {size!s:>7}  ours {mine[key] * 1e6:10.1f} us  {series} "
-                             f"{theirs * 1e6:10.1f} us  {series}/ours {theirs / mine[key]:5.2f}x")
+                lines.append(
+                    f"{group!s:34} {view!s:8} {size!s:>7}  ours {mine[key] * 1e6:10.1f} us  {series} "
+                    f"{theirs * 1e6:10.1f} us  {series}/ours {theirs / mine[key]:5.2f}x"
+                )
     return ours, lines
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
-    p.add_argument("--offloadbench", required=True, help="the offloadbench binary (for the machine description)")
+    p.add_argument(
+        "--offloadbench",
+        required=True,
+        help="the offloadbench binary (for the machine description)",
+    )
     p.add_argument("--suite", default="mlp,compute")
-    p.add_argument("--full", action="store_true", help="every batch 1..4096 (default: 1, 64, 1024, 4096)")
+    p.add_argument(
+        "--full", action="store_true", help="every batch 1..4096 (default: 1, 64, 1024, 4096)"
+    )
     p.add_argument("--threads", default="1,all", help="thread counts: 1, all, or numbers")
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition, at least")
     p.add_argument("--filter", default="", help="regular expression on the case name")
-    p.add_argument("--merge", help="an offloadbench results file from this machine: write it with the anchor rows "
-                                   "added, and print offloadbench's time beside each anchor's")
+    p.add_argument(
+        "--merge",
+        help="an offloadbench results file from this machine: write it with the anchor rows "
+        "added, and print offloadbench's time beside each anchor's",
+    )
     p.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.repetitions < 1 or args.min_time <= 0:
@@ -429,8 +592,12 @@ def main():
     counts = sorted({all_threads if t == "all" else int(t) for t in args.threads.split(",")})
     measured = []
     for threads in counts:
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-                   MKL_NUM_THREADS=str(threads))
+        env = dict(
+            os.environ,
+            OMP_NUM_THREADS=str(threads),
+            OPENBLAS_NUM_THREADS=str(threads),
+            MKL_NUM_THREADS=str(threads),
+        )
         argv = [sys.executable, __file__, *sys.argv[1:], "--child", str(threads)]
         proc = subprocess.run(argv, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -438,19 +605,45 @@ def main():
         measured += json.loads(proc.stdout)
     info = offloadbench_context(args.offloadbench)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    context = {"date": now, "host_name": platform.node(), "executable": __file__, "num_cpus": all_threads,
-               "mhz_per_cpu": 0, "cpu_scaling_enabled": False, "caches": [], "load_avg": list(os.getloadavg()),
-               "library_build_type": "release",
-               "offloadbench": {"schema_version": 1, "version": "cpu-anchors", "git_sha": "", "build_type": "",
-                                "suites": args.suite, "mode": "full" if args.full else "quick",
-                                "repetitions": args.repetitions, "devices": [], "command_line": " ".join(sys.argv),
-                                "start_time_utc": now, "end_time_utc": now, "incomplete": False},
-               "host": info["host"], "cuda": info["cuda"], "machine_fingerprint": info["machine_fingerprint"]}
+    context = {
+        "date": now,
+        "host_name": platform.node(),
+        "executable": __file__,
+        "num_cpus": all_threads,
+        "mhz_per_cpu": 0,
+        "cpu_scaling_enabled": False,
+        "caches": [],
+        "load_avg": list(os.getloadavg()),
+        "library_build_type": "release",
+        "offloadbench": {
+            "schema_version": 1,
+            "version": "cpu-anchors",
+            "git_sha": "",
+            "build_type": "",
+            "suites": args.suite,
+            "mode": "full" if args.full else "quick",
+            "repetitions": args.repetitions,
+            "devices": [],
+            "command_line": " ".join(sys.argv),
+            "start_time_utc": now,
+            "end_time_utc": now,
+            "incomplete": False,
+        },
+        "host": info["host"],
+        "cuda": info["cuda"],
+        "machine_fingerprint": info["machine_fingerprint"],
+    }
     doc = {"context": context, "benchmarks": to_benchmark_rows(measured, args.repetitions)}
     if args.merge:
         doc, table = merge_into(args.merge, doc["benchmarks"])
-        if doc["context"].get("machine_fingerprint", {}).get("id") != info["machine_fingerprint"]["id"]:
-            print(f"cpu-anchors: {args.merge} comes from another machine (fingerprint differs)", file=sys.stderr)
+        if (
+            doc["context"].get("machine_fingerprint", {}).get("id")
+            != info["machine_fingerprint"]["id"]
+        ):
+            print(
+                f"cpu-anchors: {args.merge} comes from another machine (fingerprint differs)",
+                file=sys.stderr,
+            )
             sys.exit(2)
         print("\n".join(table))
     tmp = args.out + ".tmp"

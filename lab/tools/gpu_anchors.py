@@ -19,6 +19,7 @@ results file as rows of its schema (series "pytorch", the fields of our row of t
 Exit 2 where PyTorch or a CUDA GPU is missing. lab/tools/gpu-check's suite stage runs it after the suite, in the
 same command, and puts mlp_comparison's table in its summary.
 """
+
 import argparse
 import json
 import os
@@ -68,9 +69,11 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time, device="c
         return xs[i], ys[i]
 
     if variant == "inference":
+
         def step():
             with torch.inference_mode():
                 return model(next_batch()[0])
+
         samples, steps = time_step(torch, step, repetitions, min_time)
         return {"impl": "inference_mode", "samples_us": samples, "steps": steps}
     initial = [p.detach().clone() for p in model.parameters()]
@@ -81,9 +84,16 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time, device="c
                 p.copy_(p0)
         extra = {"fused": True} if fused else {}
         try:
-            opt = (torch.optim.SGD(model.parameters(), lr=0.1, **extra) if variant == "train_sgd" else
-                   torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, **extra))
-        except (RuntimeError, TypeError, ValueError):  # no fused form of this optimizer in this PyTorch
+            opt = (
+                torch.optim.SGD(model.parameters(), lr=0.1, **extra)
+                if variant == "train_sgd"
+                else torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, **extra)
+            )
+        except (
+            RuntimeError,
+            TypeError,
+            ValueError,
+        ):  # no fused form of this optimizer in this PyTorch
             continue
 
         def step():
@@ -93,6 +103,7 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time, device="c
             loss.backward()
             opt.step()
             return loss
+
         with torch.no_grad():
             first = float(loss_fn(model(xs[0]), ys[0]))
         try:
@@ -101,8 +112,14 @@ def mlp_case(torch, model_name, batch, variant, repetitions, min_time, device="c
             continue
         with torch.no_grad():
             last = float(loss_fn(model(xs[0]), ys[0]))
-        row = {"impl": "fused" if fused else "default (foreach)", "samples_us": samples, "steps": steps,
-               "initial_loss": first, "final_loss": last, "validated": last < first}
+        row = {
+            "impl": "fused" if fused else "default (foreach)",
+            "samples_us": samples,
+            "steps": steps,
+            "initial_loss": first,
+            "final_loss": last,
+            "validated": last < first,
+        }
         if best is None or statistics.median(samples) < statistics.median(best["samples_us"]):
             best = row
     return best
@@ -113,11 +130,20 @@ TIME_UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 def our_step_us(results, model, batch, variant, launch):
     """Median µs per step of offloadbench's fp32 GPU row with resident data (device events), or None."""
-    times = [r["real_time"] * TIME_UNIT_US[r.get("time_unit", "ns")] for r in results.get("benchmarks", [])
-             if r.get("run_type") == "iteration" and not r.get("skipped") and r.get("family") == "mlp"
-             and r.get("model") == model and r.get("batch") == batch and r.get("step_variant") == variant
-             and r.get("precision") == "fp32" and r.get("launch_mode") == launch
-             and r.get("data_path") == "resident" and r.get("device") not in (None, "cpu")]
+    times = [
+        r["real_time"] * TIME_UNIT_US[r.get("time_unit", "ns")]
+        for r in results.get("benchmarks", [])
+        if r.get("run_type") == "iteration"
+        and not r.get("skipped")
+        and r.get("family") == "mlp"
+        and r.get("model") == model
+        and r.get("batch") == batch
+        and r.get("step_variant") == variant
+        and r.get("precision") == "fp32"
+        and r.get("launch_mode") == launch
+        and r.get("data_path") == "resident"
+        and r.get("device") not in (None, "cpu")
+    ]
     return statistics.median(times) if times else None
 
 
@@ -125,9 +151,16 @@ def initial_losses(results, model, batch, variant):
     """{'cpu': loss, 'gpu': loss}: the first batch's loss before training, as each side's check measured it."""
     losses = {}
     for r in results.get("benchmarks", []):
-        if (r.get("run_type") == "iteration" and not r.get("skipped") and r.get("family") == "mlp"
-                and r.get("model") == model and r.get("batch") == batch and r.get("step_variant") == variant
-                and r.get("precision", "fp32") == "fp32" and "initial_loss" in r):
+        if (
+            r.get("run_type") == "iteration"
+            and not r.get("skipped")
+            and r.get("family") == "mlp"
+            and r.get("model") == model
+            and r.get("batch") == batch
+            and r.get("step_variant") == variant
+            and r.get("precision", "fp32") == "fp32"
+            and "initial_loss" in r
+        ):
             losses.setdefault("cpu" if r.get("device") == "cpu" else "gpu", r["initial_loss"])
     return losses
 
@@ -135,8 +168,11 @@ def initial_losses(results, model, batch, variant):
 def mlp_comparison(results, anchors):
     """Markdown lines: per anchor row, offloadbench's eager and graph steps beside PyTorch eager's, the
     speedup over PyTorch, whether the graph beat eager, and the CPU and GPU initial losses."""
-    lines = ["| model | batch | step | ours eager µs | ours graph µs | PyTorch eager µs | PyTorch ÷ graph "
-             "| graph < eager | loss CPU / GPU |", "|---|---:|---|---:|---:|---:|---:|---|---|"]
+    lines = [
+        "| model | batch | step | ours eager µs | ours graph µs | PyTorch eager µs | PyTorch ÷ graph "
+        "| graph < eager | loss CPU / GPU |",
+        "|---|---:|---|---:|---:|---:|---:|---|---|",
+    ]
     fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
     for a in anchors.get("rows", []):
         eager = our_step_us(results, a["model"], a["batch"], a["variant"], "eager")
@@ -145,8 +181,10 @@ def mlp_comparison(results, anchors):
         faster = "-" if eager is None or graph is None else ("yes" if graph < eager else "**no**")
         losses = initial_losses(results, a["model"], a["batch"], a["variant"])
         loss = " / ".join(f"{losses[k]:.5g}" if k in losses else "-" for k in ("cpu", "gpu"))
-        lines.append(f"| {a['model']} | {a['batch']} | {a['variant']} | {fmt(eager)} | {fmt(graph)} "
-                     f"| {a['median_us']:.1f} ({a['impl']}) | {speedup} | {faster} | {loss} |")
+        lines.append(
+            f"| {a['model']} | {a['batch']} | {a['variant']} | {fmt(eager)} | {fmt(graph)} "
+            f"| {a['median_us']:.1f} ({a['impl']}) | {speedup} | {faster} | {loss} |"
+        )
     return lines
 
 
@@ -185,7 +223,9 @@ def event_times(torch, call, repetitions, min_time, warmup=5):
 
 def first_light_mlp(torch, batch, variant, repetitions, min_time):
     """PyTorch eager's fp32 step of 784-128-10 (TF32 off), the faster optimizer form, timed by events."""
-    row = mlp_case(torch, "784-128-10", batch, variant, 1, 0.01)  # picks the faster optimizer form, checks the loss
+    row = mlp_case(
+        torch, "784-128-10", batch, variant, 1, 0.01
+    )  # picks the faster optimizer form, checks the loss
     nn = torch.nn
     D, H, C = SHAPES["784-128-10"]
     torch.manual_seed(1234)
@@ -195,18 +235,23 @@ def first_light_mlp(torch, batch, variant, repetitions, min_time):
     y = (x @ torch.randn(C, D, device="cuda", generator=g).T).argmax(dim=1)
     loss_fn = nn.CrossEntropyLoss()
     if variant == "inference":
+
         def step():
             with torch.inference_mode():
                 model(x)
     else:
         extra = {"fused": True} if row["impl"] == "fused" else {}
-        opt = (torch.optim.SGD(model.parameters(), lr=0.1, **extra) if variant == "train_sgd" else
-               torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, **extra))
+        opt = (
+            torch.optim.SGD(model.parameters(), lr=0.1, **extra)
+            if variant == "train_sgd"
+            else torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, **extra)
+        )
 
         def step():
             opt.zero_grad(set_to_none=True)
             loss_fn(model(x), y).backward()
             opt.step()
+
     samples = event_times(torch, step, repetitions, min_time)
     return samples, row
 
@@ -221,6 +266,7 @@ def first_light_copy(torch, pinned, repetitions, min_time):
 
     def copy():
         out[0] = host.to("cuda", non_blocking=pinned)
+
     samples = event_times(torch, copy, repetitions, min_time, warmup=2)
     torch.cuda.synchronize()
     return samples, bool(torch.equal(out[0].cpu(), host))
@@ -229,30 +275,61 @@ def first_light_copy(torch, pinned, repetitions, min_time):
 def matching_row(results, **want):
     """Our first iteration row whose fields equal `want` (a GPU row, not skipped), or None."""
     for r in results.get("benchmarks", []):
-        if (r.get("run_type") == "iteration" and not r.get("skipped") and r.get("device") not in (None, "cpu")
-                and r.get("series") not in ANCHOR_SERIES and all(r.get(k) == v for k, v in want.items())):
+        if (
+            r.get("run_type") == "iteration"
+            and not r.get("skipped")
+            and r.get("device") not in (None, "cpu")
+            and r.get("series") not in ANCHOR_SERIES
+            and all(r.get(k) == v for k, v in want.items())
+        ):
             return r
     return None
 
 
-DESCRIPTIVE = ("family", "suite", "op", "view", "device", "model", "batch", "step_variant", "precision",
-               "data_path", "launch_mode", "direction", "host_memory", "bytes", "compare_group", "sweep",
-               "threading", "layers")
+DESCRIPTIVE = (
+    "family",
+    "suite",
+    "op",
+    "view",
+    "device",
+    "model",
+    "batch",
+    "step_variant",
+    "precision",
+    "data_path",
+    "launch_mode",
+    "direction",
+    "host_memory",
+    "bytes",
+    "compare_group",
+    "sweep",
+    "threading",
+    "layers",
+)
 
 
 def anchor_entry(ours, name_if_missing, fields, samples, per_call, extra):
     """One measured anchor case in cpu_anchors' form: our row's descriptive fields, series pytorch."""
     base = {k: ours[k] for k in DESCRIPTIVE if ours and k in ours}
     base.update(fields, series="pytorch", timing="CUDA events around a batch of calls", **extra)
-    name = (ours["run_name"].replace("/real_time", "").replace("/manual_time", "") if ours else name_if_missing)
+    name = (
+        ours["run_name"].replace("/real_time", "").replace("/manual_time", "")
+        if ours
+        else name_if_missing
+    )
     rows = [(seconds, calls, wall) for seconds, calls, wall in samples]
-    return {"name": f"{name}/pytorch", "base": base, "samples": [(s, c, w) for s, c, w in rows],
-            "per_step": per_call}
+    return {
+        "name": f"{name}/pytorch",
+        "base": base,
+        "samples": [(s, c, w) for s, c, w in rows],
+        "per_step": per_call,
+    }
 
 
 def first_light(torch, results, repetitions, min_time):
     """[(anchor entry, our median seconds or None)] for the mlp steps and the two copies."""
     import cpu_anchors  # noqa: F401  (the row layout lives there)
+
     measured = []
     for batch in FIRST_LIGHT_BATCHES:
         for variant in VARIANTS:
@@ -261,15 +338,35 @@ def first_light(torch, results, repetitions, min_time):
             except Exception as e:  # noqa: BLE001  one case failing must not lose the others
                 print(f"gpu_anchors: mlp b{batch} {variant}: {e!r}", file=sys.stderr)
                 continue
-            ours = matching_row(results, family="mlp", model="784-128-10", batch=batch, step_variant=variant,
-                                precision="fp32", data_path="resident", launch_mode="eager")
+            ours = matching_row(
+                results,
+                family="mlp",
+                model="784-128-10",
+                batch=batch,
+                step_variant=variant,
+                precision="fp32",
+                data_path="resident",
+                launch_mode="eager",
+            )
             extra = {"impl": checked["impl"]}
             if "final_loss" in checked:
                 extra.update(initial_loss=checked["initial_loss"], final_loss=checked["final_loss"])
-            measured.append(anchor_entry(ours, f"mlp/784-128-10/{variant}/b{batch}/gpu/fp32/resident/eager",
-                                         {"launch_mode": "eager", "precision": "fp32", "batch": batch,
-                                          "step_variant": variant, "family": "mlp"},
-                                         samples, {"samples_per_second": batch}, extra))
+            measured.append(
+                anchor_entry(
+                    ours,
+                    f"mlp/784-128-10/{variant}/b{batch}/gpu/fp32/resident/eager",
+                    {
+                        "launch_mode": "eager",
+                        "precision": "fp32",
+                        "batch": batch,
+                        "step_variant": variant,
+                        "family": "mlp",
+                    },
+                    samples,
+                    {"samples_per_second": batch},
+                    extra,
+                )
+            )
             measured[-1]["validated"] = checked.get("validated", True)
     for pinned in (True, False):
         memory = "pinned" if pinned else "pageable"
@@ -278,11 +375,24 @@ def first_light(torch, results, repetitions, min_time):
         except Exception as e:  # noqa: BLE001
             print(f"gpu_anchors: {memory} copy: {e!r}", file=sys.stderr)
             continue
-        ours = matching_row(results, family="transfer", direction="h2d", host_memory=memory, bytes=COPY_BYTES)
-        measured.append(anchor_entry(ours, f"transfer/h2d/{memory}/256MiB", {"family": "transfer", "direction": "h2d",
-                                     "host_memory": memory, "bytes": COPY_BYTES},
-                                     samples, {"bytes_per_second": COPY_BYTES},
-                                     {"impl": ".to('cuda', non_blocking=True)" if pinned else ".to('cuda')"}))
+        ours = matching_row(
+            results, family="transfer", direction="h2d", host_memory=memory, bytes=COPY_BYTES
+        )
+        measured.append(
+            anchor_entry(
+                ours,
+                f"transfer/h2d/{memory}/256MiB",
+                {
+                    "family": "transfer",
+                    "direction": "h2d",
+                    "host_memory": memory,
+                    "bytes": COPY_BYTES,
+                },
+                samples,
+                {"bytes_per_second": COPY_BYTES},
+                {"impl": ".to('cuda', non_blocking=True)" if pinned else ".to('cuda')"},
+            )
+        )
         measured[-1]["validated"] = same
     return measured
 
@@ -291,11 +401,15 @@ def to_rows(measured, repetitions):
     """cpu_anchors.to_benchmark_rows with device-event times: real_time is the events' time per call, and
     the wall time per call (host dispatch included) is kept as host_time_s."""
     import cpu_anchors
+
     out = cpu_anchors.to_benchmark_rows(
-        [dict(m, samples=[(s, c, w) for s, c, w in m["samples"]]) for m in measured], repetitions)
+        [dict(m, samples=[(s, c, w) for s, c, w in m["samples"]]) for m in measured], repetitions
+    )
     by_name = {m["name"] + "/real_time": m for m in measured}
     for row in out:
-        m = by_name[row["name"].rsplit("_", 1)[0] if row["run_type"] == "aggregate" else row["name"]]
+        m = by_name[
+            row["name"].rsplit("_", 1)[0] if row["run_type"] == "aggregate" else row["name"]
+        ]
         if row["run_type"] == "iteration":
             row["host_time_s"] = m["samples"][row["repetition_index"]][2]
             row["device_time_s"] = m["samples"][row["repetition_index"]][0]
@@ -305,25 +419,52 @@ def to_rows(measured, repetitions):
 
 def first_light_table(results, measured):
     """Markdown: each anchor case, our median beside PyTorch's (events both), and their ratio."""
-    lines = ["| case | ours (median) | PyTorch (median) | PyTorch ÷ ours | PyTorch checked |", "|---|---:|---:|---:|---|"]
+    lines = [
+        "| case | ours (median) | PyTorch (median) | PyTorch ÷ ours | PyTorch checked |",
+        "|---|---:|---:|---:|---|",
+    ]
     for m in measured:
         theirs = statistics.median(s[0] for s in m["samples"])
         b = m["base"]
-        want = {k: b[k] for k in ("family", "model", "batch", "step_variant", "precision", "data_path",
-                                  "direction", "host_memory", "bytes") if k in b}
-        unit = (lambda t: f"{COPY_BYTES / t / 1e9:.1f} GB/s") if b["family"] == "transfer" else (lambda t: f"{t * 1e6:.1f} µs")
-        for launch in (("eager", "graph") if b["family"] == "mlp" else (None,)):
+        want = {
+            k: b[k]
+            for k in (
+                "family",
+                "model",
+                "batch",
+                "step_variant",
+                "precision",
+                "data_path",
+                "direction",
+                "host_memory",
+                "bytes",
+            )
+            if k in b
+        }
+        unit = (
+            (lambda t: f"{COPY_BYTES / t / 1e9:.1f} GB/s")
+            if b["family"] == "transfer"
+            else (lambda t: f"{t * 1e6:.1f} µs")
+        )
+        for launch in ("eager", "graph") if b["family"] == "mlp" else (None,):
             if launch:
                 want["launch_mode"] = launch
-            times = [r["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[r.get("time_unit", "ns")]
-                     for r in results.get("benchmarks", []) if r.get("run_type") == "iteration"
-                     and not r.get("skipped") and r.get("series") not in ANCHOR_SERIES
-                     and r.get("device") not in (None, "cpu")
-                     and all(r.get(k) == v for k, v in want.items())]
+            times = [
+                r["real_time"]
+                * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[r.get("time_unit", "ns")]
+                for r in results.get("benchmarks", [])
+                if r.get("run_type") == "iteration"
+                and not r.get("skipped")
+                and r.get("series") not in ANCHOR_SERIES
+                and r.get("device") not in (None, "cpu")
+                and all(r.get(k) == v for k, v in want.items())
+            ]
             ours = statistics.median(times) if times else None
             label = m["name"].replace("/pytorch", "") + (f" (ours {launch})" if launch else "")
-            lines.append(f"| {label} | {unit(ours) if ours else '-'} | {unit(theirs)} | "
-                         f"{theirs / ours if ours else float('nan'):.2f}x | {'yes' if m.get('validated') else 'NO'} |")
+            lines.append(
+                f"| {label} | {unit(ours) if ours else '-'} | {unit(theirs)} | "
+                f"{theirs / ours if ours else float('nan'):.2f}x | {'yes' if m.get('validated') else 'NO'} |"
+            )
     return lines
 
 
@@ -340,17 +481,33 @@ def run_first_light(torch, args):
     torch.backends.cuda.matmul.allow_tf32 = False
     measured = first_light(torch, results, args.repetitions, args.min_time)
     rows = to_rows(measured, args.repetitions)
-    print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}: CUDA events, median of "
-          f"{args.repetitions} repetitions")
+    print(
+        f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}: CUDA events, median of "
+        f"{args.repetitions} repetitions"
+    )
     print("\n".join(first_light_table(results, measured)))
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "benchmarks": rows}, f, indent=1)
+            json.dump(
+                {
+                    "torch": torch.__version__,
+                    "gpu": torch.cuda.get_device_name(0),
+                    "benchmarks": rows,
+                },
+                f,
+                indent=1,
+            )
     if path:
         import cpu_anchors
+
         merged, _ = cpu_anchors.merge_into(path, rows)
         merged.setdefault("context", {}).setdefault("anchors", []).append(
-            {"series": "pytorch", "torch": torch.__version__, "script": "lab/tools/gpu_anchors.py --first-light"})
+            {
+                "series": "pytorch",
+                "torch": torch.__version__,
+                "script": "lab/tools/gpu_anchors.py --first-light",
+            }
+        )
         tmp = f"{path}.tmp-anchors"
         with open(tmp, "w") as f:
             json.dump(merged, f, indent=1)
@@ -365,13 +522,25 @@ def main(argv):
     p.add_argument("--batches", default="1,64,1024,4096")
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--min-time", type=float, default=0.2)
-    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
-                   help="cpu only checks this script where there is no GPU (its times are not the CPU anchor: "
-                        "lab/tools/cpu-anchors is)")
-    p.add_argument("--results", help="an offloadbench results file of the same GPU: print ours beside PyTorch")
-    p.add_argument("--first-light", action="store_true",
-                   help="the first-light anchors: mlp steps at batch 1, 64, 1024 and 256 MiB H2D copies, CUDA events")
-    p.add_argument("--merge", help="with --first-light: append the anchor rows to this offloadbench results file")
+    p.add_argument(
+        "--device",
+        default="cuda",
+        choices=["cuda", "cpu"],
+        help="cpu only checks this script where there is no GPU (its times are not the CPU anchor: "
+        "lab/tools/cpu-anchors is)",
+    )
+    p.add_argument(
+        "--results", help="an offloadbench results file of the same GPU: print ours beside PyTorch"
+    )
+    p.add_argument(
+        "--first-light",
+        action="store_true",
+        help="the first-light anchors: mlp steps at batch 1, 64, 1024 and 256 MiB H2D copies, CUDA events",
+    )
+    p.add_argument(
+        "--merge",
+        help="with --first-light: append the anchor rows to this offloadbench results file",
+    )
     args = p.parse_args(argv)
     try:
         import torch
@@ -387,29 +556,55 @@ def main(argv):
             return 2
         if args.min_time == p.get_default("min_time"):
             args.min_time = 0.1
-        args.repetitions = min(args.repetitions, 3) if args.repetitions == p.get_default("repetitions") else args.repetitions
+        args.repetitions = (
+            min(args.repetitions, 3)
+            if args.repetitions == p.get_default("repetitions")
+            else args.repetitions
+        )
         return run_first_light(torch, args)
     torch.backends.cuda.matmul.allow_tf32 = False  # fp32 as offloadbench's fp32 rows
     torch.backends.cudnn.allow_tf32 = False
     rows = []
-    device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "the CPU (a check of this script)"
+    device_name = (
+        torch.cuda.get_device_name(0)
+        if args.device == "cuda"
+        else "the CPU (a check of this script)"
+    )
     print(f"PyTorch {torch.__version__} on {device_name}; wall us per step, eager, resident data")
     print(f"{'model':<12} {'batch':>5} {'variant':<12} {'median':>9} {'min':>9} {'max':>9}  impl")
     for model_name in args.models.split(","):
         for batch in map(int, args.batches.split(",")):
             for variant in VARIANTS:
-                row = mlp_case(torch, model_name, batch, variant, args.repetitions, args.min_time, args.device)
-                row.update({"model": model_name, "batch": batch, "variant": variant,
-                            "median_us": statistics.median(row["samples_us"])})
+                row = mlp_case(
+                    torch, model_name, batch, variant, args.repetitions, args.min_time, args.device
+                )
+                row.update(
+                    {
+                        "model": model_name,
+                        "batch": batch,
+                        "variant": variant,
+                        "median_us": statistics.median(row["samples_us"]),
+                    }
+                )
                 rows.append(row)
                 s = row["samples_us"]
-                print(f"{model_name:<12} {batch:>5} {variant:<12} {row['median_us']:9.1f} {min(s):9.1f} "
-                      f"{max(s):9.1f}  {row['impl']}" + ("" if row.get("validated", True) else "  LOSS DID NOT FALL"))
+                print(
+                    f"{model_name:<12} {batch:>5} {variant:<12} {row['median_us']:9.1f} {min(s):9.1f} "
+                    f"{max(s):9.1f}  {row['impl']}"
+                    + ("" if row.get("validated", True) else "  LOSS DID NOT FALL")
+                )
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"torch": torch.__version__, "gpu": device_name,
-                       "timing": "wall us per step after synchronize, eager, resident data", "rows": rows}, f,
-                      indent=1)
+            json.dump(
+                {
+                    "torch": torch.__version__,
+                    "gpu": device_name,
+                    "timing": "wall us per step after synchronize, eager, resident data",
+                    "rows": rows,
+                },
+                f,
+                indent=1,
+            )
     if args.results:
         with open(args.results) as f:
             print("\n".join(mlp_comparison(json.load(f), {"rows": rows})))

@@ -4,6 +4,7 @@ run (the executables and ctest's files) with a hash of the sources; on the GPU m
 use_carried_build accepts it only while the sources still match, after pointing ctest's absolute
 paths at where the checkout and the copy now are. Same CUDA on both machines (13.0); the shared
 libraries come from .devdeps (LD_LIBRARY_PATH) and the CUDA toolkit."""
+
 import datetime
 import hashlib
 import json
@@ -23,8 +24,11 @@ def sources_hash():
     digest = hashlib.sha256()
     files = [ROOT / "CMakeLists.txt", ROOT / "CMakePresets.json"]
     for folder in SOURCE_DIRS:
-        files += [f for f in (ROOT / folder).rglob("*")
-                  if f.suffix in (".cpp", ".h", ".cu", ".cuh", ".cmake") or f.name == "CMakeLists.txt"]
+        files += [
+            f
+            for f in (ROOT / folder).rglob("*")
+            if f.suffix in (".cpp", ".h", ".cu", ".cuh", ".cmake") or f.name == "CMakeLists.txt"
+        ]
     for f in sorted(files):
         digest.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes())
     return digest.hexdigest()
@@ -32,20 +36,37 @@ def sources_hash():
 
 def pack_build(build_dir, dest):
     """Copies the built tree's executables and ctest files into dest; returns its size in bytes."""
-    if not (build_dir / "CTestTestfile.cmake").exists() or not (build_dir / "offloadbench").exists():
-        raise FileNotFoundError(f"{build_dir} is not built: cmake --preset device && cmake --build --preset device")
+    if (
+        not (build_dir / "CTestTestfile.cmake").exists()
+        or not (build_dir / "offloadbench").exists()
+    ):
+        raise FileNotFoundError(
+            f"{build_dir} is not built: cmake --preset device && cmake --build --preset device"
+        )
     shutil.rmtree(dest, ignore_errors=True)
     for path in build_dir.rglob("*"):
         relative = path.relative_to(build_dir)
-        wanted = (path.name == "CTestTestfile.cmake" or path.name.endswith(("_tests.cmake", "_include.cmake"))
-                  or (os.access(path, os.X_OK) and path.suffix not in (".so", ".sh")))
+        wanted = (
+            path.name == "CTestTestfile.cmake"
+            or path.name.endswith(("_tests.cmake", "_include.cmake"))
+            or (os.access(path, os.X_OK) and path.suffix not in (".so", ".sh"))
+        )
         if path.is_file() and wanted and "CMakeFiles" not in relative.parts:
             (dest / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, dest / relative)
     packed = datetime.datetime.now(datetime.timezone.utc)
-    (dest / CARRIED).write_text(json.dumps({"root": str(ROOT), "build_dir": str(build_dir.resolve()),
-                                            "sources_sha256": sources_hash(), "host": socket.gethostname(),
-                                            "packed": f"{packed:%Y-%m-%d %H:%M} UTC"}, indent=2))
+    (dest / CARRIED).write_text(
+        json.dumps(
+            {
+                "root": str(ROOT),
+                "build_dir": str(build_dir.resolve()),
+                "sources_sha256": sources_hash(),
+                "host": socket.gethostname(),
+                "packed": f"{packed:%Y-%m-%d %H:%M} UTC",
+            },
+            indent=2,
+        )
+    )
     return sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
 
 
@@ -64,8 +85,12 @@ def missing_libraries(executables):
         return []
     missing = set()
     for exe in executables:
-        listing = subprocess.run(["ldd", str(exe)], capture_output=True, text=True, timeout=60).stdout
-        missing.update(line.split("=>")[0].strip() for line in listing.splitlines() if "not found" in line)
+        listing = subprocess.run(
+            ["ldd", str(exe)], capture_output=True, text=True, timeout=60
+        ).stdout
+        missing.update(
+            line.split("=>")[0].strip() for line in listing.splitlines() if "not found" in line
+        )
     return sorted(missing)
 
 

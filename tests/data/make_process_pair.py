@@ -3,15 +3,18 @@ for compare's output tests. BASE is quick_cpu_reps10.json with each repetition l
 process (as `run --repetitions 10 --processes 10` writes it); NEW is BASE with seeded noise of a few
 percent, three benchmarks made 1.5x slower and one 1.5x faster. Aggregate rows are left out: compare
 reads only iteration rows. Run: python3 tests/data/make_process_pair.py"""
+
 import copy
 import json
 import pathlib
 import random
 
 HERE = pathlib.Path(__file__).resolve().parent
-SLOWER = ("transfer/host_memcpy/pretouched/threads:1/4KiB/real_time",
-          "transfer/host_memcpy/pretouched/threads:1/1MiB/real_time",
-          "transfer/host_memcpy/pretouched/threads:2/16MiB/real_time")
+SLOWER = (
+    "transfer/host_memcpy/pretouched/threads:1/4KiB/real_time",
+    "transfer/host_memcpy/pretouched/threads:1/1MiB/real_time",
+    "transfer/host_memcpy/pretouched/threads:2/16MiB/real_time",
+)
 FASTER = ("transfer/pin_cost/first_touch/1MiB/real_time",)
 
 

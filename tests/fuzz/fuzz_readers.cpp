@@ -1,7 +1,8 @@
 // libFuzzer target for what offloadbench reads from users: a results file (through a real file, as
-// load_results reads one: size cap, nesting bound, JSON, schema types), a --sizes list and the Google
-// Benchmark flags after --. Each input must load or be refused with the documented exception; a crash,
-// a sanitizer report or any other exception is a finding. Built and run by scripts/fuzz (CI: 45 s).
+// load_results reads one: size cap, nesting bound, JSON, schema types), a --sizes list and the
+// Google Benchmark flags after --. Each input must load or be refused with the documented
+// exception; a crash, a sanitizer report or any other exception is a finding. Built and run by
+// scripts/fuzz (CI: 45 s).
 #include <unistd.h>
 
 #include <cstdint>
@@ -23,15 +24,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto doc = offloadbench::load_results(path);
     offloadbench::write_json_atomically(path, doc);  // what analyze does with a file it accepted
-  } catch (const offloadbench::ResultsError&) {
-  }
+  } catch (const offloadbench::ResultsError&) {}
   try {
     offloadbench::parse_size_list(text);
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   try {
     offloadbench::cli::check_benchmark_flags({text});
-  } catch (const offloadbench::cli::UsageError&) {
-  }
+  } catch (const offloadbench::cli::UsageError&) {}
   return 0;
 }

@@ -1,10 +1,12 @@
-// libFuzzer target for the results loader and what compare does with a loaded file. Optional and not
-// part of the CMake build (it needs clang's libFuzzer); after scripts/test has built the harness:
+// libFuzzer target for the results loader and what compare does with a loaded file. Optional and
+// not part of the CMake build (it needs clang's libFuzzer); after scripts/test has built the
+// harness:
 //   clang++ -std=c++17 -g -O1 -fsanitize=fuzzer -I. tests/fuzz/fuzz_results_loader.cpp \
 //       build/test/harness/liboffloadbench_harness.a -lfmt -o build/fuzz_results_loader
-//   mkdir -p build/fuzz_corpus && build/fuzz_results_loader -max_total_time=60 build/fuzz_corpus tests/data/results_corpus
-// Every input must load or be rejected with ResultsError; anything else escaping is a crash it reports.
-// What CI runs instead is tests/test_results_corpus.cpp over the kept corpus.
+//   mkdir -p build/fuzz_corpus && build/fuzz_results_loader -max_total_time=60 build/fuzz_corpus
+//   tests/data/results_corpus
+// Every input must load or be rejected with ResultsError; anything else escaping is a crash it
+// reports. What CI runs instead is tests/test_results_corpus.cpp over the kept corpus.
 #include <unistd.h>
 
 #include <cstdint>
@@ -25,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto doc = offloadbench::load_for_comparison(path);
     offloadbench::CompareOptions options;
     options.allow_different_machines = true;
-    offloadbench::comparison_markdown(offloadbench::compare_results(doc, doc, options, path, path), path, path);
-  } catch (const offloadbench::ResultsError&) {
-  }
+    offloadbench::comparison_markdown(offloadbench::compare_results(doc, doc, options, path, path),
+                                      path, path);
+  } catch (const offloadbench::ResultsError&) {}
   return 0;
 }

@@ -1,4 +1,5 @@
 """Shared pytest fixtures: where the built offloadbench is, and a results-file loader."""
+
 import json
 import os
 import pathlib
@@ -10,7 +11,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "serial: times something, so runs alone in its xdist group (see scripts/test)")
+    config.addinivalue_line(
+        "markers", "serial: times something, so runs alone in its xdist group (see scripts/test)"
+    )
 
 
 def pytest_collection_modifyitems(items):
@@ -23,7 +26,9 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def offloadbench_bin():
-    path = pathlib.Path(os.environ.get("OFFLOADBENCH_BIN", ROOT / "build" / "test" / "offloadbench"))
+    path = pathlib.Path(
+        os.environ.get("OFFLOADBENCH_BIN", ROOT / "build" / "test" / "offloadbench")
+    )
     if not path.exists():
         pytest.skip(f"{path} is not built (run scripts/test)")
     return str(path.resolve())
@@ -34,8 +39,13 @@ def run_offloadbench(offloadbench_bin):
     """Runs the CLI and returns the CompletedProcess (text mode, never raises on exit codes)."""
 
     def run(*args, timeout=600, **kwargs):
-        return subprocess.run([offloadbench_bin, *map(str, args)], capture_output=True, text=True,
-                              timeout=timeout, **kwargs)
+        return subprocess.run(
+            [offloadbench_bin, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            **kwargs,
+        )
 
     return run
 
@@ -55,6 +65,12 @@ def nightly_site(tmp_path_factory, offloadbench_bin):
 
     root = tmp_path_factory.mktemp("nightly")
     machines = nightly_fixture.write_tree(root / "tree")
-    done = subprocess.run([offloadbench_bin, "dashboard", str(root / "tree"), "--out", str(root / "site")],
-                          capture_output=True, text=True, timeout=600)
-    return types.SimpleNamespace(tree=root / "tree", site=root / "site", machines=machines, done=done)
+    done = subprocess.run(
+        [offloadbench_bin, "dashboard", str(root / "tree"), "--out", str(root / "site")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return types.SimpleNamespace(
+        tree=root / "tree", site=root / "site", machines=machines, done=done
+    )

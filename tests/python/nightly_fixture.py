@@ -5,6 +5,7 @@ for some machines. The tests check that the dashboard shows exactly these steps,
 
     history/<machine>/<UTC stamp>-<sha>.json, ab/<machine>/<stamp>-<sha>.json, baselines/<machine>.sha
 """
+
 import copy
 import dataclasses
 import hashlib
@@ -22,7 +23,7 @@ PER_FAMILY = 5  # benchmarks kept per family: the tree stays small and the dashb
 @dataclasses.dataclass
 class Step:
     benchmark: str
-    night: int     # first night at the new level
+    night: int  # first night at the new level
     factor: float  # real_time multiplied by this from that night on
 
     @property
@@ -32,14 +33,18 @@ class Step:
 
 @dataclasses.dataclass
 class Machine:
-    name: str                  # the folder name: the fingerprint id, as the nightly workflow names it
-    doc: dict                  # the one real run every night is made from
-    steps: list                # Step, in time order per benchmark
-    ab_slower: list = None  # benchmarks the newest A/B calls SLOWER; None: no A/B file for this machine
+    name: str  # the folder name: the fingerprint id, as the nightly workflow names it
+    doc: dict  # the one real run every night is made from
+    steps: list  # Step, in time order per benchmark
+    ab_slower: list = (
+        None  # benchmarks the newest A/B calls SLOWER; None: no A/B file for this machine
+    )
     baseline_night: int = None
 
     def benchmarks(self):
-        return list(dict.fromkeys(r["name"] for r in self.doc["benchmarks"] if r["run_type"] == "iteration"))
+        return list(
+            dict.fromkeys(r["name"] for r in self.doc["benchmarks"] if r["run_type"] == "iteration")
+        )
 
     def open_regressions(self):
         """Benchmarks whose last injected step is a slowdown, with the night it started."""
@@ -62,12 +67,18 @@ def trimmed(doc, per_family):
     keep, count = set(), {}
     for row in doc["benchmarks"]:
         family = row["name"].split("/", 1)[0]
-        if row["run_type"] == "iteration" and not row.get("skipped") and row["name"] not in keep \
-                and count.get(family, 0) < per_family:
+        if (
+            row["run_type"] == "iteration"
+            and not row.get("skipped")
+            and row["name"] not in keep
+            and count.get(family, 0) < per_family
+        ):
             keep.add(row["name"])
             count[family] = count.get(family, 0) + 1
     out = {k: v for k, v in doc.items() if k not in ("benchmarks", "analysis")}
-    out["benchmarks"] = [r for r in doc["benchmarks"] if r["run_type"] == "iteration" and r["name"] in keep]
+    out["benchmarks"] = [
+        r for r in doc["benchmarks"] if r["run_type"] == "iteration" and r["name"] in keep
+    ]
     return out
 
 
@@ -77,10 +88,17 @@ def as_other_gpu_machine(doc):
     context = doc["context"]
     gpu = context["cuda"]["gpus"][0]
     gpu["name"] = "NVIDIA L40S"
-    gpu["pcie_link"].update(current_generation=4, max_generation=4, ceiling_generation=4,
-                            theoretical_bytes_per_second=31.5e9, ceiling_bytes_per_second=31.5e9)
+    gpu["pcie_link"].update(
+        current_generation=4,
+        max_generation=4,
+        ceiling_generation=4,
+        theoretical_bytes_per_second=31.5e9,
+        ceiling_bytes_per_second=31.5e9,
+    )
     context["cuda"]["driver_release"] = "570.86.15"
-    context["machine_fingerprint"].update(id="5ca1ab1e0c0ffee0", gpu_models=["NVIDIA L40S"], driver="570.86.15")
+    context["machine_fingerprint"].update(
+        id="5ca1ab1e0c0ffee0", gpu_models=["NVIDIA L40S"], driver="570.86.15"
+    )
     context["host"]["hostname"] = "runner-l40s"
     return doc
 
@@ -89,23 +107,45 @@ def machines():
     h100 = trimmed(json.loads(H100_RUN.read_text()), PER_FAMILY)
     l40s = as_other_gpu_machine(h100)
     cpu = trimmed(json.loads(CPU_RUN.read_text()), 8)
-    names = lambda doc, family: [n for n in Machine("", doc, []).benchmarks() if n.startswith(family + "/")]
+    names = lambda doc, family: [
+        n for n in Machine("", doc, []).benchmarks() if n.startswith(family + "/")
+    ]
     return [
-        Machine(h100["context"]["machine_fingerprint"]["id"], h100,
-                [Step(names(h100, "transfer")[1], 17, 1.25), Step(names(h100, "compute")[0], 8, 0.8)],
-                ab_slower=[names(h100, "transfer")[1]], baseline_night=16),
-        Machine(l40s["context"]["machine_fingerprint"]["id"], l40s,
-                [Step(names(l40s, "mlp")[2], 10, 1.3), Step(names(l40s, "mlp")[2], 20, 1 / 1.3),  # fixed again
-                 Step(names(l40s, "streams")[0], 24, 1.15)]),
-        Machine(cpu["context"]["machine_fingerprint"]["id"], cpu,
-                [Step(names(cpu, "transfer")[3], 12, 1.2)], ab_slower=[], baseline_night=29),
+        Machine(
+            h100["context"]["machine_fingerprint"]["id"],
+            h100,
+            [Step(names(h100, "transfer")[1], 17, 1.25), Step(names(h100, "compute")[0], 8, 0.8)],
+            ab_slower=[names(h100, "transfer")[1]],
+            baseline_night=16,
+        ),
+        Machine(
+            l40s["context"]["machine_fingerprint"]["id"],
+            l40s,
+            [
+                Step(names(l40s, "mlp")[2], 10, 1.3),
+                Step(names(l40s, "mlp")[2], 20, 1 / 1.3),  # fixed again
+                Step(names(l40s, "streams")[0], 24, 1.15),
+            ],
+        ),
+        Machine(
+            cpu["context"]["machine_fingerprint"]["id"],
+            cpu,
+            [Step(names(cpu, "transfer")[3], 12, 1.2)],
+            ab_slower=[],
+            baseline_night=29,
+        ),
     ]
 
 
 def night_of(machine, night, rng):
     doc = copy.deepcopy(machine.doc)
     ob = doc["context"]["offloadbench"]
-    ob.update(git_sha=commit(night), start_time_utc=stamp(night), end_time_utc=stamp(night), incomplete=False)
+    ob.update(
+        git_sha=commit(night),
+        start_time_utc=stamp(night),
+        end_time_utc=stamp(night),
+        incomplete=False,
+    )
     noise = {name: rng.gauss(1.0, 0.01) for name in machine.benchmarks()}
     for row in doc["benchmarks"]:
         factor = noise[row["name"]]
@@ -118,12 +158,28 @@ def night_of(machine, night, rng):
 
 
 def ab_verdict(machine, night):
-    rows = [{"name": name, "gpu": "gpu" in name, "verdict": "SLOWER" if name in machine.ab_slower else "SAME",
-             "change": 0.25 if name in machine.ab_slower else 0.0, "interval_low": 0.2 if name in machine.ab_slower
-             else -0.01, "interval_high": 0.3 if name in machine.ab_slower else 0.01, "reason": ""}
-            for name in machine.benchmarks()]
-    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")}
-    return {"ab_schema_version": 1, "context": {"start_time_utc": stamp(night)}, "counts": counts, "benchmarks": rows}
+    rows = [
+        {
+            "name": name,
+            "gpu": "gpu" in name,
+            "verdict": "SLOWER" if name in machine.ab_slower else "SAME",
+            "change": 0.25 if name in machine.ab_slower else 0.0,
+            "interval_low": 0.2 if name in machine.ab_slower else -0.01,
+            "interval_high": 0.3 if name in machine.ab_slower else 0.01,
+            "reason": "",
+        }
+        for name in machine.benchmarks()
+    ]
+    counts = {
+        v: sum(r["verdict"] == v for r in rows)
+        for v in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")
+    }
+    return {
+        "ab_schema_version": 1,
+        "context": {"start_time_utc": stamp(night)},
+        "counts": counts,
+        "benchmarks": rows,
+    }
 
 
 def write_tree(root, seed=37):
@@ -138,8 +194,12 @@ def write_tree(root, seed=37):
             (history / name).write_text(json.dumps(night_of(machine, night, rng)))
         if machine.ab_slower is not None:
             (root / "ab" / machine.name).mkdir(parents=True)
-            (root / "ab" / machine.name / name).write_text(json.dumps(ab_verdict(machine, NIGHTS - 1)))
+            (root / "ab" / machine.name / name).write_text(
+                json.dumps(ab_verdict(machine, NIGHTS - 1))
+            )
         if machine.baseline_night is not None:
             (root / "baselines").mkdir(exist_ok=True)
-            (root / "baselines" / f"{machine.name}.sha").write_text(commit(machine.baseline_night) + "\n")
+            (root / "baselines" / f"{machine.name}.sha").write_text(
+                commit(machine.baseline_night) + "\n"
+            )
     return made

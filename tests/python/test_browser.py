@@ -4,6 +4,7 @@ anchor it names), and the page has its sections; in the report's screenshot ever
 and clear of the others, and the page fits the window. A full-page screenshot of each page is kept in
 build/test/browser-artifacts/ (or $OFFLOADBENCH_BROWSER_ARTIFACTS). Chromium, chromium-driver and selenium
 are test-only dependencies that scripts/setup installs; where they are missing these tests skip and say so."""
+
 import json
 import os
 import pathlib
@@ -18,8 +19,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 H100_RUN = ROOT / "results" / "reference" / "nvidia-h100-80gb-hbm3-2026-11-26-quick.json"
 CPU_RUN = ROOT / "tests" / "python" / "fixtures" / "cpu_only.json"
-ARTIFACTS = pathlib.Path(os.environ.get("OFFLOADBENCH_BROWSER_ARTIFACTS",
-                                        ROOT / "build" / "test" / "browser-artifacts"))
+ARTIFACTS = pathlib.Path(
+    os.environ.get("OFFLOADBENCH_BROWSER_ARTIFACTS", ROOT / "build" / "test" / "browser-artifacts")
+)
 
 # What the page state looks like once every image has finished loading (or failing).
 PAGE_STATE = """
@@ -33,20 +35,34 @@ return done && {
 };"""
 
 
-@pytest.fixture(scope="session")  # session: set up before, and so skipped without, the session's nightly site
+@pytest.fixture(
+    scope="session"
+)  # session: set up before, and so skipped without, the session's nightly site
 def browser():
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        pytest.skip("selenium is not installed for this Python (scripts/setup installs it for the tests)")
+        pytest.skip(
+            "selenium is not installed for this Python (scripts/setup installs it for the tests)"
+        )
     if not CHROMIUM or not CHROMEDRIVER:
-        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium chromium-driver; "
-                    "scripts/setup tries to)")
+        pytest.skip(
+            "headless Chromium is not installed (Debian: apt-get install chromium chromium-driver; "
+            "scripts/setup tries to)"
+        )
     options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM  # with the driver's path given too, Selenium downloads nothing
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--allow-file-access-from-files", "--window-size=1280,900"):
+    options.binary_location = (
+        CHROMIUM  # with the driver's path given too, Selenium downloads nothing
+    )
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--allow-file-access-from-files",
+        "--window-size=1280,900",
+    ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
@@ -66,7 +82,11 @@ def visit(driver, page, screenshot):
     driver.get(page.as_uri())
     state = WebDriverWait(driver, 60).until(lambda d: d.execute_script(PAGE_STATE))
     problems = [f"image {src} did not load" for src, width in state["images"] if not width > 0]
-    problems += [f"console: {entry['message']}" for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    problems += [
+        f"console: {entry['message']}"
+        for entry in driver.get_log("browser")
+        if entry["level"] == "SEVERE"
+    ]
     driver.set_window_size(1280, min(max(state["height"], 600), 6000))
     driver.save_screenshot(str(ARTIFACTS / screenshot))
     return state, problems
@@ -95,7 +115,7 @@ def screenshot_problems(driver, screenshot):
         if box[3] <= shot.height and all(low == high for low, high in shot.crop(box).getextrema()):
             problems.append(f"chart {src} is one flat colour in the screenshot")
     for i, (a, ax, ay, aw, ah) in enumerate(boxes):
-        for b, bx, by, bw, bh in boxes[i + 1:]:
+        for b, bx, by, bw, bh in boxes[i + 1 :]:
             if min(ax + aw, bx + bw) - max(ax, bx) > 1 and min(ay + ah, by + bh) - max(ay, by) > 1:
                 problems.append(f"charts {a} and {b} overlap")
     return problems
@@ -125,7 +145,9 @@ def h100_transfers(folder):
     (bandwidth, pinning, overlap) is drawn in seconds, where the whole run's takes a minute."""
     doc = json.loads(H100_RUN.read_text())
     doc.pop("analysis")  # plot computes it for the rows kept
-    doc["benchmarks"] = [r for r in doc["benchmarks"] if r["name"].split("/")[0] in ("transfer", "streams")]
+    doc["benchmarks"] = [
+        r for r in doc["benchmarks"] if r["name"].split("/")[0] in ("transfer", "streams")
+    ]
     path = folder / "h100-transfer-streams.json"
     path.write_text(json.dumps(doc))
     return path
@@ -140,8 +162,12 @@ def reports(tmp_path_factory, offloadbench_bin):
     for label, source in (("gpu", h100_transfers), ("cpu-only", lambda folder: CPU_RUN)):
         out = tmp_path_factory.mktemp(f"report-{label}")
         source = source(out)
-        done = subprocess.run([offloadbench_bin, "plot", str(source), "--out", str(out)], capture_output=True,
-                              text=True, timeout=600)
+        done = subprocess.run(
+            [offloadbench_bin, "plot", str(source), "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr
         made[label] = out / "report.html"
     return made
@@ -154,8 +180,13 @@ def test_report_in_the_browser(browser, reports, label):
     problems += link_problems(state, page.parent, lambda target: set(state["ids"]))
     problems += screenshot_problems(browser, f"report-{label}.png")
     assert not problems, "\n".join(problems)
-    assert state["headings"] == ["offloadbench report", "Summary", "Machine", "Charts",
-                                 "Missing" if label == "gpu" else "Not applicable on this machine"]
+    assert state["headings"] == [
+        "offloadbench report",
+        "Summary",
+        "Machine",
+        "Charts",
+        "Missing" if label == "gpu" else "Not applicable on this machine",
+    ]
     charts = [src for src, _ in state["images"]]
     text = browser.find_element("tag name", "body").text
     if label == "gpu":
@@ -176,19 +207,26 @@ def test_every_dashboard_page_in_the_browser(browser, nightly_site):
         states[page], ids[page.resolve()] = state, set(state["ids"])
         problems += [f"{page.relative_to(site)}: {p}" for p in seen]
     for page, state in states.items():
-        problems += [f"{page.relative_to(site)}: {p}" for p in link_problems(state, site, lambda t: ids[t.resolve()])]
+        problems += [
+            f"{page.relative_to(site)}: {p}"
+            for p in link_problems(state, site, lambda t: ids[t.resolve()])
+        ]
     assert not problems, "\n".join(problems)
     machines = {m.name for m in nightly_site.machines}
     for page, state in states.items():
         where = page.relative_to(site).parts
         if where == ("index.html",):
             expected = {"machines", "regressions"}
-            assert {pathlib.Path(urllib.parse.unquote(urllib.parse.urlsplit(link).path)).parent.name
-                    for link in state["links"]} >= machines  # every machine is reachable from the index
+            assert {
+                pathlib.Path(urllib.parse.unquote(urllib.parse.urlsplit(link).path)).parent.name
+                for link in state["links"]
+            } >= machines  # every machine is reachable from the index
         elif where[1:] == ("index.html",):
             expected = {"machine", "ab", "change-points", "families"}
         else:
             expected = {"trends"}
             assert state["images"], page  # one trend chart per benchmark
         assert expected <= set(state["ids"]), (page, state["ids"])
-    assert len(pages) == 1 + sum(1 + len({n.split("/")[0] for n in m.benchmarks()}) for m in nightly_site.machines)
+    assert len(pages) == 1 + sum(
+        1 + len({n.split("/")[0] for n in m.benchmarks()}) for m in nightly_site.machines
+    )

@@ -1,6 +1,7 @@
 """The offloadbench CLI as a user meets it: bad input gets one line and exit 2 with no file written;
 a quick run writes a file that conforms to docs/results.schema.json; an interrupted run keeps what
 finished."""
+
 import json
 import os
 import pathlib
@@ -33,12 +34,18 @@ def validate(doc):
         (["run", "--sizes", "4KiB,,1MiB"], "malformed size"),
         (["run", "--device", "7"], "--device 7 is out of range"),
         (["run", "--device", "gpu0"], "is not a GPU index"),
-        (["run", "--out", "/nonexistent-dir/r.json"], "--out '/nonexistent-dir/r.json': folder '/nonexistent-dir'"),
+        (
+            ["run", "--out", "/nonexistent-dir/r.json"],
+            "--out '/nonexistent-dir/r.json': folder '/nonexistent-dir'",
+        ),
         (["run", "--quick", "--full"], "--quick and --full cannot be used together"),
         (["run", "--repetitions", "0"], "--repetitions 0 is out of range"),
         (["run", "--repetitions", "many"], "repetitions"),
         (["run", "--", "--not_a_benchmark_flag"], "is not a Google Benchmark flag"),
-        (["run", "--", "--benchmark_nonsense=1"], "is not a Google Benchmark flag offloadbench passes on"),
+        (
+            ["run", "--", "--benchmark_nonsense=1"],
+            "is not a Google Benchmark flag offloadbench passes on",
+        ),
         (["run", "--bogus-option"], "bogus-option"),
         (["frobnicate"], "frobnicate"),
         ([], "subcommand"),
@@ -58,7 +65,9 @@ def test_a_misspelt_cpu_gemm_pin_is_bad_input(run_offloadbench, tmp_path):
     result = run_offloadbench("run", "--suite", "mlp", "--device", "cpu", cwd=tmp_path, env=env)
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "OFFLOADBENCH_CPU_GEMM='MKL' is not one of OpenBLAS" in lines[0], result.stderr
+    assert len(lines) == 1 and "OFFLOADBENCH_CPU_GEMM='MKL' is not one of OpenBLAS" in lines[0], (
+        result.stderr
+    )
     assert not list(tmp_path.rglob("*.json"))
 
 
@@ -85,8 +94,9 @@ def test_list_and_info_answer_without_a_gpu(run_offloadbench):
 
 def test_quick_run_writes_a_conforming_file(run_offloadbench, tmp_path):
     out = tmp_path / "quick.json"
-    result = run_offloadbench("run", "--quick", "--out", out, "--repetitions", "2", "--",
-                              "--benchmark_min_time=0.005")
+    result = run_offloadbench(
+        "run", "--quick", "--out", out, "--repetitions", "2", "--", "--benchmark_min_time=0.005"
+    )
     assert result.returncode == 0, result.stderr
     assert f"results: {out}" in result.stdout
     doc = load_json(out)
@@ -109,9 +119,20 @@ def test_quick_run_writes_a_conforming_file(run_offloadbench, tmp_path):
 
 def test_google_benchmark_flags_pass_through(run_offloadbench, tmp_path):
     out = tmp_path / "filtered.json"
-    result = run_offloadbench("run", "--suite", "transfer", "--sizes", "4KiB", "--repetitions", "1",
-                              "--out", out, "--", "--benchmark_filter=host_memcpy/pretouched",
-                              "--benchmark_min_time=0.001")
+    result = run_offloadbench(
+        "run",
+        "--suite",
+        "transfer",
+        "--sizes",
+        "4KiB",
+        "--repetitions",
+        "1",
+        "--out",
+        out,
+        "--",
+        "--benchmark_filter=host_memcpy/pretouched",
+        "--benchmark_min_time=0.001",
+    )
     assert result.returncode == 0, result.stderr
     names = {r["name"] for r in load_json(out)["benchmarks"]}
     assert names and all("host_memcpy/pretouched" in n for n in names)
@@ -119,9 +140,25 @@ def test_google_benchmark_flags_pass_through(run_offloadbench, tmp_path):
 
 def test_interrupted_run_keeps_what_finished(offloadbench_bin, tmp_path):
     out = tmp_path / "interrupted.json"
-    proc = subprocess.Popen([offloadbench_bin, "run", "--suite", "transfer", "--device", "cpu", "--full",
-                             "--repetitions", "3", "--out", str(out), "--", "--benchmark_min_time=0.05"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            offloadbench_bin,
+            "run",
+            "--suite",
+            "transfer",
+            "--device",
+            "cpu",
+            "--full",
+            "--repetitions",
+            "3",
+            "--out",
+            str(out),
+            "--",
+            "--benchmark_min_time=0.05",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 60
         while time.time() < deadline:  # wait until a few benchmarks have finished
@@ -146,7 +183,9 @@ def test_interrupted_run_keeps_what_finished(offloadbench_bin, tmp_path):
 
 def test_a_filter_that_matches_nothing_is_bad_input(run_offloadbench, tmp_path):
     out = tmp_path / "none.json"
-    result = run_offloadbench("run", "--suite", "transfer", "--out", out, "--", "--benchmark_filter=^nothing$")
+    result = run_offloadbench(
+        "run", "--suite", "transfer", "--out", out, "--", "--benchmark_filter=^nothing$"
+    )
     assert result.returncode == 2
     assert "no benchmark matches" in result.stderr
     assert not out.exists()
@@ -169,7 +208,10 @@ def test_history_leaves_out_a_link_loop_by_name_and_reads_the_rest(run_offloadbe
     result = run_offloadbench("history", nightly)
     assert result.returncode == 0, result.stderr
     assert "history of" in result.stdout and ": 3 runs" in result.stdout, result.stdout
-    assert f"ignored {nightly / 'loop.json'}: cannot read: Too many levels of symbolic links" in result.stdout
+    assert (
+        f"ignored {nightly / 'loop.json'}: cannot read: Too many levels of symbolic links"
+        in result.stdout
+    )
 
 
 @pytest.fixture
@@ -179,7 +221,9 @@ def unprivileged(tmp_path):
     if os.geteuid() != 0:
         yield tmp_path, None
         return
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="ob-unprivileged-"))  # tmp_path's parents are root's 0700
+    folder = pathlib.Path(
+        tempfile.mkdtemp(prefix="ob-unprivileged-")
+    )  # tmp_path's parents are root's 0700
     folder.chmod(0o755)
 
     def drop():
@@ -198,8 +242,13 @@ def unprivileged(tmp_path):
 
 def run_as(preexec, offloadbench_bin, *args):
     try:
-        return subprocess.run([offloadbench_bin, *map(str, args)], capture_output=True, text=True, timeout=120,
-                              preexec_fn=preexec)
+        return subprocess.run(
+            [offloadbench_bin, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=preexec,
+        )
     except PermissionError:
         pytest.skip(f"{offloadbench_bin} cannot be run as an unprivileged user")
 
@@ -227,7 +276,9 @@ def test_history_of_an_unreadable_folder_says_so(unprivileged, offloadbench_bin)
     result = run_as(preexec, offloadbench_bin, "history", nightly)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2, result.stderr
-    assert lines == [f"offloadbench: {nightly}: cannot list this directory: Permission denied"], result.stderr
+    assert lines == [f"offloadbench: {nightly}: cannot list this directory: Permission denied"], (
+        result.stderr
+    )
 
 
 def test_version_prints_the_version(run_offloadbench):
@@ -245,9 +296,13 @@ def test_list_prints_one_line_per_group_sizes_ascending_with_skips_marked(run_of
     assert max(len(line) for line in lines) < 400
     triad = next(line for line in lines if line.startswith("  compute/triad/fp32 "))
     assert "gpu_kernel, gpu_pinned, gpu_pageable, cpu_1t" in triad
-    assert "elements 1Ki, 64Ki, 1Mi, 16Mi, 64Mi" in triad  # ascending, though registered largest first
+    assert (
+        "elements 1Ki, 64Ki, 1Mi, 16Mi, 64Mi" in triad
+    )  # ascending, though registered largest first
     # A kernel variant's group lists its sizes too, not its variant's name once per size.
-    variant = next(line for line in lines if line.startswith("  compute/triad/fp32 four_per_thread "))
+    variant = next(
+        line for line in lines if line.startswith("  compute/triad/fp32 four_per_thread ")
+    )
     assert "elements 1Ki, 64Ki, 1Mi, 16Mi, 64Mi" in variant and "kernel:" not in variant, variant
     info = json.loads(run_offloadbench("info", "--json").stdout)
     reason = info["cuda"].get("unavailable_reason")
@@ -259,10 +314,24 @@ def test_list_prints_one_line_per_group_sizes_ascending_with_skips_marked(run_of
 
 def test_sizes_are_refused_where_a_sweep_ignores_them(run_offloadbench, tmp_path):
     for suites in ("mlp", "compute,batches", "all"):
-        result = run_offloadbench("run", "--suite", suites, "--device", "cpu", "--sizes", "1Mi",
-                                  "--out", tmp_path / "r.json")
-        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
-        assert "--sizes does not apply to" in result.stderr and "compute: elements per array" in result.stderr
+        result = run_offloadbench(
+            "run",
+            "--suite",
+            suites,
+            "--device",
+            "cpu",
+            "--sizes",
+            "1Mi",
+            "--out",
+            tmp_path / "r.json",
+        )
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, (
+            result.stderr
+        )
+        assert (
+            "--sizes does not apply to" in result.stderr
+            and "compute: elements per array" in result.stderr
+        )
     assert not (tmp_path / "r.json").exists()
     assert "compute: elements per array" in run_offloadbench("run", "--help").stdout
 

@@ -3,6 +3,7 @@
 The page's convention: a heading "## `offloadbench CMD`" per command ("## `offloadbench`" for the
 program), and under it table rows whose first cell names the option or positional in backticks
 (`` | `--name` | `` or `` | `--help`, `-h` | ``). `--help` is documented once, under the program."""
+
 import re
 
 import pytest
@@ -53,10 +54,14 @@ def difference(command, in_help, in_page):
     where = f"'offloadbench {command}'" if command else "'offloadbench'"
     problems = []
     if in_help - in_page:
-        problems.append(f"{where} --help lists {sorted(in_help - in_page)}, missing from docs/command-line.md")
+        problems.append(
+            f"{where} --help lists {sorted(in_help - in_page)}, missing from docs/command-line.md"
+        )
     if in_page - in_help:
-        problems.append(f"docs/command-line.md documents {sorted(in_page - in_help)} under {where}, "
-                        "which --help does not list")
+        problems.append(
+            f"docs/command-line.md documents {sorted(in_page - in_help)} under {where}, "
+            "which --help does not list"
+        )
     return problems
 
 
@@ -66,9 +71,13 @@ def test_the_page_and_help_name_the_same_commands(run_offloadbench):
     _, commands = help_names(done.stdout)
     assert commands, done.stdout
     page = documented()
-    assert "" in page, "docs/command-line.md has no '## `offloadbench`' section for the program's options"
-    assert set(page) - {""} == commands, (f"commands only in --help: {sorted(commands - set(page))}; "
-                                          f"only in the page: {sorted(set(page) - {''} - commands)}")
+    assert "" in page, (
+        "docs/command-line.md has no '## `offloadbench`' section for the program's options"
+    )
+    assert set(page) - {""} == commands, (
+        f"commands only in --help: {sorted(commands - set(page))}; "
+        f"only in the page: {sorted(set(page) - {''} - commands)}"
+    )
 
 
 def commands_in_help():

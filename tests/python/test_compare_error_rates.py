@@ -1,6 +1,7 @@
 """lab/tools/compare-error-rates --summarize on made-up runs: it counts a slowed row's verdicts and reports
 the slowdown the injected runs really had, and it refuses to count when the injection did not take or
 its substring names no case (as the harness matches it: a row's name less "/real_time")."""
+
 import json
 import random
 import subprocess
@@ -17,7 +18,12 @@ def write_runs(folder, injected_factor, substring=VICTIM):
     base = json.loads(DATA.read_text())
     rng = random.Random(7)
     (folder / "injected.txt").write_text(f"{substring}=50%\n")
-    for name, factor in (("P1", 1.0), ("P2", 1.0), ("I1", injected_factor), ("I2", injected_factor)):
+    for name, factor in (
+        ("P1", 1.0),
+        ("P2", 1.0),
+        ("I1", injected_factor),
+        ("I2", injected_factor),
+    ):
         doc = json.loads(json.dumps(base))
         for row in doc["benchmarks"]:
             if row.get("run_type") == "iteration" and not row.get("skipped"):
@@ -28,8 +34,20 @@ def write_runs(folder, injected_factor, substring=VICTIM):
 
 
 def summarize(folder, offloadbench_bin):
-    return subprocess.run([sys.executable, str(SCRIPT), "--out", str(folder), "--summarize", "--offloadbench",
-                           offloadbench_bin], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--out",
+            str(folder),
+            "--summarize",
+            "--offloadbench",
+            offloadbench_bin,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_a_slowdown_that_took_is_counted_with_what_it_measured(tmp_path, offloadbench_bin):
@@ -39,7 +57,9 @@ def test_a_slowdown_that_took_is_counted_with_what_it_measured(tmp_path, offload
     assert done.returncode == 0, done.stdout + done.stderr
     line = next(l for l in done.stdout.splitlines() if l.startswith("| +50%"))
     assert "measured +50." in line, line
-    assert "| 4 | 4/4 = 100.0%" in line and "SAME 0" in line, line  # 2 plain x 2 injected: SLOWER in each
+    assert "| 4 | 4/4 = 100.0%" in line and "SAME 0" in line, (
+        line
+    )  # 2 plain x 2 injected: SLOWER in each
     aa = next(l for l in done.stdout.splitlines() if l.startswith("| A/A"))
     assert "| 2 | 0/2 = 0.0%" in aa, aa  # no false alarm between the steady runs
     assert "other rows in the power pairs: 0 SLOWER/FASTER" in done.stdout, done.stdout

@@ -1,6 +1,7 @@
 """`offloadbench dashboard`: the site built from a nightly tree of 3 machines x 30 nights (nightly_fixture.py)
 shows the injected steps, and only those, on the right machines and benchmarks, and the open regressions
 across machines; bad input is one line and exit 2, and a rebuild replaces the previous site whole."""
+
 import html.parser
 import json
 import shutil
@@ -79,8 +80,10 @@ def test_one_page_per_machine_and_family_and_one_chart_per_benchmark(site):
             assert (site.site / machine.name / f"{family}.html").is_file()
         charts = sorted(p.name for p in (site.site / machine.name / "charts").iterdir())
         assert len(charts) == len(machine.benchmarks())
-        assert all(c.endswith(".svg") and (site.site / machine.name / "charts" / c).stat().st_size > 1000
-                   for c in charts)
+        assert all(
+            c.endswith(".svg") and (site.site / machine.name / "charts" / c).stat().st_size > 1000
+            for c in charts
+        )
 
 
 def test_change_points_are_the_injected_steps_on_their_machines(site):
@@ -98,8 +101,14 @@ def test_change_points_are_the_injected_steps_on_their_machines(site):
 def test_open_regressions_list_the_unrecovered_slowdowns_across_machines(site):
     rows = Page(site.site / "index.html").rows("regressions")
     found = {(row[0], row[1], row[3]) for row in rows if len(row) == 7}
-    expected = {(m.name, bench, commit(night)) for m in site.machines for bench, night in m.open_regressions()}
-    assert len(expected) == 3  # one per machine: the L40S mlp step was undone, the H100 compute one is faster
+    expected = {
+        (m.name, bench, commit(night))
+        for m in site.machines
+        for bench, night in m.open_regressions()
+    }
+    assert (
+        len(expected) == 3
+    )  # one per machine: the L40S mlp step was undone, the H100 compute one is faster
     assert found == expected
     ab_slower = {(row[0], row[1]) for row in rows if len(row) == 4}
     assert ab_slower == {(m.name, name) for m in site.machines for name in (m.ab_slower or [])}
@@ -108,8 +117,16 @@ def test_open_regressions_list_the_unrecovered_slowdowns_across_machines(site):
 def test_machine_rows_name_gpu_driver_link_and_newest_ab(site):
     rows = {row[0]: row for row in Page(site.site / "index.html").rows("machines")}
     h100, l40s, cpu = site.machines
-    assert rows[h100.name][1:4] == ["NVIDIA H100 80GB HBM3", "580.159.04", "PCIe Gen5 x16, 63.0 GB/s per direction"]
-    assert rows[l40s.name][1:4] == ["NVIDIA L40S", "570.86.15", "PCIe Gen4 x16, 31.5 GB/s per direction"]
+    assert rows[h100.name][1:4] == [
+        "NVIDIA H100 80GB HBM3",
+        "580.159.04",
+        "PCIe Gen5 x16, 63.0 GB/s per direction",
+    ]
+    assert rows[l40s.name][1:4] == [
+        "NVIDIA L40S",
+        "570.86.15",
+        "PCIe Gen4 x16, 31.5 GB/s per direction",
+    ]
     assert rows[cpu.name][1:4] == ["none (CPU only)", "none", "none"]
     assert rows[h100.name][5].startswith("SLOWER (1 SLOWER")
     assert rows[l40s.name][5] == "no A/B verdict in the tree"
@@ -120,7 +137,10 @@ def test_machine_rows_name_gpu_driver_link_and_newest_ab(site):
     facts = dict(Page(site.site / h100.name / "index.html").rows("machine"))
     assert facts["base (last good commit)"] == commit(h100.baseline_night)
     assert facts["newest commit"] == commit(nightly_fixture.NIGHTS - 1)
-    assert "cudaErrorInsufficientDriver" in dict(Page(site.site / cpu.name / "index.html").rows("machine"))["GPU"]
+    assert (
+        "cudaErrorInsufficientDriver"
+        in dict(Page(site.site / cpu.name / "index.html").rows("machine"))["GPU"]
+    )
 
 
 def test_each_trend_shows_its_own_steps_and_only_those(site):
@@ -155,15 +175,23 @@ def small_tree(site, tmp_path, nights=4):
 
 
 def test_bad_input_is_one_line_and_exit_2(site, run_offloadbench, tmp_path):
-    assert "not a folder" in one_line_exit_2(run_offloadbench("dashboard", tmp_path / "nope", "--out", tmp_path / "s"))
-    assert "no history/ folder" in one_line_exit_2(run_offloadbench("dashboard", tmp_path, "--out", tmp_path / "s"))
+    assert "not a folder" in one_line_exit_2(
+        run_offloadbench("dashboard", tmp_path / "nope", "--out", tmp_path / "s")
+    )
+    assert "no history/ folder" in one_line_exit_2(
+        run_offloadbench("dashboard", tmp_path, "--out", tmp_path / "s")
+    )
     tree, folder = small_tree(site, tmp_path)
     (tmp_path / "file").write_text("x")
-    assert "not a folder" in one_line_exit_2(run_offloadbench("dashboard", tree, "--out", tmp_path / "file"))
+    assert "not a folder" in one_line_exit_2(
+        run_offloadbench("dashboard", tree, "--out", tmp_path / "file")
+    )
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
-    assert "other files in it" in one_line_exit_2(run_offloadbench("dashboard", tree, "--out", foreign))
+    assert "other files in it" in one_line_exit_2(
+        run_offloadbench("dashboard", tree, "--out", foreign)
+    )
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
     ab = tree / "ab" / folder.name / "20261231T000000Z-abc.json"
     ab.parent.mkdir(parents=True)
@@ -172,7 +200,9 @@ def test_bad_input_is_one_line_and_exit_2(site, run_offloadbench, tmp_path):
     assert not (tmp_path / "s").exists()
 
 
-def test_a_rebuild_replaces_the_site_whole_and_a_failed_one_keeps_it(site, run_offloadbench, tmp_path):
+def test_a_rebuild_replaces_the_site_whole_and_a_failed_one_keeps_it(
+    site, run_offloadbench, tmp_path
+):
     tree, folder = small_tree(site, tmp_path)
     out = tmp_path / "site"
     assert run_offloadbench("dashboard", tree, "--out", out).returncode == 0
@@ -185,12 +215,22 @@ def test_a_rebuild_replaces_the_site_whole_and_a_failed_one_keeps_it(site, run_o
     bad.write_text(json.dumps({"context": {}, "benchmarks": "no"}))
     assert bad.name in one_line_exit_2(run_offloadbench("dashboard", tree, "--out", out))
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site", "tree"]  # no staging folder left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "site",
+        "tree",
+    ]  # no staging folder left behind
 
 
-def test_a_python_without_matplotlib_is_named_before_anything_is_written(site, run_offloadbench, tmp_path):
+def test_a_python_without_matplotlib_is_named_before_anything_is_written(
+    site, run_offloadbench, tmp_path
+):
     tree, _ = small_tree(site, tmp_path)
-    done = run_offloadbench("dashboard", tree, "--out", tmp_path / "site",
-                            env={"PATH": "/usr/bin:/bin", "OFFLOADBENCH_PYTHON": "/bin/false"})
+    done = run_offloadbench(
+        "dashboard",
+        tree,
+        "--out",
+        tmp_path / "site",
+        env={"PATH": "/usr/bin:/bin", "OFFLOADBENCH_PYTHON": "/bin/false"},
+    )
     assert "OFFLOADBENCH_PYTHON" in one_line_exit_2(done)
     assert not (tmp_path / "site").exists()

@@ -1,5 +1,6 @@
 """`offloadbench export`: a tracker's own format, one entry per benchmark from its valid repetitions,
 skipped and failed rows left out, units stated and the better direction named."""
+
 import json
 import statistics
 
@@ -14,11 +15,26 @@ SCALE_TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 @pytest.fixture
 def results_with_skips(tmp_path):
     doc = json.loads(GOOD.read_text())
-    doc["benchmarks"].append({"name": "transfer/h2d/pinned/4KiB/manual_time", "run_name": "x", "run_type": "iteration",
-                              "repetitions": 10, "repetition_index": 0, "threads": 1, "iterations": 0,
-                              "real_time": 0, "cpu_time": 0, "time_unit": "ns", "family": "transfer",
-                              "skipped": True, "skip_reason": "no GPU", "error_occurred": True,
-                              "error_message": "no GPU", "validated": None})
+    doc["benchmarks"].append(
+        {
+            "name": "transfer/h2d/pinned/4KiB/manual_time",
+            "run_name": "x",
+            "run_type": "iteration",
+            "repetitions": 10,
+            "repetition_index": 0,
+            "threads": 1,
+            "iterations": 0,
+            "real_time": 0,
+            "cpu_time": 0,
+            "time_unit": "ns",
+            "family": "transfer",
+            "skipped": True,
+            "skip_reason": "no GPU",
+            "error_occurred": True,
+            "error_message": "no GPU",
+            "validated": None,
+        }
+    )
     failed = next(r for r in doc["benchmarks"] if r["run_type"] == "iteration")
     failed.update(validated=False, invalid_reason="test")
     path = tmp_path / "r.json"
@@ -29,7 +45,11 @@ def results_with_skips(tmp_path):
 def expected_medians(doc):
     samples = {}
     for r in doc["benchmarks"]:
-        if r["run_type"] == "iteration" and not r.get("skipped") and r.get("validated") is not False:
+        if (
+            r["run_type"] == "iteration"
+            and not r.get("skipped")
+            and r.get("validated") is not False
+        ):
             samples.setdefault(r["name"], []).append(r["real_time"] * SCALE_TO_NS[r["time_unit"]])
     return {name: statistics.median(v) for name, v in samples.items()}
 
@@ -50,7 +70,9 @@ def test_github_action_benchmark_format(run_offloadbench, results_with_skips):
 def test_bencher_format_and_a_rate_metric(run_offloadbench, results_with_skips, tmp_path):
     path, doc = results_with_skips
     out = tmp_path / "bmf.json"
-    result = run_offloadbench("export", "--format", "bencher", "--metric", "bytes_per_second", path, "--out", out)
+    result = run_offloadbench(
+        "export", "--format", "bencher", "--metric", "bytes_per_second", path, "--out", out
+    )
     assert result.returncode == 0, result.stderr
     bmf = json.loads(out.read_text())
     assert bmf and all(set(m) == {"throughput"} for m in bmf.values())
@@ -60,8 +82,14 @@ def test_bencher_format_and_a_rate_metric(run_offloadbench, results_with_skips, 
     assert "higher is better" in result.stderr
 
 
-@pytest.mark.parametrize("args", [["--format", "xml"], ["--format", "bencher", "--metric", "name"],
-                                  ["--format", "bencher", "--out", "/no/dir/x.json"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--format", "xml"],
+        ["--format", "bencher", "--metric", "name"],
+        ["--format", "bencher", "--out", "/no/dir/x.json"],
+    ],
+)
 def test_bad_export_options_are_bad_input(run_offloadbench, results_with_skips, args):
     path, _ = results_with_skips
     result = run_offloadbench("export", *args, path)

@@ -2,6 +2,7 @@
 machines: the real H100 quick run in results/reference, the synthetic GPU fixture (no analysis block:
 `plot` computes one), and a CPU-only machine made from the H100 file, its GPU rows skipped as a
 machine without a GPU skips them. Every section renders; the CPU-only machine says "no GPU"."""
+
 import copy
 import html
 import json
@@ -23,20 +24,59 @@ def cpu_only_from(doc):
     cpu.pop("analysis", None)
     ctx = cpu["context"]
     ctx["host"]["hostname"] = ctx["host_name"] = "cpu-box"
-    ctx["cuda"].update(gpus=[], driver_release="", cuda_driver_version="none", unavailable_reason=NO_GPU)
+    ctx["cuda"].update(
+        gpus=[], driver_release="", cuda_driver_version="none", unavailable_reason=NO_GPU
+    )
     ctx["machine_fingerprint"].update(gpu_models=[], driver="none", id="cpu-box")
     rows = []
     for row in cpu["benchmarks"]:
-        if row.get("run_type") != "iteration" or row.get("family") not in ("transfer", "compute", "mlp", "streams"):
+        if row.get("run_type") != "iteration" or row.get("family") not in (
+            "transfer",
+            "compute",
+            "mlp",
+            "streams",
+        ):
             continue
         gpu_row = isinstance(row.get("device"), int) or str(row.get("view", "")).startswith("gpu")
         if gpu_row or row.get("family") == "streams":
-            keep = {k: row[k] for k in ("name", "run_name", "run_type", "repetitions", "repetition_index", "family",
-                                        "op", "view", "headline", "compare_group", "series", "sweep", "device",
-                                        "direction", "host_memory", "bytes", "n", "batch", "elements") if k in row}
-            row = {**keep, "threads": 1, "iterations": 0, "real_time": 0.0, "cpu_time": 0.0, "time_unit": "ns",
-                   "skipped": True, "skip_reason": NO_GPU, "error_occurred": True,
-                   "error_message": f"skipped: {NO_GPU}", "validated": None}
+            keep = {
+                k: row[k]
+                for k in (
+                    "name",
+                    "run_name",
+                    "run_type",
+                    "repetitions",
+                    "repetition_index",
+                    "family",
+                    "op",
+                    "view",
+                    "headline",
+                    "compare_group",
+                    "series",
+                    "sweep",
+                    "device",
+                    "direction",
+                    "host_memory",
+                    "bytes",
+                    "n",
+                    "batch",
+                    "elements",
+                )
+                if k in row
+            }
+            row = {
+                **keep,
+                "threads": 1,
+                "iterations": 0,
+                "real_time": 0.0,
+                "cpu_time": 0.0,
+                "time_unit": "ns",
+                "skipped": True,
+                "skip_reason": NO_GPU,
+                "error_occurred": True,
+                "error_message": f"skipped: {NO_GPU}",
+                "validated": None,
+            }
         rows.append(row)
     cpu["benchmarks"] = rows
     return cpu
@@ -45,12 +85,17 @@ def cpu_only_from(doc):
 @pytest.fixture(scope="module")
 def fleet_report(offloadbench_bin, tmp_path_factory):
     import subprocess
+
     folder = tmp_path_factory.mktemp("fleet")
     cpu_file = folder / "cpu-box.json"
     cpu_file.write_text(json.dumps(cpu_only_from(json.loads(H100.read_text()))))
     out = folder / "report"
-    done = subprocess.run([offloadbench_bin, "plot", H100, SYNTHETIC, cpu_file, "--out", out], capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run(
+        [offloadbench_bin, "plot", H100, SYNTHETIC, cpu_file, "--out", out],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return out, (out / "report.html").read_text(), done
 
@@ -64,15 +109,19 @@ def cells(page, row_label):
 
 def test_every_section_renders_with_one_column_per_machine(fleet_report):
     out, page, done = fleet_report
-    assert "gpu_synthetic.json has no analysis block" in done.stdout  # computed for the plots, not stored
+    assert (
+        "gpu_synthetic.json has no analysis block" in done.stdout
+    )  # computed for the plots, not stored
     for section in ("Machines", "Headlines", "Where the GPU starts to win", "Charts", "Missing"):
         assert f"<h2>{section}</h2>" in page
     header = re.search(r"<tr><th>measure</th>(.*?)</tr>", page).group(1)
     machines = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", header)]
     # The GPU first: a host name such as "vm" tells machines apart poorly.
-    assert machines == ["NVIDIA H100 80GB HBM3 on vm · driver 580.159.04 · PCIe Gen5 x16",
-                        "NVIDIA H100 PCIe (synthetic) on synthetic-h100 · driver 580.00 · PCIe Gen5 x16",
-                        "Intel(R) Xeon(R) Processor on cpu-box · no GPU"]
+    assert machines == [
+        "NVIDIA H100 80GB HBM3 on vm · driver 580.159.04 · PCIe Gen5 x16",
+        "NVIDIA H100 PCIe (synthetic) on synthetic-h100 · driver 580.00 · PCIe Gen5 x16",
+        "Intel(R) Xeon(R) Processor on cpu-box · no GPU",
+    ]
 
 
 def test_headlines_per_machine_and_no_gpu_where_there_is_none(fleet_report):
@@ -106,16 +155,29 @@ def test_each_crossover_per_machine(fleet_report):
 def test_charts_have_one_series_per_machine_and_name_those_without(fleet_report):
     out, page, _ = fleet_report
     charts = re.findall(r"<img src='([^']+)'", page)
-    expected = {"fleet_h2d_pinned.png", "fleet_sgemm_cpu.png", "fleet_speedup_sgemm.png", "fleet_mlp_cpu.png"}
+    expected = {
+        "fleet_h2d_pinned.png",
+        "fleet_sgemm_cpu.png",
+        "fleet_speedup_sgemm.png",
+        "fleet_mlp_cpu.png",
+    }
     assert expected <= set(charts)
     for png in charts:
-        assert (out / png).stat().st_size > 0 and (out / png.replace(".png", ".svg")).stat().st_size > 0
+        assert (out / png).stat().st_size > 0 and (
+            out / png.replace(".png", ".svg")
+        ).stat().st_size > 0
     svg = (out / "fleet_sgemm_cpu.svg").read_text()
-    for host in ("NVIDIA H100 80GB HBM3 on vm", "synthetic-h100", "cpu-box"):  # legends: every machine with CPU SGEMM rows
+    for host in (
+        "NVIDIA H100 80GB HBM3 on vm",
+        "synthetic-h100",
+        "cpu-box",
+    ):  # legends: every machine with CPU SGEMM rows
         assert host in svg
     caption = re.search(r"fleet_h2d_pinned\.svg'>SVG</a>", page)
     # The machine without a GPU is named by its CPU and host ("… on cpu-box · no GPU").
-    assert caption and re.search(r"Not drawn \(no GPU, or not run\): [^<]* on cpu-box · no GPU", page)
+    assert caption and re.search(
+        r"Not drawn \(no GPU, or not run\): [^<]* on cpu-box · no GPU", page
+    )
 
 
 def test_a_bad_file_among_several_is_one_line_and_exit_2(run_offloadbench, tmp_path):

@@ -2,6 +2,7 @@
 (TREE/<fingerprint id>/<UTC>-<sha>.json): a table per machine, and a step that appeared at one commit
 on several machines named once. The nights are a real CPU run's rows, every night scaled by 1% noise,
 one benchmark made 20% slower from the seventh night on three of the four machines."""
+
 import json
 import random
 
@@ -24,7 +25,10 @@ def write_tree(root):
         for night in range(NIGHTS):
             doc = json.loads(json.dumps(template))
             ob = doc["context"]["offloadbench"]
-            ob.update(git_sha=f"{night:02d}aaaaaaaaaa", start_time_utc=f"2026-11-{night + 1:02d}T02:17:00Z")
+            ob.update(
+                git_sha=f"{night:02d}aaaaaaaaaa",
+                start_time_utc=f"2026-11-{night + 1:02d}T02:17:00Z",
+            )
             doc["context"]["host"]["hostname"] = f"host-{machine}"
             doc["context"]["machine_fingerprint"]["id"] = f"fp-{machine}"
             scale = {}
@@ -35,7 +39,9 @@ def write_tree(root):
                 for key in ("real_time", "cpu_time"):
                     if isinstance(row.get(key), (int, float)):
                         row[key] *= factor
-            (folder / f"2026-11-{night + 1:02d}-{night:02d}aaaaaaaaaa.json").write_text(json.dumps(doc))
+            (folder / f"2026-11-{night + 1:02d}-{night:02d}aaaaaaaaaa.json").write_text(
+                json.dumps(doc)
+            )
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +51,9 @@ def tree(tmp_path_factory):
     return root
 
 
-def test_a_tree_gives_a_table_per_machine_and_names_a_shared_step_once(run_offloadbench, tree, tmp_path):
+def test_a_tree_gives_a_table_per_machine_and_names_a_shared_step_once(
+    run_offloadbench, tree, tmp_path
+):
     out = tmp_path / "tree.json"
     result = run_offloadbench("history", tree, "--json", out)
     assert result.returncode == 0, result.stderr
@@ -55,16 +63,32 @@ def test_a_tree_gives_a_table_per_machine_and_names_a_shared_step_once(run_offlo
     assert shared in text, text
     assert text.count("appeared in") == 1, text  # named once, not once per machine
     for machine in "abcd":
-        assert f"machine fp-{machine} (host-{machine} · AMD EPYC · no GPU): {NIGHTS} runs" in text, text
+        assert (
+            f"machine fp-{machine} (host-{machine} · AMD EPYC · no GPU): {NIGHTS} runs" in text
+        ), text
     assert text.count("in 06aaaaaaaaaa, on 3 machines (above)") == 3, text
 
     doc = load_json(out)
     assert [m["machine"] for m in doc["machines"]] == ["fp-a", "fp-b", "fp-c", "fp-d"]
-    for m in doc["machines"]:  # each machine's entry is what `history` writes for its folder, plus its name
-        assert {"runs", "benchmarks", "directory", "metric", "ignored", "label", "machine_fingerprint"} <= set(m)
+    for m in doc[
+        "machines"
+    ]:  # each machine's entry is what `history` writes for its folder, plus its name
+        assert {
+            "runs",
+            "benchmarks",
+            "directory",
+            "metric",
+            "ignored",
+            "label",
+            "machine_fingerprint",
+        } <= set(m)
         assert len(m["runs"]) == NIGHTS
     (step,) = doc["shared_change_points"]
-    assert step["benchmark"] == STEPPED and step["verdict"] == "SLOWER" and step["git_sha"] == "06aaaaaaaaaa"
+    assert (
+        step["benchmark"] == STEPPED
+        and step["verdict"] == "SLOWER"
+        and step["git_sha"] == "06aaaaaaaaaa"
+    )
     assert step["machines"] == ["fp-a", "fp-b", "fp-c"] and step["machines_measured"] == 4
     assert 0.15 < step["smallest_change"] <= step["largest_change"] < 0.25
 

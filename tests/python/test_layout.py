@@ -10,6 +10,7 @@ cli/environment.cpp. The layers (docs/building.md, "Layout"), lowest first:
   benchmarks          case tables and runners          kernels, harness (not analysis)
   benchmarks/cli      the command line, on top         anything but tests
 """
+
 import pathlib
 import re
 
@@ -29,8 +30,17 @@ ALLOWED = {
     "harness/cuda": ["harness", "harness/results", "kernels/cuda"],
     "harness/regression": ["harness/analysis", "harness/results"],
     "benchmarks": ["kernels", "kernels/cuda", "harness", "harness/cuda", "harness/results"],
-    "cli": ["benchmarks", "benchmarks/*", "kernels", "kernels/cuda", "harness", "harness/cuda", "harness/results",
-            "harness/analysis", "harness/regression"],
+    "cli": [
+        "benchmarks",
+        "benchmarks/*",
+        "kernels",
+        "kernels/cuda",
+        "harness",
+        "harness/cuda",
+        "harness/results",
+        "harness/analysis",
+        "harness/regression",
+    ],
 }
 # A family's folder is a layer of its own with the runners' rules, and may include the other families'
 # headers (peer reuses transfer's cases). Its analysis files (and the generated list of them) read files
@@ -78,25 +88,36 @@ def upward_includes(files, allowed, root=ROOT):
             if not (root / included).exists():
                 continue
             target = folder_of(included)
-            if analysis:  # its own kind only: harness/analysis, the results format, other analysis files
-                ok = target in layers or (target.startswith("benchmarks") and is_analysis_file(included))
+            if (
+                analysis
+            ):  # its own kind only: harness/analysis, the results format, other analysis files
+                ok = target in layers or (
+                    target.startswith("benchmarks") and is_analysis_file(included)
+                )
             else:
-                ok = (target == folder or target in (layers or [])
-                      or ("benchmarks/*" in (layers or []) and target.startswith("benchmarks/")))
+                ok = (
+                    target == folder
+                    or target in (layers or [])
+                    or ("benchmarks/*" in (layers or []) and target.startswith("benchmarks/"))
+                )
             if not ok:
                 broken.append((rel, included))
     return broken
 
 
 def test_every_source_folder_has_a_layer():
-    rels = [p.relative_to(ROOT).as_posix() for p in sources("kernels", "harness", "benchmarks", "cli")]
+    rels = [
+        p.relative_to(ROOT).as_posix() for p in sources("kernels", "harness", "benchmarks", "cli")
+    ]
     without = sorted({folder_of(r) for r in rels if allowed_for(r, ALLOWED)[0] is None})
     assert not without, f"folders without a layer in this test: {without}"
 
 
 def test_includes_point_downwards_only():
     broken = upward_includes(sources("kernels", "harness", "benchmarks", "cli"), ALLOWED)
-    assert not broken, "includes against the layering:\n" + "\n".join(f"  {f} includes {i}" for f, i in broken)
+    assert not broken, "includes against the layering:\n" + "\n".join(
+        f"  {f} includes {i}" for f, i in broken
+    )
 
 
 def test_the_check_sees_an_upward_include(tmp_path):
@@ -119,9 +140,12 @@ def test_a_family_analysis_may_not_include_its_runners(tmp_path):
     (tmp_path / "harness" / "analysis" / "family_analysis.h").write_text("#pragma once\n")
     (tmp_path / "benchmarks" / "fill" / "fill_cases.h").write_text("#pragma once\n")
     analysis = tmp_path / "benchmarks" / "fill" / "fill_analysis.cpp"
-    analysis.write_text('#include "harness/analysis/family_analysis.h"\n#include "benchmarks/fill/fill_cases.h"\n')
-    assert upward_includes([analysis], ALLOWED, tmp_path) == [("benchmarks/fill/fill_analysis.cpp",
-                                                               "benchmarks/fill/fill_cases.h")]
+    analysis.write_text(
+        '#include "harness/analysis/family_analysis.h"\n#include "benchmarks/fill/fill_cases.h"\n'
+    )
+    assert upward_includes([analysis], ALLOWED, tmp_path) == [
+        ("benchmarks/fill/fill_analysis.cpp", "benchmarks/fill/fill_cases.h")
+    ]
 
 
 @pytest.mark.parametrize("tops", [("kernels", "harness", "benchmarks", "cli", "tests")])
@@ -137,8 +161,12 @@ def test_no_file_name_in_two_folders(tops):
 
 # ---- the harness and the plots name no family ----
 
-STRING_LITERAL = {".py": re.compile(r'''(?<![\w"'])(?:"([^"\\\n]*(?:\\.[^"\\\n]*)*)"|'([^'\\\n]*(?:\\.[^'\\\n]*)*)')'''),
-                  ".cpp": re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"')}
+STRING_LITERAL = {
+    ".py": re.compile(
+        r"""(?<![\w"'])(?:"([^"\\\n]*(?:\\.[^"\\\n]*)*)"|'([^'\\\n]*(?:\\.[^'\\\n]*)*)')"""
+    ),
+    ".cpp": re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"'),
+}
 
 
 def families(root=ROOT):
@@ -168,7 +196,11 @@ def family_names_in(paths, names, root=ROOT):
         for line in code_lines(path):
             for match in literal.finditer(line):
                 text = next(g for g in match.groups() if g is not None)
-                found += [(rel, f'"{text}"') for name in names if text == name or text.startswith(name + "/")]
+                found += [
+                    (rel, f'"{text}"')
+                    for name in names
+                    if text == name or text.startswith(name + "/")
+                ]
     return found
 
 
@@ -180,7 +212,9 @@ def harness_and_plots(root=ROOT):
 def test_the_harness_and_the_plots_name_no_family():
     assert len(families()) >= 6
     found = family_names_in(harness_and_plots(), families())
-    assert not found, "a family named outside its folder:\n" + "\n".join(f"  {f}: {w}" for f, w in found)
+    assert not found, "a family named outside its folder:\n" + "\n".join(
+        f"  {f}: {w}" for f, w in found
+    )
 
 
 def test_the_check_sees_a_family_named_in_the_plots(tmp_path):
@@ -192,19 +226,30 @@ def test_the_check_sees_a_family_named_in_the_plots(tmp_path):
     (tmp_path / "plots" / "fill_charts.py").write_text('"""fill charts"""\n')
     (tmp_path / "plots" / "timing.py").write_text(
         '"""Draws fill rows."""\n# the fill family has its own\nx = r.get("family") == "fill"\ny = "fill/bytes"\n'
-        'z = "refill"\n')
+        'z = "refill"\n'
+    )
     (tmp_path / "harness").mkdir()
-    (tmp_path / "harness" / "analysis.cpp").write_text('// fill: see its folder\nif (f == "fill") {}\n')
+    (tmp_path / "harness" / "analysis.cpp").write_text(
+        '// fill: see its folder\nif (f == "fill") {}\n'
+    )
     found = family_names_in(harness_and_plots(tmp_path), families(tmp_path), tmp_path)
-    assert sorted(found) == sorted([("harness/analysis.cpp", '"fill"'), ("plots/fill_charts.py", "file name: fill"),
-                                    ("plots/timing.py", '"fill"'), ("plots/timing.py", '"fill/bytes"')])
+    assert sorted(found) == sorted(
+        [
+            ("harness/analysis.cpp", '"fill"'),
+            ("plots/fill_charts.py", "file name: fill"),
+            ("plots/timing.py", '"fill"'),
+            ("plots/timing.py", '"fill/bytes"'),
+        ]
+    )
 
 
 # ---- the environment is read in one place ----
 
 REGISTRY = "cli/environment.cpp"
 PROGRAM = ("kernels", "harness", "benchmarks", "cli")
-DECLARED = re.compile(r'^\s*\{"([A-Z][A-Z0-9_]*)",\s*"', re.MULTILINE)  # {"NAME", "option", "doc", parser}
+DECLARED = re.compile(
+    r'^\s*\{"([A-Z][A-Z0-9_]*)",\s*"', re.MULTILINE
+)  # {"NAME", "option", "doc", parser}
 GETENV = re.compile(r"\b(?:secure_)?getenv\s*\(([^)]*)\)")
 SETENV = re.compile(r"\b(?:setenv|putenv)\s*\(\s*\"([A-Z][A-Z0-9_]*)")
 NAME_LITERAL = re.compile(r'^\s*"([A-Z][A-Z0-9_]*)"\s*$')
@@ -233,7 +278,9 @@ def environment_reads_outside_the_registry(root=ROOT):
                 literal = NAME_LITERAL.match(argument)
                 name = literal.group(1) if literal else None
                 if top == "tests":
-                    bad = (name or argument).strip().startswith(('"OFFLOADBENCH_', "OFFLOADBENCH_")) and name not in TESTS_OWN
+                    bad = (name or argument).strip().startswith(
+                        ('"OFFLOADBENCH_', "OFFLOADBENCH_")
+                    ) and name not in TESTS_OWN
                 else:
                     bad = top == "kernels" or name not in names
                 if bad:
@@ -245,10 +292,13 @@ def environment_reads_outside_the_registry(root=ROOT):
 
 
 def test_the_environment_is_read_through_the_registry_only():
-    assert {"OFFLOADBENCH_CPU_GEMM", "OFFLOADBENCH_INJECT_SLOWDOWN", "OMP_NUM_THREADS"} <= set(registered())
+    assert {"OFFLOADBENCH_CPU_GEMM", "OFFLOADBENCH_INJECT_SLOWDOWN", "OMP_NUM_THREADS"} <= set(
+        registered()
+    )
     found = environment_reads_outside_the_registry()
-    assert not found, (f"environment read outside {REGISTRY} (declare it there):\n"
-                       + "\n".join(f"  {f}: {w}" for f, w in found))
+    assert not found, f"environment read outside {REGISTRY} (declare it there):\n" + "\n".join(
+        f"  {f}: {w}" for f, w in found
+    )
 
 
 def test_the_check_sees_a_read_outside_the_registry(tmp_path):
@@ -257,19 +307,28 @@ def test_the_check_sees_a_read_outside_the_registry(tmp_path):
     variable, a test reading its own, and a getenv in a comment are not."""
     for folder in ("cli", "kernels", "harness", "tests"):
         (tmp_path / folder).mkdir()
-    (tmp_path / REGISTRY).write_text('{"OFFLOADBENCH_X", "", "doc", parse},\n{"TMPDIR", "", "read: doc", {}},\n'
-                                     'const char* v = std::getenv(name.c_str());\n')
+    (tmp_path / REGISTRY).write_text(
+        '{"OFFLOADBENCH_X", "", "doc", parse},\n{"TMPDIR", "", "read: doc", {}},\n'
+        "const char* v = std::getenv(name.c_str());\n"
+    )
     (tmp_path / "kernels" / "gemm.cpp").write_text('auto t = std::getenv("TMPDIR");\n')
     (tmp_path / "harness" / "inject.cpp").write_text(
         'auto a = std::getenv("OFFLOADBENCH_Y");\nauto b = getenv(kVariable);\n// getenv("OFFLOADBENCH_Z")\n'
-        'setenv("OFFLOADBENCH_W", "1", 1);\n')
+        'setenv("OFFLOADBENCH_W", "1", 1);\n'
+    )
     (tmp_path / "cli" / "files.cpp").write_text('auto t = std::getenv("TMPDIR");\n')
     (tmp_path / "tests" / "test_gpu.cpp").write_text(
-        'auto s = std::getenv("OFFLOADBENCH_SHORT_GPU_TESTS");\nauto p = std::getenv("OFFLOADBENCH_X");\n')
-    assert sorted(environment_reads_outside_the_registry(tmp_path)) == sorted([
-        ("kernels/gemm.cpp", 'getenv("TMPDIR")'), ("harness/inject.cpp", 'getenv("OFFLOADBENCH_Y")'),
-        ("harness/inject.cpp", "getenv(kVariable)"), ("harness/inject.cpp", "setenv(OFFLOADBENCH_W)"),
-        ("tests/test_gpu.cpp", 'getenv("OFFLOADBENCH_X")')])
+        'auto s = std::getenv("OFFLOADBENCH_SHORT_GPU_TESTS");\nauto p = std::getenv("OFFLOADBENCH_X");\n'
+    )
+    assert sorted(environment_reads_outside_the_registry(tmp_path)) == sorted(
+        [
+            ("kernels/gemm.cpp", 'getenv("TMPDIR")'),
+            ("harness/inject.cpp", 'getenv("OFFLOADBENCH_Y")'),
+            ("harness/inject.cpp", "getenv(kVariable)"),
+            ("harness/inject.cpp", "setenv(OFFLOADBENCH_W)"),
+            ("tests/test_gpu.cpp", 'getenv("OFFLOADBENCH_X")'),
+        ]
+    )
 
 
 def test_help_ends_with_the_registry(run_offloadbench):
@@ -279,6 +338,6 @@ def test_help_ends_with_the_registry(run_offloadbench):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.rstrip("\n").splitlines()
     start = lines.index("Environment:")
-    listed = lines[start + 1:]
+    listed = lines[start + 1 :]
     assert [line.split()[0] for line in listed] == registered()
     assert all(line.startswith("  ") and len(line) < 100 for line in listed), listed

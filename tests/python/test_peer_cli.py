@@ -2,6 +2,7 @@
 nvbandwidth's names, every peer case skipped once with its reason below two GPUs, the GPU x GPU
 matrix in `summary` and the heatmaps from a SYNTHETIC 4-GPU results file (tests/data/
 make_peer_fixture.py: made-up figures), and bad --host-numa / --device values."""
+
 import json
 import sys
 
@@ -29,8 +30,11 @@ def test_list_shows_every_peer_case_beside_its_nvbandwidth_name(run_offloadbench
 def test_list_names_the_transfer_cases_nvbandwidth_also_measures(run_offloadbench):
     result = run_offloadbench("list", "--suite", "transfer", "--names", "nvbandwidth")
     assert result.returncode == 0, result.stderr
-    pairs = dict(line.split()[:2] for line in result.stdout.splitlines()
-                 if line.startswith("  transfer/") and len(line.split()) >= 2)
+    pairs = dict(
+        line.split()[:2]
+        for line in result.stdout.splitlines()
+        if line.startswith("  transfer/") and len(line.split()) >= 2
+    )
     assert pairs["transfer/h2d/pinned/256MiB"] == "host_to_device_memcpy_ce"
     assert pairs["transfer/latency/pointer_chase_mapped_host"] == "host_device_latency_sm"
     assert pairs["transfer/h2d/pageable/256MiB"] == "-"
@@ -59,19 +63,23 @@ def test_summary_prints_the_gpu_by_gpu_matrix_of_the_synthetic_fixture(run_offlo
     assert block[1].split() == ["0", "N/A", "180.00", "25.00", "N/A"]  # 0<->3 waived in the fixture
     assert block[4].split() == ["3", "N/A", "25.00", "180.00", "N/A"]
     assert "device_to_device_latency_sm (ns" in text
-    one_row = text[text.index("all_to_one_write_ce (GB/s"):].splitlines()[2].split()
+    one_row = text[text.index("all_to_one_write_ce (GB/s") :].splitlines()[2].split()
     assert one_row == ["205.00", "230.00", "230.00", "205.00"]
 
 
 def test_heatmaps_are_drawn_from_the_synthetic_fixture(tmp_path):
     pytest.importorskip("matplotlib")
     from plots import families, results
+
     peer = families.module("peer_charts")
     doc = results.load(str(FIXTURE))
     drawn, missing = peer.charts(doc, tmp_path)
     assert not missing
-    assert {c["png"] for c in drawn} >= {"peer_device_to_device_memcpy_read_ce.png", "peer_all_to_one_write_ce.png",
-                                         "peer_device_to_device_latency_sm.png"}
+    assert {c["png"] for c in drawn} >= {
+        "peer_device_to_device_memcpy_read_ce.png",
+        "peer_all_to_one_write_ce.png",
+        "peer_device_to_device_latency_sm.png",
+    }
     assert all((tmp_path / c["png"]).stat().st_size > 1000 for c in drawn)
     cells = {t: c for t, _, _, c in peer.matrices(doc)}
     assert cells["device_to_device_bidirectional_memcpy_read_ce"][2][3] == pytest.approx(360.0)
@@ -81,6 +89,7 @@ def test_heatmaps_are_drawn_from_the_synthetic_fixture(tmp_path):
 def test_no_peer_rows_is_a_missing_chart_with_the_reason(tmp_path):
     pytest.importorskip("matplotlib")
     from plots import families
+
     peer = families.module("peer_charts")
     doc = json.loads(FIXTURE.read_text())
     for row in doc["benchmarks"]:
@@ -89,11 +98,14 @@ def test_no_peer_rows_is_a_missing_chart_with_the_reason(tmp_path):
     assert not drawn and "needs at least 2 GPUs" in missing[0]
 
 
-@pytest.mark.parametrize("value, message", [
-    ("near", "--host-numa 'near' is not local, remote, all or a NUMA node number"),
-    ("99", "no NUMA node 99 with memory"),
-    ("-1", "is not local, remote, all"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("near", "--host-numa 'near' is not local, remote, all or a NUMA node number"),
+        ("99", "no NUMA node 99 with memory"),
+        ("-1", "is not local, remote, all"),
+    ],
+)
 def test_bad_host_numa_is_one_line_and_exit_2(run_offloadbench, tmp_path, value, message):
     result = run_offloadbench("run", "--suite", "transfer", "--host-numa", value, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
@@ -102,7 +114,9 @@ def test_bad_host_numa_is_one_line_and_exit_2(run_offloadbench, tmp_path, value,
     assert not list(tmp_path.rglob("*.json"))
 
 
-@pytest.mark.parametrize("value, message", [("0,0", "names GPU 0 twice"), ("0,x", "is not a GPU index")])
+@pytest.mark.parametrize(
+    "value, message", [("0,0", "names GPU 0 twice"), ("0,x", "is not a GPU index")]
+)
 def test_bad_device_lists_are_one_line_and_exit_2(run_offloadbench, tmp_path, value, message):
     result = run_offloadbench("run", "--suite", "peer", "--device", value, cwd=tmp_path)
     assert result.returncode == 2, result.stderr

@@ -1,6 +1,7 @@
 """The analysis and the charts end to end, on committed fixtures: a real CPU-only file from a
 machine without a GPU, and a synthetic GPU-shaped file (make_gpu_fixture.py) whose crossovers are
 known from the models that made it."""
+
 import errno
 import importlib.util
 import json
@@ -23,7 +24,9 @@ CPU_FIXTURE = FIXTURES / "cpu_only.json"
 
 
 def fixture_models():
-    spec = importlib.util.spec_from_file_location("make_gpu_fixture", FIXTURES / "make_gpu_fixture.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_gpu_fixture", FIXTURES / "make_gpu_fixture.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -77,7 +80,9 @@ def find(entries, **fields):
 
 def test_gpu_fixture_is_what_the_script_makes(tmp_path):
     out = tmp_path / "regenerated.json"
-    subprocess.run([sys.executable, FIXTURES / "make_gpu_fixture.py", out], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, FIXTURES / "make_gpu_fixture.py", out], check=True, capture_output=True
+    )
     assert load_json(out) == load_json(GPU_FIXTURE)
 
 
@@ -86,25 +91,51 @@ def test_crossovers_match_the_models(analysed_gpu):
     analysis = load_json(analysed_gpu)["analysis"]
     crossovers = analysis["crossovers"]
 
-    triad = find(crossovers, compare_group="compute/triad/fp32", view="gpu_pinned", cpu_view="cpu_all")
-    check_crossover(triad, lambda n: models.triad_seconds("cpu_all", n), lambda n: models.triad_seconds("gpu_pinned", n),
-                    [2 ** e for e in range(16, 29, 2)])
+    triad = find(
+        crossovers, compare_group="compute/triad/fp32", view="gpu_pinned", cpu_view="cpu_all"
+    )
+    check_crossover(
+        triad,
+        lambda n: models.triad_seconds("cpu_all", n),
+        lambda n: models.triad_seconds("gpu_pinned", n),
+        [2**e for e in range(16, 29, 2)],
+    )
 
-    pageable = find(crossovers, compare_group="compute/triad/fp32", view="gpu_pageable", cpu_view="cpu_all")
+    pageable = find(
+        crossovers, compare_group="compute/triad/fp32", view="gpu_pageable", cpu_view="cpu_all"
+    )
     assert pageable["kind"] == "cpu_wins_at_largest"
     assert pageable["size"] is None
 
-    resident = find(crossovers, compare_group="compute/triad/fp32", view="gpu_kernel", cpu_view="cpu_all")
+    resident = find(
+        crossovers, compare_group="compute/triad/fp32", view="gpu_kernel", cpu_view="cpu_all"
+    )
     assert resident["kind"] == "gpu_wins_all"
 
-    sgemm = find(crossovers, compare_group="compute/sgemm/fp32", view="gpu_pinned", cpu_view="cpu_all")
-    check_crossover(sgemm, lambda n: models.sgemm_seconds("cpu_all", n), lambda n: models.sgemm_seconds("gpu_pinned", n),
-                    [2 ** e for e in range(5, 13)])
+    sgemm = find(
+        crossovers, compare_group="compute/sgemm/fp32", view="gpu_pinned", cpu_view="cpu_all"
+    )
+    check_crossover(
+        sgemm,
+        lambda n: models.sgemm_seconds("cpu_all", n),
+        lambda n: models.sgemm_seconds("gpu_pinned", n),
+        [2**e for e in range(5, 13)],
+    )
 
-    mlp = find(crossovers, compare_group="mlp/784-128-10/train_sgd", view="gpu_kernel", series="fp32",
-               cpu_view="cpu_all")
-    check_crossover(mlp, lambda b: models.mlp_seconds("cpu_all", "", b),
-                    lambda b: models.mlp_seconds("gpu_kernel", "fp32", b), [1, 4, 16, 64, 256, 1024, 4096])
+    mlp = find(
+        crossovers,
+        compare_group="mlp/784-128-10/train_sgd",
+        view="gpu_kernel",
+        series="fp32",
+        cpu_view="cpu_all",
+    )
+    check_crossover(
+        mlp,
+        lambda b: models.mlp_seconds("cpu_all", "", b),
+        lambda b: models.mlp_seconds("gpu_kernel", "fp32", b),
+        [1, 4, 16, 64, 256, 1024, 4096],
+    )
+
 
 def test_transfer_fit_break_even_overlap_and_ceilings(analysed_gpu):
     models = fixture_models()
@@ -135,16 +166,36 @@ def test_summary_prints_the_headlines(analysed_gpu, run_offloadbench):
     result = run_offloadbench("summary", analysed_gpu, "--all")
     assert result.returncode == 0, result.stderr
     # The fixture measures 256 Ki and 1 Mi elements either side: the crossover is that bracket, not a point.
-    assert "compute/triad/fp32: GPU incl. pinned transfers wins from elements somewhere in 256 Ki–1 Mi" in result.stdout
+    assert (
+        "compute/triad/fp32: GPU incl. pinned transfers wins from elements somewhere in 256 Ki–1 Mi"
+        in result.stdout
+    )
     assert "GPU 0 H2D pinned" in result.stdout
     assert "pinning 256 MiB once pays after" in result.stdout
 
 
-GPU_CHARTS = ["bandwidth_gpu0_h2d", "bandwidth_gpu0_d2h", "bandwidth_gpu0_bidirectional", "bandwidth_host_memcpy",
-              "time_compute_triad_fp32", "speedup_compute_triad_fp32", "time_compute_sgemm_fp32",
-              "speedup_compute_sgemm_fp32", "mlp_mlp_784_128_10_train_sgd", "speedup_mlp_784_128_10_train_sgd",
-              "overlap", "pinning_break_even", "small_tensors_gpu0", "device_local_gpu0", "sm_copy_gpu0_h2d",
-              "sm_copy_gpu0_d2h", "managed_gpu0", "latency_gpu0", "torch_idioms_gpu0", "pinning_at_scale"]
+GPU_CHARTS = [
+    "bandwidth_gpu0_h2d",
+    "bandwidth_gpu0_d2h",
+    "bandwidth_gpu0_bidirectional",
+    "bandwidth_host_memcpy",
+    "time_compute_triad_fp32",
+    "speedup_compute_triad_fp32",
+    "time_compute_sgemm_fp32",
+    "speedup_compute_sgemm_fp32",
+    "mlp_mlp_784_128_10_train_sgd",
+    "speedup_mlp_784_128_10_train_sgd",
+    "overlap",
+    "pinning_break_even",
+    "small_tensors_gpu0",
+    "device_local_gpu0",
+    "sm_copy_gpu0_h2d",
+    "sm_copy_gpu0_d2h",
+    "managed_gpu0",
+    "latency_gpu0",
+    "torch_idioms_gpu0",
+    "pinning_at_scale",
+]
 
 
 def assert_charts(outdir, stems):
@@ -174,7 +225,9 @@ def test_cpu_only_file_draws_what_it_can_and_lists_the_rest(tmp_path, run_offloa
     path.write_text(json.dumps(doc))
     result = run_offloadbench("plot", path, "--out", tmp_path / "charts")
     assert result.returncode == 0, result.stderr
-    assert load_json(path) == doc  # plot only reads its input: the analysis it drew from is not stored
+    assert (
+        load_json(path) == doc
+    )  # plot only reads its input: the analysis it drew from is not stored
     assert "has no analysis block" in result.stdout
     report = assert_charts(tmp_path / "charts", ["bandwidth_host_memcpy"])
     assert "no device copies measured" in report
@@ -187,7 +240,9 @@ def test_unanalysed_and_partial_files_never_crash(tmp_path):
     doc["context"]["offloadbench"]["incomplete"] = True
     path = tmp_path / "partial.json"
     path.write_text(json.dumps(doc))
-    result = subprocess.run([sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     report = (tmp_path / "partial-plots" / "report.html").read_text()
     assert "needs the analysis block" in report
@@ -203,21 +258,42 @@ def test_malformed_file_is_one_line_and_exit_2(tmp_path, run_offloadbench, conte
         result = run_offloadbench(command, path)
         assert result.returncode == 2, (command, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    result = subprocess.run([sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
 def test_run_stores_the_analysis_and_prints_the_findings(tmp_path, run_offloadbench):
     out = tmp_path / "run.json"
-    result = run_offloadbench("run", "--suite", "transfer", "--quick", "--repetitions", "2", "--out", out, "--",
-                              "--benchmark_filter=host_memcpy/pretouched/threads:1/4KiB|h2d/pinned/4KiB",
-                              "--benchmark_min_time=0.001")
+    result = run_offloadbench(
+        "run",
+        "--suite",
+        "transfer",
+        "--quick",
+        "--repetitions",
+        "2",
+        "--out",
+        out,
+        "--",
+        "--benchmark_filter=host_memcpy/pretouched/threads:1/4KiB|h2d/pinned/4KiB",
+        "--benchmark_min_time=0.001",
+    )
     assert result.returncode == 0, result.stderr
     doc = load_json(out)
-    assert set(doc["analysis"]) >= {"speedups", "crossovers", "transfer_model", "pinning_break_even", "overlap",
-                                    "ceilings", "headlines"}
-    assert "every table and finding: offloadbench summary --all" in result.stdout  # run prints the first screen
+    assert set(doc["analysis"]) >= {
+        "speedups",
+        "crossovers",
+        "transfer_model",
+        "pinning_break_even",
+        "overlap",
+        "ceilings",
+        "headlines",
+    }
+    assert (
+        "every table and finding: offloadbench summary --all" in result.stdout
+    )  # run prints the first screen
     full = run_offloadbench("summary", out, "--all")
     assert "findings:" in full.stdout
     for line in doc["analysis"]["headlines"]:
@@ -229,20 +305,27 @@ def test_gpu_rows_skipped_leave_the_cpu_curves(tmp_path, run_offloadbench):
     doc = load_json(GPU_FIXTURE)
     for row in doc["benchmarks"]:
         if row.get("device") == 0:
-            row.update(skipped=True, skip_reason="no usable GPU: test", iterations=0, validated=None)
+            row.update(
+                skipped=True, skip_reason="no usable GPU: test", iterations=0, validated=None
+            )
     path = tmp_path / "cpu_side.json"
     path.write_text(json.dumps(doc))
     result = run_offloadbench("plot", path)
     assert result.returncode == 0, result.stderr
     outdir = tmp_path / "cpu_side-plots"
-    report = assert_charts(outdir, ["time_compute_triad_fp32", "mlp_mlp_784_128_10_train_sgd", "bandwidth_host_memcpy"])
-    assert "compute/triad/fp32: speedup vs size: no GPU row to pair with the CPU rows (GPU rows skipped: " \
-           "no usable GPU: test)" in report
+    report = assert_charts(
+        outdir, ["time_compute_triad_fp32", "mlp_mlp_784_128_10_train_sgd", "bandwidth_host_memcpy"]
+    )
+    assert (
+        "compute/triad/fp32: speedup vs size: no GPU row to pair with the CPU rows (GPU rows skipped: "
+        "no usable GPU: test)" in report
+    )
     assert not (outdir / "speedup_compute_triad_fp32.png").exists()
 
 
 def test_anchor_series_are_drawn_apart_from_offloadbench_views():
     from plots import timing
+
     ours = timing.style("gpu_kernel", 0, "fp32 eager")
     theirs = timing.style("gpu_kernel", 1, "pytorch")
     assert theirs["color"] != ours["color"]
@@ -255,13 +338,18 @@ def test_anchor_series_are_drawn_apart_from_offloadbench_views():
 def test_many_series_of_one_view_never_share_a_look():
     """The mlp sweeps draw more series of one view than there are dash patterns: the markers take over."""
     from plots import timing
+
     for view, count in (("gpu_kernel", 12), ("gpu_pinned", 20), ("cpu_all", 6)):
-        looks = [(s["color"], s["linestyle"], s["marker"]) for s in (timing.style(view, i) for i in range(count))]
+        looks = [
+            (s["color"], s["linestyle"], s["marker"])
+            for s in (timing.style(view, i) for i in range(count))
+        ]
         assert len(set(looks)) == count, (view, looks)
 
 
 # Outputs whole or not at all: a full disk, a bad MPLBACKEND or a Python that is not the plots' one
 # gives one line on stderr and the documented exit code, and never a traceback or a half-written file.
+
 
 def stderr_line(result):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -272,6 +360,7 @@ def stderr_line(result):
 
 def test_atomic_write_keeps_the_old_file_and_no_temporary_when_the_disk_fills(tmp_path):
     from plots import files
+
     target = tmp_path / "report.html"
     target.write_text("the previous report")
 
@@ -279,14 +368,18 @@ def test_atomic_write_keeps_the_old_file_and_no_temporary_when_the_disk_fills(tm
         f.write(b"<!DOCTYPE html> half a rep")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    with pytest.raises(files.OutputError, match=r"cannot write .*report\.html: No space left on device"):
+    with pytest.raises(
+        files.OutputError, match=r"cannot write .*report\.html: No space left on device"
+    ):
         files.write_atomically(target, fills_the_disk)
     assert target.read_text() == "the previous report"
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # the temporary file is gone
 
     files.write_text_atomically(tmp_path / "new.html", "whole")
     assert (tmp_path / "new.html").read_text() == "whole"
-    assert (tmp_path / "new.html").stat().st_mode & 0o777 == 0o666 & ~current_umask()  # not mkstemp's 0600
+    assert (
+        tmp_path / "new.html"
+    ).stat().st_mode & 0o777 == 0o666 & ~current_umask()  # not mkstemp's 0600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.html", "report.html"]
 
 
@@ -336,26 +429,37 @@ def current_umask():
 def limit_file_size(limit):
     """preexec_fn: writes past `limit` bytes fail with EFBIG, as on a full disk, for root too (a read-only
     folder stops no root process)."""
+
     def apply():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # inherited: offloadbench gets EFBIG too, not a signal
+        signal.signal(
+            signal.SIGXFSZ, signal.SIG_IGN
+        )  # inherited: offloadbench gets EFBIG too, not a signal
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     return apply
 
 
-def test_full_disk_while_drawing_is_one_line_exit_1_and_no_partial_chart(tmp_path, run_offloadbench):
+def test_full_disk_while_drawing_is_one_line_exit_1_and_no_partial_chart(
+    tmp_path, run_offloadbench
+):
     path = tmp_path / "cpu.json"
     shutil.copy(CPU_FIXTURE, path)  # it has its analysis block: offloadbench itself writes nothing
     outdir = tmp_path / "charts"
-    result = run_offloadbench("plot", path, "--out", outdir, preexec_fn=limit_file_size(20_000), env=plot_env())
+    result = run_offloadbench(
+        "plot", path, "--out", outdir, preexec_fn=limit_file_size(20_000), env=plot_env()
+    )
     line = stderr_line(result)
     assert result.returncode == 1, result.stderr
-    assert "cannot write" in line and "bandwidth_host_memcpy.png" in line and "File too large" in line, line
+    assert (
+        "cannot write" in line and "bandwidth_host_memcpy.png" in line and "File too large" in line
+    ), line
     # Neither a truncated PNG nor a report calling the chart undrawable: the folder it made is gone too.
     assert not outdir.exists()
 
 
 def test_full_disk_at_the_report_keeps_the_previous_report(tmp_path, monkeypatch, capsys):
     from plots import __main__ as plots_main, files
+
     outdir = tmp_path / "charts"
     outdir.mkdir()
     (outdir / "report.html").write_text("the previous report")
@@ -368,16 +472,21 @@ def test_full_disk_at_the_report_keeps_the_previous_report(tmp_path, monkeypatch
         def half(f):
             f.write(b"<!DOCTYPE html>")
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
         return real(path, half)
 
     monkeypatch.setattr(files, "write_atomically", full_at_the_report)
     assert plots_main.main([str(CPU_FIXTURE), "--out", str(outdir)]) == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith("plots: cannot write") and "report.html: No space left on device" in err, err
+    assert (
+        err.startswith("plots: cannot write") and "report.html: No space left on device" in err
+    ), err
     assert len(err.splitlines()) == 1, err
     assert (outdir / "report.html").read_text() == "the previous report"
     assert not [p for p in outdir.iterdir() if p.name.startswith(".")]  # no temporary file left
-    assert (outdir / "bandwidth_host_memcpy.png").stat().st_size > 1000  # the charts written are whole
+    assert (
+        outdir / "bandwidth_host_memcpy.png"
+    ).stat().st_size > 1000  # the charts written are whole
 
 
 def test_bad_mplbackend_is_one_line_exit_2_before_anything_is_written(tmp_path, run_offloadbench):
@@ -389,13 +498,23 @@ def test_bad_mplbackend_is_one_line_exit_2_before_anything_is_written(tmp_path, 
     assert "MPLBACKEND='junk'" in line, line
     assert not (tmp_path / "cpu-plots").exists()
     # The package on its own says the same.
-    direct = subprocess.run([sys.executable, "-m", "plots", path], cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, "MPLBACKEND": "junk"})
+    direct = subprocess.run(
+        [sys.executable, "-m", "plots", path],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MPLBACKEND": "junk"},
+    )
     assert direct.returncode == 2 and "MPLBACKEND='junk'" in stderr_line(direct)
 
 
-@pytest.mark.parametrize("python, how", [("/bin/false", "exited with status 1 and printed nothing"),
-                                         ("/bin/true", "exited with status 0 and printed nothing")])
+@pytest.mark.parametrize(
+    "python, how",
+    [
+        ("/bin/false", "exited with status 1 and printed nothing"),
+        ("/bin/true", "exited with status 0 and printed nothing"),
+    ],
+)
 def test_a_python_that_cannot_draw_is_named_on_one_line(tmp_path, run_offloadbench, python, how):
     path = tmp_path / "cpu.json"
     shutil.copy(CPU_FIXTURE, path)
@@ -410,12 +529,17 @@ def test_a_python_that_cannot_draw_is_named_on_one_line(tmp_path, run_offloadben
 def test_charts_leave_out_the_rows_the_self_checks_broke():
     """A chart shows what the findings rest on: rows listed in analysis.invariants are not drawn."""
     from plots import results as plot_results
+
     doc = plot_results.load(ROOT / "results/reference/nvidia-h100-80gb-hbm3-2026-11-26-quick.json")
     drawn = plot_results.cases(doc)
     broken = plot_results.broken_rows(doc)
-    assert "transfer/h2d/registered/256MiB/manual_time" not in drawn  # unsteady, and impossible in each
+    assert (
+        "transfer/h2d/registered/256MiB/manual_time" not in drawn
+    )  # unsteady, and impossible in each
     assert "mlp/784-128-10/train_sgd/b64/gpu/fp32/graph/resident/manual_time" not in drawn
-    both = "transfer/bidirectional/pageable/256MiB/manual_time"  # repetitions 0 and 1 broke, 2 stays
+    both = (
+        "transfer/bidirectional/pageable/256MiB/manual_time"  # repetitions 0 and 1 broke, 2 stays
+    )
     assert (both, 0) in broken and (both, None) not in broken
     assert [r["repetition_index"] for r in drawn[both]["rows"]] == [2]
     assert "transfer/h2d/pinned/256MiB/manual_time" in drawn
@@ -434,9 +558,15 @@ def test_every_overlap_bar_has_its_own_label_with_whole_counts():
     entries = load_json(reference)["analysis"]["overlap"]
     labels = [streams_overlap_charts.label(e) for e in entries]
     assert len(set(labels)) == len(labels), sorted(labels)
-    assert any("depth-first" in text for text in labels) and any("breadth-first" in text for text in labels)
-    assert streams_overlap_charts.label({"op": "pipelined", "streams": 4.0, "chunks": 16.0, "bytes": 1 << 26}) \
+    assert any("depth-first" in text for text in labels) and any(
+        "breadth-first" in text for text in labels
+    )
+    assert (
+        streams_overlap_charts.label(
+            {"op": "pipelined", "streams": 4.0, "chunks": 16.0, "bytes": 1 << 26}
+        )
         == "pipelined K=4 C=16 64 MiB"
+    )
 
 
 def test_no_host_memory_kind_hides_another_on_the_bandwidth_charts(monkeypatch, tmp_path):
@@ -447,44 +577,87 @@ def test_no_host_memory_kind_hides_another_on_the_bandwidth_charts(monkeypatch, 
     finally:
         sys.path.pop(0)
     from plots import common
+
     drawn = {}
 
     def keep(fig, outdir, name, *args, **kwargs):
-        drawn[name] = [(line.get_label(), line.get_color(), line.get_linestyle(), line.get_marker(), line.get_zorder())
-                       for line in fig.axes[0].get_lines() if line.get_label().endswith("(measured)")]
+        drawn[name] = [
+            (
+                line.get_label(),
+                line.get_color(),
+                line.get_linestyle(),
+                line.get_marker(),
+                line.get_zorder(),
+            )
+            for line in fig.axes[0].get_lines()
+            if line.get_label().endswith("(measured)")
+        ]
         return name
+
     monkeypatch.setattr(common, "save", keep)
     doc = load_json(ROOT / "results" / "reference" / "nvidia-h100-80gb-hbm3-2026-11-26-quick.json")
     transfer_bandwidth_charts.device_copy_charts(doc, tmp_path)
     h2d = next(lines for name, lines in drawn.items() if "h2d" in name)
     assert len(h2d) >= 3, h2d
     for i, a in enumerate(h2d):
-        for b in h2d[i + 1:]:
-            assert a[1] != b[1] and a[2] != b[2] and a[3] != b[3], (a, b)  # colour, dash and marker all differ
+        for b in h2d[i + 1 :]:
+            assert a[1] != b[1] and a[2] != b[2] and a[3] != b[3], (
+                a,
+                b,
+            )  # colour, dash and marker all differ
     assert max(h2d, key=lambda line: line[4])[0].startswith("pinned")  # pinned on top
 
 
 def test_a_file_without_gpu_rows_calls_the_gpu_charts_not_applicable(tmp_path):
     # `plot` on a CPU-only file said "N missing"; nothing is missing on a machine without a GPU.
-    done = subprocess.run([sys.executable, "-m", "plots", str(CPU_FIXTURE), "--out", str(tmp_path / "out")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "plots", str(CPU_FIXTURE), "--out", str(tmp_path / "out")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
-    assert "not applicable on this machine (no GPU measured" in done.stdout and " missing" not in done.stdout, done.stdout
+    assert (
+        "not applicable on this machine (no GPU measured" in done.stdout
+        and " missing" not in done.stdout
+    ), done.stdout
     page = (tmp_path / "out" / "report.html").read_text()
     assert "<h2>Not applicable on this machine</h2>" in page and "<h2>Missing</h2>" not in page
-    done = subprocess.run([sys.executable, "-m", "plots", str(GPU_FIXTURE), "--out", str(tmp_path / "gpu")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "plots", str(GPU_FIXTURE), "--out", str(tmp_path / "gpu")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert "not applicable" not in done.stdout, done.stdout
 
 
 def test_no_gpu_row_to_pair_names_gpu_skips_only():
     # A CPU matmul quick mode skipped was reported as the reason GPU rows were missing.
     from plots import timing
-    doc = {"benchmarks": [
-        {"name": "a", "run_type": "iteration", "compare_group": "g", "device": "cpu", "skipped": True,
-         "skip_reason": "quick mode skips it"},
-        {"name": "b", "run_type": "iteration", "compare_group": "g", "device": 0, "skipped": True,
-         "skip_reason": "no usable GPU: x"}]}
+
+    doc = {
+        "benchmarks": [
+            {
+                "name": "a",
+                "run_type": "iteration",
+                "compare_group": "g",
+                "device": "cpu",
+                "skipped": True,
+                "skip_reason": "quick mode skips it",
+            },
+            {
+                "name": "b",
+                "run_type": "iteration",
+                "compare_group": "g",
+                "device": 0,
+                "skipped": True,
+                "skip_reason": "no usable GPU: x",
+            },
+        ]
+    }
     assert timing._gpu_reason(doc, "g") == " (GPU rows skipped: no usable GPU: x)"
     doc["benchmarks"].pop()
     assert timing._gpu_reason(doc, "g") == ""

@@ -7,11 +7,23 @@ Sources: C++, CUDA, CMake, Python, shell and workflow files in the code folders,
 or the pytest fixtures, whose dated contents are data) and the scripts of scripts, ci and .ci. The docs,
 lab and results folders hold prose and records, not sources. Needs no binary.
 """
+
 import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-FOLDERS = ["benchmarks", "cli", "cmake", "harness", "kernels", "plots", "scripts", "ci", ".ci", "tests"]
+FOLDERS = [
+    "benchmarks",
+    "cli",
+    "cmake",
+    "harness",
+    "kernels",
+    "plots",
+    "scripts",
+    "ci",
+    ".ci",
+    "tests",
+]
 NOT_SOURCES = ["tests/data", "tests/python/fixtures"]
 SUFFIXES = {".cpp", ".h", ".cu", ".cuh", ".in", ".py", ".cmake", ".sh", ".yml", ".yaml"}
 
@@ -29,11 +41,18 @@ DATE = re.compile(r"(?<![\w-])20[0-9]{2}-[01][0-9]-[0-3][0-9](?![\w-])")
 
 def is_source(path):
     relative = path.relative_to(ROOT).as_posix()
-    if any(relative == d or relative.startswith(d + "/") for d in NOT_SOURCES) or "__pycache__" in relative:
+    if (
+        any(relative == d or relative.startswith(d + "/") for d in NOT_SOURCES)
+        or "__pycache__" in relative
+    ):
         return False
     if path.name == "CMakeLists.txt" or path.suffix in SUFFIXES:
         return True
-    if path.suffix == "" and relative.split("/")[0] in ("scripts", "ci", ".ci"):  # scripts/test, .ci/run
+    if path.suffix == "" and relative.split("/")[0] in (
+        "scripts",
+        "ci",
+        ".ci",
+    ):  # scripts/test, .ci/run
         with path.open("rb") as f:
             return f.read(2) == b"#!"
     return False
@@ -53,8 +72,15 @@ def lines(path):
 
 def test_the_scan_sees_the_sources():
     names = {p.relative_to(ROOT).as_posix() for p in sources()}
-    assert {"kernels/cpu_gemm.h", "harness/regression/compare.cpp", "tests/CMakeLists.txt", "scripts/test",
-            ".ci/run", "ci/nightly.py", "tests/python/test_source_paths.py"} <= names
+    assert {
+        "kernels/cpu_gemm.h",
+        "harness/regression/compare.cpp",
+        "tests/CMakeLists.txt",
+        "scripts/test",
+        ".ci/run",
+        "ci/nightly.py",
+        "tests/python/test_source_paths.py",
+    } <= names
     assert not any(n.startswith(("tests/data/", "docs/", "tests/python/fixtures/")) for n in names)
 
 
@@ -67,8 +93,13 @@ def exists(reference):
 
 
 def test_every_docs_or_lab_path_a_source_names_exists():
-    missing = [f"{where}: {ref}" for path in sources() for where, line in lines(path)
-               for ref in PATH.findall(line) if not exists(ref)]
+    missing = [
+        f"{where}: {ref}"
+        for path in sources()
+        for where, line in lines(path)
+        for ref in PATH.findall(line)
+        if not exists(ref)
+    ]
     assert not missing, "paths that do not exist:\n" + "\n".join(missing)
 
 
@@ -77,11 +108,20 @@ def outside_string(line, match):
     The one allowance, for dates only: a date in a string is a value or a format example (a stamp, a
     test's input), not a comment dating a result; a comment that shows an example format quotes it.
     An experiment's number is never data, so it is refused anywhere."""
-    return line[:match.start()].count('"') % 2 == 0
+    return line[: match.start()].count('"') % 2 == 0
 
 
 def test_no_source_cites_an_experiment_or_a_date():
-    cited = [f"{where}: {m.group()}" for path in sources() for where, line in lines(path)
-             for m in [*EXPERIMENT.finditer(line), *(d for d in DATE.finditer(line) if outside_string(line, d))]]
-    assert not cited, ("say why instead, and point at the record by its file in the lab's records:\n"
-                       + "\n".join(cited))
+    cited = [
+        f"{where}: {m.group()}"
+        for path in sources()
+        for where, line in lines(path)
+        for m in [
+            *EXPERIMENT.finditer(line),
+            *(d for d in DATE.finditer(line) if outside_string(line, d)),
+        ]
+    ]
+    assert not cited, (
+        "say why instead, and point at the record by its file in the lab's records:\n"
+        + "\n".join(cited)
+    )

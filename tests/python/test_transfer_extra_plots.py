@@ -1,6 +1,7 @@
 """Issue 18's charts on the synthetic GPU fixture (make_gpu_fixture.py's transfer_extra_rows): the
 "N at which packing wins" crossover matches the models that made the rows, every chart is drawn,
 and a file without those rows lists each chart as missing with the reason."""
+
 import sys
 
 import pytest
@@ -9,7 +10,9 @@ from conftest import ROOT, load_json
 from test_plots import CPU_FIXTURE, GPU_FIXTURE, crossing, fixture_models
 
 pytest.importorskip("matplotlib")
-sys.path.insert(0, str(ROOT))  # the plots package, as `python -m plots` finds it from the repository root
+sys.path.insert(
+    0, str(ROOT)
+)  # the plots package, as `python -m plots` finds it from the repository root
 from plots import common, families  # noqa: E402
 
 small_tensors = families.module("transfer_small_tensors_charts")
@@ -18,13 +21,23 @@ transfer_extra = families.module("transfer_extra_charts")
 
 def test_packing_crossover_matches_the_model():
     models = fixture_models()
-    found = {c["versus"]: c["tensors"] for c in small_tensors.packing_crossovers(load_json(GPU_FIXTURE))}
+    found = {
+        c["versus"]: c["tensors"] for c in small_tensors.packing_crossovers(load_json(GPU_FIXTURE))
+    }
     assert set(found) == {"separate_pageable", "separate_pinned", "batch_api"}
-    truth = crossing(lambda n: models.small_tensor_seconds("separate_pageable", n)
-                     - models.small_tensor_seconds("packed_pinned", n), 1, 4096)
+    truth = crossing(
+        lambda n: (
+            models.small_tensor_seconds("separate_pageable", n)
+            - models.small_tensor_seconds("packed_pinned", n)
+        ),
+        1,
+        4096,
+    )
     assert 4 < truth < 16  # the model's answer lies between two measured counts
     assert 4 < found["separate_pageable"] < 16
-    assert found["separate_pageable"] == pytest.approx(truth, rel=0.15)  # log-interpolated between 4 and 16
+    assert found["separate_pageable"] == pytest.approx(
+        truth, rel=0.15
+    )  # log-interpolated between 4 and 16
     assert found["separate_pinned"] is None  # already pinned: packing only adds a host copy
     assert found["batch_api"] is None
 
@@ -53,9 +66,17 @@ def _draw(doc, outdir):
 def test_every_extra_chart_from_the_gpu_file(tmp_path):
     drawn, missing = _draw(load_json(GPU_FIXTURE), tmp_path)
     assert missing == []
-    assert sorted(c["png"] for c in drawn) == sorted(f"{stem}.png" for stem in (
-        "small_tensors_gpu0", "device_local_gpu0", "sm_copy_gpu0_h2d", "sm_copy_gpu0_d2h", "managed_gpu0",
-        "latency_gpu0"))
+    assert sorted(c["png"] for c in drawn) == sorted(
+        f"{stem}.png"
+        for stem in (
+            "small_tensors_gpu0",
+            "device_local_gpu0",
+            "sm_copy_gpu0_h2d",
+            "sm_copy_gpu0_d2h",
+            "managed_gpu0",
+            "latency_gpu0",
+        )
+    )
     for chart in drawn:
         assert (tmp_path / chart["png"]).stat().st_size > 1000
         assert (tmp_path / chart["svg"]).stat().st_size > 1000
@@ -68,14 +89,23 @@ def test_files_without_the_rows_say_why(tmp_path):
     doc = load_json(GPU_FIXTURE)
     for row in doc["benchmarks"]:
         if row.get("op") in ("small_tensors", "managed"):
-            row.update(skipped=True, skip_reason="no usable GPU: test", iterations=0, validated=None)
-    doc["benchmarks"] = [r for r in doc["benchmarks"] if r.get("op") not in ("latency", "sm_copy", "device_local_copy")]
+            row.update(
+                skipped=True, skip_reason="no usable GPU: test", iterations=0, validated=None
+            )
+    doc["benchmarks"] = [
+        r
+        for r in doc["benchmarks"]
+        if r.get("op") not in ("latency", "sm_copy", "device_local_copy")
+    ]
     drawn, missing = _draw(doc, tmp_path)
     assert drawn == []
     assert "many small tensors: no small_tensors rows ran (skipped: no usable GPU: test)" in missing
     assert "managed memory: no managed rows ran (skipped: no usable GPU: test)" in missing
-    for what in ("latency: no latency rows ran", "SM-initiated copies: no sm_copy rows ran",
-                 "device-local copies: no device_local_copy rows ran"):
+    for what in (
+        "latency: no latency rows ran",
+        "SM-initiated copies: no sm_copy rows ran",
+        "device-local copies: no device_local_copy rows ran",
+    ):
         assert what in missing
     drawn, missing = _draw(load_json(CPU_FIXTURE), tmp_path)
     assert drawn == [] and len(missing) == 5
@@ -84,12 +114,18 @@ def test_files_without_the_rows_say_why(tmp_path):
 def test_the_small_tensors_chart_answers_when_packing_wins(tmp_path, monkeypatch):
     # It drew four time lines over four decades; now each other way's time over packing's, with 1× marked.
     from plots import common
+
     kept = {}
 
     def keep(fig, outdir, stem, title, caption=""):
         ax = fig.axes[0]
-        kept[stem] = (title, ax.get_yscale(), [(line.get_label(), list(line.get_ydata())) for line in ax.get_lines()])
+        kept[stem] = (
+            title,
+            ax.get_yscale(),
+            [(line.get_label(), list(line.get_ydata())) for line in ax.get_lines()],
+        )
         return {"png": f"{stem}.png", "caption": caption}
+
     monkeypatch.setattr(common, "save", keep)
     small_tensors.charts(load_json(GPU_FIXTURE), tmp_path)
     title, scale, lines = kept["small_tensors_gpu0"]
