@@ -262,7 +262,7 @@ def time_chart(doc, outdir, group, curves):
         outdir,
         f"time_{common.slug(group)}",
         title,
-        f"Median time per iteration, the fastest series of each view"
+        "Median time per iteration, the fastest series of each view"
         + (f" ({others} other series in the detail chart below)" if others else "")
         + (
             f"; dotted lines: where each GPU view starts to beat {cpu}, where measured to ±10% "

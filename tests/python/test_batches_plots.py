@@ -3,7 +3,6 @@
 beats a CPU normalize + fp32 copy matches the model that made the rows, `summary` prints one line per
 crossover, the chart marks it, and files without the family's rows neither crash nor list it."""
 
-import json
 import math
 import shutil
 import sys

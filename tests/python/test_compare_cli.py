@@ -1,7 +1,6 @@
 """End to end: compare and history on real CPU-only runs, their exit codes, and plots.trend."""
 
 import json
-import pathlib
 import re
 import shutil
 import subprocess

@@ -661,7 +661,7 @@ def test_each_sanitizer_runs_its_own_listed_tests(gpu_tests, tmp_path):
     with pytest.raises(ValueError, match="racecheck: no GPU test named"):
         gpu_check_plan.sanitizer_tests("racecheck", renamed)
     out = tmp_path / "out"
-    result = gpu_check("--stage", "sanitize", "--dry-run", "--out", out, env=NO_GPU)
+    gpu_check("--stage", "sanitize", "--dry-run", "--out", out, env=NO_GPU)
     log = (out / "sanitize.log").read_text()
     for name, run in gpu_check_plan.SANITIZER_TOOLS.items():
         if name != "memcheck":

@@ -98,7 +98,7 @@ def test_one_machine_folder_reads_as_before(run_offloadbench, tree, tmp_path):
     result = run_offloadbench("history", tree / "fp-a", "--json", out)
     assert result.returncode == 0, result.stderr
     assert "machines" not in load_json(out) and "appeared in" not in result.stdout
-    assert f"SLOWER +" in result.stdout and STEPPED in result.stdout
+    assert "SLOWER +" in result.stdout and STEPPED in result.stdout
 
 
 def test_json_over_an_input_inside_the_tree_is_refused(run_offloadbench, tree):

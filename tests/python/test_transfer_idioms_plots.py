@@ -3,8 +3,6 @@ transfer_idiom_rows): the fastest idiom and its margin match the models that mad
 break-even is the smallest count that pays, the charts are drawn, and a file without the rows lists
 them as missing with the reason."""
 
-import json
-import math
 import shutil
 import sys
 
