@@ -2,8 +2,9 @@
 find_package(benchmark REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
-# Boost.Math (libboost-math-dev), header-only: the distributions the statistics rest on.
-find_package(Boost 1.74 REQUIRED)
+# Boost.Math (libboost-math-dev), header-only: the distributions the statistics rest on. CONFIG: Boost
+# 1.70 on ships its own BoostConfig.cmake, and CMake 3.30 removes the FindBoost module.
+find_package(Boost 1.74 REQUIRED CONFIG)
 find_package(CLI11 REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)
