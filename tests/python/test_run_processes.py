@@ -295,7 +295,9 @@ def test_compare_history_reads_three_or_more_runs_of_this_machine_with_processes
     )
     earlier("e.json", 5)
     out = tmp_path / "c.json"
-    done = run_offloadbench("compare", multi, multi, "--history", history, "--json", out)
+    done = run_offloadbench(
+        "compare", multi, multi, "--verbose", "--history", history, "--json", out
+    )
     assert done.returncode == 0, done.stderr
     assert load_json(out)["run_pair_noise"]["history_runs"] == 3
     # Two benchmarks are too few for the floors' test (it learns its scale from ten or more), and the
